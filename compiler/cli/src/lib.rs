@@ -1,0 +1,141 @@
+//! The `modelc` command line.
+//!
+//! [`run`] takes the arguments and the output streams, so tests drive the CLI in-process;
+//! [`main`] wires it to the real process. Exit codes: 0 when the model is clean (warnings are
+//! allowed), 1 when it has errors, 2 for usage and I/O problems.
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI is where output is printed")]
+
+mod cli;
+mod output;
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, Parser};
+use modelc_diagnostics::{SourceFiles, codes};
+use modelc_driver::{Target, locate};
+
+pub use cli::{Cli, ColorChoice, Command, Format};
+use output::Reporter;
+
+/// Exit status: the model is clean.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: the model has errors.
+pub const EXIT_MODEL_ERRORS: u8 = 1;
+/// Exit status: bad usage, or a file could not be read.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Where a run writes, and what it knows about its environment.
+pub struct Io<'a> {
+    pub stdout: &'a mut dyn Write,
+    pub stderr: &'a mut dyn Write,
+    /// Whether stderr is a terminal (for `--color auto`).
+    pub stderr_is_terminal: bool,
+    /// Whether `NO_COLOR` is set (non-empty).
+    pub no_color: bool,
+    pub cwd: PathBuf,
+}
+
+/// The process entry point.
+pub fn main() -> std::process::ExitCode {
+    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
+    let mut io = Io {
+        stderr_is_terminal: std::io::stderr().is_terminal(),
+        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+    };
+    std::process::ExitCode::from(run(std::env::args_os(), &mut io))
+}
+
+/// Runs the command line `args` (including the program name) and returns the exit status.
+pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut Io<'_>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--color` is not known yet when parsing failed: follow the terminal.
+            let rendered = error.render();
+            if io.stderr_is_terminal && !io.no_color {
+                let _ = write!(io.stderr, "{}", rendered.ansi());
+            } else {
+                let _ = write!(io.stderr, "{rendered}");
+            }
+            return if error.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    };
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => io.stderr_is_terminal && !io.no_color,
+    };
+    match cli.command {
+        Command::Parse { files, dump_ast } => parse(&files, dump_ast, cli.format, color, io),
+        Command::Check { path } => check(path.as_deref(), cli.format, color, io),
+        Command::Explain { code } => explain(&code, io),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "modelc", io.stdout);
+            EXIT_OK
+        }
+    }
+}
+
+/// `modelc parse FILE...`: syntax only.
+fn parse(paths: &[PathBuf], dump_ast: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let mut files = SourceFiles::new();
+    let mut diagnostics = Vec::new();
+    for path in paths {
+        let target = Target::File(if path.is_absolute() { path.clone() } else { io.cwd.join(path) });
+        let loaded = match modelc_driver::load(&target, &io.cwd) {
+            Ok(loaded) => loaded,
+            Err(error) => return usage_error(io, &error.to_string()),
+        };
+        // Each file loads on its own; re-home its diagnostics into the shared collection.
+        for (_, file) in loaded.files.iter() {
+            let id = files.add(file.name.clone(), file.text.clone());
+            for mut diagnostic in loaded.diagnostics.clone() {
+                diagnostic.labels.iter_mut().for_each(|l| l.file = id);
+                diagnostics.push(diagnostic);
+            }
+            let parse = modelc_syntax::parse(id, &file.text);
+            if dump_ast {
+                let _ = write!(io.stdout, "{}", modelc_syntax::dump::dump(&parse.file));
+            }
+            diagnostics.extend(parse.diagnostics);
+        }
+    }
+    Reporter { files: &files, format, color }.finish(io, &mut diagnostics, "parsed")
+}
+
+/// `modelc check [PATH]`: everything the project consists of. For now that is syntax; the
+/// semantic checks of later layers plug in here.
+fn check(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let target = match locate(path, &io.cwd) {
+        Ok(target) => target,
+        Err(error) => return usage_error(io, &error.to_string()),
+    };
+    let loaded = match modelc_driver::load(&target, &io.cwd) {
+        Ok(loaded) => loaded,
+        Err(error) => return usage_error(io, &error.to_string()),
+    };
+    let mut diagnostics = loaded.diagnostics.clone();
+    diagnostics.extend(modelc_driver::parse_all(&loaded.files));
+    Reporter { files: &loaded.files, format, color }.finish(io, &mut diagnostics, "checked")
+}
+
+/// `modelc explain CODE`.
+fn explain(code: &str, io: &mut Io<'_>) -> u8 {
+    match codes::lookup(code) {
+        Some(code) => {
+            let _ = write!(io.stdout, "{}", code.explanation);
+            EXIT_OK
+        }
+        None => usage_error(io, &format!("`{code}` is not a modelc diagnostic code (they look like E0006 or W0001)")),
+    }
+}
+
+fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
+    let _ = writeln!(io.stderr, "error: {message}");
+    EXIT_USAGE
+}

@@ -1,0 +1,46 @@
+//! Printing a run's diagnostics and its summary line, and choosing the exit status.
+
+use modelc_diagnostics::render::{json, text::TextRenderer};
+use modelc_diagnostics::{Diagnostic, Severity, SourceFiles};
+
+use crate::{EXIT_MODEL_ERRORS, EXIT_OK, Format, Io};
+
+pub(crate) struct Reporter<'f> {
+    pub(crate) files: &'f SourceFiles,
+    pub(crate) format: Format,
+    pub(crate) color: bool,
+}
+
+impl Reporter<'_> {
+    /// Prints every diagnostic in source order, then a summary; returns the exit status.
+    pub(crate) fn finish(&self, io: &mut Io<'_>, diagnostics: &mut [Diagnostic], verb: &str) -> u8 {
+        modelc_diagnostics::sort(diagnostics);
+        let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+        let warnings = diagnostics.len() - errors;
+        match self.format {
+            Format::Json => {
+                let _ = write!(io.stdout, "{}", json::render_all(diagnostics, self.files));
+            }
+            Format::Human => {
+                let mut renderer = TextRenderer::new(self.files, self.color);
+                for diagnostic in diagnostics.iter() {
+                    let _ = writeln!(io.stderr, "{}", renderer.render(diagnostic));
+                }
+                let _ = writeln!(io.stderr, "{}", summary(verb, self.files.len(), errors, warnings));
+            }
+        }
+        if errors > 0 { EXIT_MODEL_ERRORS } else { EXIT_OK }
+    }
+}
+
+
+fn summary(verb: &str, files: usize, errors: usize, warnings: usize) -> String {
+    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
+    let found = match (errors, warnings) {
+        (0, 0) => "no problems".to_owned(),
+        (e, 0) => plural(e, "error"),
+        (0, w) => plural(w, "warning"),
+        (e, w) => format!("{}, {}", plural(e, "error"), plural(w, "warning")),
+    };
+    format!("{verb} {}: {found}", plural(files, "file"))
+}

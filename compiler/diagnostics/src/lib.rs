@@ -1,0 +1,116 @@
+//! One diagnostic model for every phase of modelc.
+//!
+//! A [`Diagnostic`] is plain data: a stable [`Code`], a severity, a message, labelled spans,
+//! notes and help. It knows nothing about terminals or editors; [`render::text`] draws it with
+//! ariadne, [`render::json`] serialises it for tools, and the language server (a later layer)
+//! converts it into LSP diagnostics. Phases return diagnostics as values, never print them.
+
+pub mod codes;
+mod files;
+pub mod render;
+mod span;
+
+pub use codes::Code;
+pub use files::{FileId, LineCol, SourceFile, SourceFiles};
+pub use span::Span;
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A span in a file with an optional message. The primary label says where the problem is;
+/// secondary labels point at related places (the other definition, the opening bracket).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub file: FileId,
+    pub span: Span,
+    pub message: Option<String>,
+    pub primary: bool,
+}
+
+/// A problem found in a model, ready to be rendered in any format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: &'static Code,
+    pub severity: Severity,
+    pub message: String,
+    pub labels: Vec<Label>,
+    pub notes: Vec<String>,
+    pub help: Vec<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with the code's default severity.
+    pub fn new(code: &'static Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: code.severity,
+            message: message.into(),
+            labels: Vec::new(),
+            notes: Vec::new(),
+            help: Vec::new(),
+        }
+    }
+
+    /// Adds the primary label: where the problem is.
+    #[must_use]
+    pub fn primary(mut self, file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
+        let message = message.into();
+        self.labels.push(Label { file, span, message: (!message.is_empty()).then_some(message), primary: true });
+        self
+    }
+
+    /// Adds a secondary label: a related place.
+    #[must_use]
+    pub fn secondary(mut self, file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
+        let message = message.into();
+        self.labels.push(Label { file, span, message: (!message.is_empty()).then_some(message), primary: false });
+        self
+    }
+
+    #[must_use]
+    pub fn note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help.push(help.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The primary label, if any.
+    pub fn primary_label(&self) -> Option<&Label> {
+        self.labels.iter().find(|l| l.primary)
+    }
+
+    /// A stable order for output: by file, then position, then code.
+    pub fn sort_key(&self) -> (u32, u32, u32, &'static str) {
+        match self.primary_label() {
+            Some(l) => (l.file.0, l.span.start, l.span.end, self.code.id),
+            None => (u32::MAX, 0, 0, self.code.id),
+        }
+    }
+}
+
+/// Sorts diagnostics into the order they are shown in.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+}

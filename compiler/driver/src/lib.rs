@@ -1,0 +1,22 @@
+//! The driver: the only compiler crate that touches the file system.
+//!
+//! It finds what the user asked to compile (a `.cf` file or a project directory with a
+//! `project.yml`), reads every source file into a [`SourceFiles`] collection, and runs the
+//! phases over them. Phases below it are pure functions of text.
+
+mod project;
+mod sources;
+
+pub use project::{LoadError, Project, Target, locate};
+pub use sources::{Loaded, load};
+
+use modelc_diagnostics::{Diagnostic, SourceFiles};
+
+/// Parses every loaded file and returns all syntax diagnostics, in file order.
+pub fn parse_all(files: &SourceFiles) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for (id, file) in files.iter() {
+        diagnostics.extend(modelc_syntax::parse(id, &file.text).diagnostics);
+    }
+    diagnostics
+}

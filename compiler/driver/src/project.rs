@@ -1,0 +1,156 @@
+//! Finding the project: a single `.cf` file, or a directory with `project.yml` whose entry
+//! point is `main.cf` and whose `modulepath` lists the directories holding its modules.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// What to compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// One `.cf` file on its own.
+    File(PathBuf),
+    Project(Project),
+}
+
+/// A project directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub root: PathBuf,
+    /// `main.cf` in the root.
+    pub main: PathBuf,
+    /// The `modulepath` directories, resolved against the root, in the order given.
+    pub module_paths: Vec<PathBuf>,
+}
+
+/// Why nothing could be loaded. These are usage or I/O problems, not problems of a model.
+#[derive(Debug)]
+pub enum LoadError {
+    NotFound(PathBuf),
+    NoProject { searched_from: PathBuf },
+    NotAModel(PathBuf),
+    BadProjectFile { path: PathBuf, reason: String },
+    Io { path: PathBuf, error: std::io::Error },
+    TooLarge(PathBuf),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::NotFound(path) => write!(f, "{} does not exist", path.display()),
+            LoadError::NoProject { searched_from } => write!(
+                f,
+                "no project.yml found in {} or any parent directory; pass a .cf file or a project directory",
+                searched_from.display()
+            ),
+            LoadError::NotAModel(path) => {
+                write!(f, "{} is neither a .cf file nor a directory with project.yml", path.display())
+            }
+            LoadError::BadProjectFile { path, reason } => write!(f, "{}: {reason}", path.display()),
+            LoadError::Io { path, error } => write!(f, "cannot read {}: {error}", path.display()),
+            LoadError::TooLarge(path) => write!(f, "{} is larger than 4 GiB", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The parts of `project.yml` modelc reads; other keys are allowed and ignored.
+#[derive(Debug, Deserialize)]
+struct ProjectFile {
+    #[serde(default)]
+    modulepath: Option<OneOrMany>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Resolves the user's PATH argument, or (when absent) walks up from `cwd` to the nearest
+/// directory with a `project.yml`.
+pub fn locate(path: Option<&Path>, cwd: &Path) -> Result<Target, LoadError> {
+    let Some(path) = path else {
+        let mut dir = Some(cwd);
+        while let Some(candidate) = dir {
+            if candidate.join("project.yml").is_file() {
+                return load_project(candidate);
+            }
+            dir = candidate.parent();
+        }
+        return Err(LoadError::NoProject { searched_from: cwd.to_owned() });
+    };
+    let path = if path.is_absolute() { path.to_owned() } else { cwd.join(path) };
+    if !path.exists() {
+        return Err(LoadError::NotFound(path));
+    }
+    if path.is_dir() {
+        if path.join("project.yml").is_file() {
+            return load_project(&path);
+        }
+        return Err(LoadError::NotAModel(path));
+    }
+    if path.extension().is_some_and(|e| e == "cf") {
+        return Ok(Target::File(path));
+    }
+    Err(LoadError::NotAModel(path))
+}
+
+fn load_project(root: &Path) -> Result<Target, LoadError> {
+    let file = root.join("project.yml");
+    let text = std::fs::read_to_string(&file).map_err(|error| LoadError::Io { path: file.clone(), error })?;
+    let parsed: ProjectFile = if text.trim().is_empty() {
+        ProjectFile { modulepath: None }
+    } else {
+        serde_yaml_ng::from_str(&text).map_err(|e| LoadError::BadProjectFile { path: file.clone(), reason: e.to_string() })?
+    };
+    let module_paths = match parsed.modulepath {
+        None => Vec::new(),
+        Some(OneOrMany::One(one)) => vec![one],
+        Some(OneOrMany::Many(many)) => many,
+    };
+    Ok(Target::Project(Project {
+        root: root.to_owned(),
+        main: root.join("main.cf"),
+        module_paths: module_paths.into_iter().map(|p| root.join(p)).collect(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("modelc-driver-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    #[test]
+    fn walks_up_to_the_project_and_reads_modulepath() {
+        let root = temp_dir("walk");
+        std::fs::write(root.join("project.yml"), "name: demo\nmodulepath: [libs, vendor]\nrepo: x\n").expect("write");
+        std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
+        let target = locate(None, &root.join("a/b")).expect("found");
+        let Target::Project(project) = target else { panic!("{target:?}") };
+        assert_eq!(project.root, root);
+        assert_eq!(project.module_paths, vec![root.join("libs"), root.join("vendor")]);
+    }
+
+    #[test]
+    fn a_single_modulepath_string_and_bad_files() {
+        let root = temp_dir("single");
+        std::fs::write(root.join("project.yml"), "modulepath: libs\n").expect("write");
+        let Ok(Target::Project(project)) = locate(Some(&root), &root) else { panic!() };
+        assert_eq!(project.module_paths, vec![root.join("libs")]);
+        std::fs::write(root.join("project.yml"), "modulepath: [unclosed\n").expect("write");
+        assert!(matches!(locate(Some(&root), &root), Err(LoadError::BadProjectFile { .. })));
+        assert!(matches!(locate(Some(Path::new("nope.cf")), &root), Err(LoadError::NotFound(_))));
+        std::fs::write(root.join("x.txt"), "").expect("write");
+        assert!(matches!(locate(Some(Path::new("x.txt")), &root), Err(LoadError::NotAModel(_))));
+    }
+}

@@ -1,0 +1,70 @@
+//! The concrete syntax of the `.cf` modelling language: lexer, parser and syntax tree.
+//!
+//! [`parse`] never fails: it always returns a tree, together with every syntax diagnostic of
+//! the file. The crate knows nothing of files on disk, salsa or editors; it depends only on the
+//! diagnostic *model* (codes and spans), not on any renderer.
+//!
+//! The pipeline inside: [`lexer`] (logos) → `refine` (context-dependent tokens that stand in
+//! for the reference parser's shift preference) → the LALRPOP grammar (`grammar.lalrpop`,
+//! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting so
+//! later recursive passes are safe). `literals` decodes strings, f-strings and regexes.
+
+mod actions;
+pub mod ast;
+mod depth;
+pub mod dump;
+mod errors;
+pub mod lexer;
+mod literals;
+mod refine;
+mod sink;
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused_parens, unreachable_pub, dead_code)]
+    grammar
+);
+
+use modelc_diagnostics::{Diagnostic, FileId};
+
+pub use depth::MAX_DEPTH;
+
+/// The result of parsing one file.
+#[derive(Debug)]
+pub struct Parse {
+    pub file: ast::File,
+    /// Every lexical and syntax diagnostic, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parse {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Parses `text`, the contents of `file`. Never fails and never panics: malformed input gives
+/// a partial tree and diagnostics.
+pub fn parse(file: FileId, text: &str) -> Parse {
+    let mut tokens = lexer::lex(text);
+    refine::refine(&mut tokens);
+    let mut sink = sink::Sink::new(file);
+    errors::report_lex_errors(&tokens, text, &mut sink);
+
+    let mut recovered = Vec::new();
+    let result = grammar::FileParser::new().parse(&mut sink, &mut recovered, tokens.iter().copied().map(Ok));
+    let mut parse_errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
+    let mut tree = match result {
+        Ok(tree) => tree,
+        Err(error) => {
+            parse_errors.push(error);
+            ast::File::default()
+        }
+    };
+    errors::report_parse_errors(parse_errors, &tokens, text, &mut sink);
+    depth::limit_depth(&mut tree, &mut sink);
+
+    let mut diagnostics = sink.diagnostics;
+    modelc_diagnostics::sort(&mut diagnostics);
+    diagnostics.dedup_by(|a, b| a.code == b.code && a.primary_label() == b.primary_label());
+    Parse { file: tree, diagnostics }
+}
