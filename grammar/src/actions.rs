@@ -294,6 +294,17 @@ pub(crate) fn assign(sink: &mut Sink, target: Expr, op: AssignOp, value: Expr, s
     Stmt::Assign(Assign { target, op, value, span })
 }
 
+pub(crate) fn misplaced_definition(sink: &mut Sink, keyword: &str, span: Span) -> Stmt {
+    let diagnostic = sink.report(
+        &codes::DEFINITION_IN_BLOCK,
+        span,
+        format!("`{keyword}` is only allowed at the top level of a file"),
+        "a definition inside a block",
+    );
+    add_help(diagnostic, "move it out of the implementation, `for` or `if` block, to the top level");
+    Stmt::Error(span)
+}
+
 pub(crate) fn for_stmt(_sink: &mut Sink, var: Ident, iterable: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
     Stmt::For(For { var, iterable, body, span })
 }

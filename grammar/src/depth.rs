@@ -10,8 +10,9 @@ use crate::ast::{Constraint, Expr, File, Item, Stmt};
 use crate::sink::{Sink, add_help};
 
 /// The deepest nesting accepted: brackets, operators and blocks counted together. Real models
-/// stay below 30; the cap leaves room for generated ones.
-pub const MAX_DEPTH: u32 = 1000;
+/// stay below 30; the cap leaves room for generated ones while keeping a recursive walk
+/// (about 4 KiB a level in a debug build) within a 2 MiB thread stack.
+pub const MAX_DEPTH: u32 = 256;
 
 enum Work<'a> {
     Expr(&'a mut Expr, u32),

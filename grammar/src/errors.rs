@@ -63,7 +63,8 @@ pub(crate) fn report_parse_errors(
     text: &str,
     sink: &mut Sink,
 ) {
-    let mut last_reported: Option<usize> = None;
+    // (token index, byte offset) of the last reported error.
+    let mut last_reported: Option<(usize, usize)> = None;
     let reported_before = sink.diagnostics.iter().any(|d| d.is_error());
     for error in errors {
         let index = match &error {
@@ -78,10 +79,15 @@ pub(crate) fn report_parse_errors(
             }
             ParseError::InvalidToken { .. } | ParseError::User { .. } => tokens.len(),
         };
-        if last_reported.is_some_and(|last| index < last + ERROR_DISTANCE) {
+        let offset = tokens.get(index).map_or(text.len(), |t| t.0);
+        // Too close to the previous error, or on its line: the same mistake seen again.
+        let echo = last_reported.is_some_and(|(last_index, last_offset)| {
+            index < last_index + ERROR_DISTANCE || !text[last_offset.min(offset)..offset].contains('\n')
+        });
+        if echo {
             continue;
         }
-        last_reported = Some(index);
+        last_reported = Some((index, offset));
         report_parse_error(error, tokens, text, sink);
     }
 }
@@ -95,10 +101,10 @@ fn report_parse_error(
 ) {
     match error {
         ParseError::UnrecognizedToken { token: (start, token, end), expected } => {
-            unexpected_token(sink, tokens, Span::new(start, end), token, &expected);
+            unexpected_token(sink, tokens, text, Span::new(start, end), token, &expected);
         }
         ParseError::ExtraToken { token: (start, token, end) } => {
-            unexpected_token(sink, tokens, Span::new(start, end), token, &[]);
+            unexpected_token(sink, tokens, text, Span::new(start, end), token, &[]);
         }
         ParseError::UnrecognizedEof { location, expected } => {
             let at = Span::new(location, location);
@@ -121,7 +127,14 @@ fn report_parse_error(
     }
 }
 
-fn unexpected_token(sink: &mut Sink, tokens: &[Spanned<'_>], span: Span, token: Token<'_>, expected: &[String]) {
+fn unexpected_token(
+    sink: &mut Sink,
+    tokens: &[Spanned<'_>],
+    text: &str,
+    span: Span,
+    token: Token<'_>,
+    expected: &[String],
+) {
     if matches!(token, Token::Error(_)) {
         return; // The lexer already explained it.
     }
@@ -163,7 +176,8 @@ fn unexpected_token(sink: &mut Sink, tokens: &[Spanned<'_>], span: Span, token: 
         None => "not expected here".to_owned(),
     };
     let diagnostic = sink.report(&codes::UNEXPECTED_TOKEN, span, format!("unexpected {found}{expected_text}"), label);
-    if let Some(help) = hint(previous.map(|p| p.1), token, expected) {
+    let help = hint(previous.map(|p| p.1), token, expected).or_else(|| at.and_then(|at| lookup_across_lines(tokens, at, text)));
+    if let Some(help) = help {
         add_help(diagnostic, help);
     }
 }
@@ -197,12 +211,31 @@ fn hint(previous: Option<Token<'_>>, token: Token<'_>, expected: &[String]) -> O
         (_, Token::Minus) => Some("there is no unary minus; write `0 - x`, or a negative number without a space (`-1`)".to_owned()),
         (Some(Token::RParen), Token::Dot) => Some("attributes can only be read from names; assign the result to a variable first".to_owned()),
         (Some(Token::Int(_)), Token::Dot) => Some("a float needs digits after the dot: `1.0`".to_owned()),
-        (Some(Token::Id(_) | Token::RBracket), Token::Comma) => Some(
-            "a `[` right after a name continues it as a lookup, even on the next line; put the list on the same line as its statement"
-                .to_owned(),
-        ),
         _ => None,
     }
+}
+
+/// A hint for `x = y` followed by a list on the next line: the `[` continued `y` as a lookup.
+fn lookup_across_lines(tokens: &[Spanned<'_>], at: usize, text: &str) -> Option<String> {
+    let mut depth = 0usize;
+    for open in (0..at).rev() {
+        match tokens[open].1 {
+            Token::RBracket | Token::RParen | Token::RBrace => depth += 1,
+            Token::LBracket | Token::LParen | Token::LBrace | Token::CallParen if depth > 0 => depth -= 1,
+            Token::LookupBracket if depth > 0 => depth -= 1,
+            Token::LookupBracket => {
+                let name_end = open.checked_sub(1).map(|p| tokens[p].2)?;
+                return text[name_end..tokens[open].0].contains('\n').then(|| {
+                    "a `[` after a name continues it as a lookup, even on the next line; \
+                     start the list on the line of its statement, or assign it to a variable"
+                        .to_owned()
+                });
+            }
+            Token::LBracket | Token::LParen | Token::LBrace | Token::CallParen => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Describes what the parser expected, or `None` when the list says nothing useful.
@@ -263,8 +296,10 @@ fn starts_line(text: &str, at: usize) -> bool {
 fn innermost_unclosed(tokens: &[Spanned<'_>], text: &str) -> Option<(Span, String)> {
     // (span, what it is, closing text)
     let mut open: Vec<(Span, &'static str, &'static str)> = Vec::new();
-    for (start, token, end) in tokens {
+    for (at, (start, token, end)) in tokens.iter().enumerate() {
         let span = Span::new(*start, *end);
+        // `implementation name for Entity:` has a `for` that opens nothing.
+        let implementation_header = at >= 2 && tokens[at - 2].1 == Token::Implementation;
         let in_brackets = open.last().is_some_and(|(_, _, close)| *close != "end");
         match token {
             Token::LParen | Token::CallParen => open.push((span, "(", ")")),
@@ -274,7 +309,7 @@ fn innermost_unclosed(tokens: &[Spanned<'_>], text: &str) -> Option<(Span, Strin
             Token::Implementation => open.push((span, "implementation", "end")),
             // `for` and `if` inside brackets belong to a list comprehension, unless they start
             // a line (a block after an unclosed bracket).
-            Token::For | Token::If if !in_brackets || starts_line(text, *start) => {
+            Token::For | Token::If if !implementation_header && (!in_brackets || starts_line(text, *start)) => {
                 open.push((span, if *token == Token::For { "for" } else { "if" }, "end"));
             }
             Token::RParen | Token::RBracket | Token::RBrace | Token::End => {

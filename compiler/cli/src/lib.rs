@@ -37,8 +37,20 @@ pub struct Io<'a> {
     pub cwd: PathBuf,
 }
 
+/// The stack of the thread that does the work: later phases walk syntax trees recursively,
+/// and a generous stack keeps that safe up to the parser's nesting cap even in debug builds.
+const WORKER_STACK: usize = 256 << 20;
+
 /// The process entry point.
 pub fn main() -> std::process::ExitCode {
+    let worker = std::thread::Builder::new().stack_size(WORKER_STACK).spawn(run_process);
+    match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(code)) => code,
+        _ => std::process::ExitCode::from(EXIT_USAGE),
+    }
+}
+
+fn run_process() -> std::process::ExitCode {
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     let mut io = Io {
         stderr_is_terminal: std::io::stderr().is_terminal(),

@@ -62,6 +62,7 @@ codes! {
     INVALID_IS_DEFINED = "E0025" "invalid-is-defined" Error;
     INVALID_ASSIGNMENT_TARGET = "E0026" "invalid-assignment-target" Error;
     INVALID_UTF8 = "E0027" "invalid-utf8" Error;
+    DEFINITION_IN_BLOCK = "E0028" "definition-in-block" Error;
     UNKNOWN_ESCAPE = "W0001" "unknown-escape" Warning;
     DEPRECATED_ARROW = "W0002" "deprecated-relation-arrow" Warning;
 }
