@@ -67,6 +67,11 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(error) => {
+            // `--help` and `--version` arrive here too, and belong on stdout.
+            if !error.use_stderr() {
+                let _ = write!(io.stdout, "{}", error.render());
+                return EXIT_OK;
+            }
             // `--color` is not known yet when parsing failed: follow the terminal.
             let rendered = error.render();
             if io.stderr_is_terminal && !io.no_color {
@@ -74,7 +79,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             } else {
                 let _ = write!(io.stderr, "{rendered}");
             }
-            return if error.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            return EXIT_USAGE;
         }
     };
     let color = match cli.color {

@@ -1,0 +1,80 @@
+//! Helpers for the end-to-end tests: running the CLI in-process, scratch directories, and
+//! finding the shared reference material (`../shared`) when it is present.
+#![allow(clippy::unwrap_used, clippy::print_stderr, reason = "test support code")]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What one run of `modelc` produced.
+#[derive(Debug)]
+pub struct Output {
+    pub code: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `modelc ARGS` in-process in `cwd`, with colour off unless asked for.
+pub fn modelc(args: &[&str], cwd: &Path) -> Output {
+    modelc_with(args, cwd, false, false)
+}
+
+/// Runs `modelc ARGS` pretending stderr is (or is not) a terminal and NO_COLOR is (not) set.
+pub fn modelc_with(args: &[&str], cwd: &Path, terminal: bool, no_color: bool) -> Output {
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = {
+        let mut io = modelc::Io {
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+            stderr_is_terminal: terminal,
+            no_color,
+            cwd: cwd.to_owned(),
+        };
+        let argv: Vec<&str> = std::iter::once("modelc").chain(args.iter().copied()).collect();
+        modelc::run(argv, &mut io)
+    };
+    Output { code, stdout: String::from_utf8(stdout).unwrap(), stderr: String::from_utf8(stderr).unwrap() }
+}
+
+/// A fresh, empty directory under the system temp dir, unique to this process and call.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("modelc-test-{}-{name}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The shared reference material: `$MODELC_SHARED`, or `shared/` beside the repository.
+/// `None` (with a message saying why the test is skipped) when it is absent.
+pub fn shared_dir(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("MODELC_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    if dir.join("conformance/cases.jsonl").is_file() {
+        Some(dir)
+    } else {
+        eprintln!("skipping {test}: no reference material at {} (set MODELC_SHARED)", dir.display());
+        None
+    }
+}
+
+/// One conformance case (`shared/conformance/cases.jsonl`).
+#[derive(Debug, serde::Deserialize)]
+pub struct Case {
+    pub id: String,
+    pub source: String,
+    pub expect: String,
+    #[serde(default)]
+    pub error_class: Option<String>,
+    #[serde(default)]
+    pub error_message: Option<String>,
+    #[serde(default)]
+    pub error_line: Option<u32>,
+}
+
+/// Reads every conformance case.
+pub fn conformance_cases(shared: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(shared.join("conformance/cases.jsonl")).unwrap();
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+}

@@ -1,0 +1,123 @@
+//! The command line as a user meets it: exit codes, output formats, colour, project discovery,
+//! `explain` and shell completions.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use modelc_tests::{modelc, modelc_with, scratch_dir};
+
+const BROKEN: &str = "x = = 1\ny = 2\nentity A:\n    string Name\nend\nz = 5->1\n";
+
+#[test]
+fn exit_codes_follow_the_model_and_usage() {
+    let dir = scratch_dir("exit-codes");
+    std::fs::write(dir.join("good.cf"), "x = 1\n").unwrap();
+    std::fs::write(dir.join("bad.cf"), BROKEN).unwrap();
+    std::fs::write(dir.join("warn.cf"), "x = \"a\\.b\"\n").unwrap();
+    assert_eq!(modelc(&["parse", "good.cf"], &dir).code, 0);
+    assert_eq!(modelc(&["parse", "warn.cf"], &dir).code, 0, "warnings alone do not fail");
+    assert_eq!(modelc(&["parse", "good.cf", "bad.cf"], &dir).code, 1);
+    let missing = modelc(&["parse", "missing.cf"], &dir);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("missing.cf does not exist"), "{}", missing.stderr);
+    assert_eq!(modelc(&["parse", "--no-such-flag", "good.cf"], &dir).code, 2);
+    assert_eq!(modelc(&["parse"], &dir).code, 2, "FILE is required");
+    assert_eq!(modelc(&["--help"], &dir).code, 0);
+}
+
+#[test]
+fn human_output_shows_every_error_with_code_and_source() {
+    let dir = scratch_dir("human");
+    std::fs::write(dir.join("main.cf"), BROKEN).unwrap();
+    let out = modelc(&["parse", "main.cf"], &dir);
+    assert_eq!(out.code, 1);
+    insta::assert_snapshot!(out.stderr);
+}
+
+#[test]
+fn json_output_is_machine_readable() {
+    let dir = scratch_dir("json");
+    std::fs::write(dir.join("main.cf"), BROKEN).unwrap();
+    let out = modelc(&["parse", "--format", "json", "main.cf"], &dir);
+    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["E0006", "E0010", "E0006"]);
+    let label = &diagnostics[1]["labels"][0];
+    assert_eq!((label["file"].as_str(), label["line"].as_u64(), label["column"].as_u64()), (Some("main.cf"), Some(4), Some(12)));
+    assert!(out.stderr.is_empty(), "JSON mode keeps stderr clean: {}", out.stderr);
+}
+
+#[test]
+fn colour_follows_the_flag_the_terminal_and_no_color() {
+    let dir = scratch_dir("colour");
+    std::fs::write(dir.join("main.cf"), BROKEN).unwrap();
+    let has_escape = |out: modelc_tests::Output| out.stderr.contains('\u{1b}');
+    assert!(has_escape(modelc(&["--color", "always", "parse", "main.cf"], &dir)));
+    assert!(!has_escape(modelc_with(&["--color", "never", "parse", "main.cf"], &dir, true, false)));
+    assert!(has_escape(modelc_with(&["parse", "main.cf"], &dir, true, false)), "auto colours a terminal");
+    assert!(!has_escape(modelc_with(&["parse", "main.cf"], &dir, true, true)), "NO_COLOR wins in auto mode");
+    assert!(!has_escape(modelc_with(&["parse", "main.cf"], &dir, false, false)), "auto does not colour a pipe");
+}
+
+#[test]
+fn check_finds_the_project_by_walking_up() {
+    let project = scratch_dir("walk-up");
+    std::fs::write(project.join("project.yml"), "name: demo\nmodulepath: libs\n").unwrap();
+    std::fs::write(project.join("main.cf"), "import web\nweb::Server(name=\"a\")\n").unwrap();
+    std::fs::create_dir_all(project.join("libs/web/model")).unwrap();
+    std::fs::write(project.join("libs/web/model/_init.cf"), "entity Server:\n    string name\nend\n").unwrap();
+    std::fs::write(project.join("libs/web/model/extra.cf"), "entity Broken\n").unwrap();
+    std::fs::create_dir_all(project.join("deep/inside")).unwrap();
+    let out = modelc(&["check"], &project.join("deep/inside"));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("extra.cf"), "module files are checked: {}", out.stderr);
+    assert!(out.stderr.contains("checked 3 files: 1 error"), "{}", out.stderr);
+
+    std::fs::write(project.join("libs/web/model/extra.cf"), "entity Fixed:\nend\n").unwrap();
+    let out = modelc(&["check", project.to_str().unwrap()], &std::env::temp_dir());
+    assert_eq!((out.code, out.stderr.trim()), (0, "checked 3 files: no problems"));
+
+    let elsewhere = scratch_dir("no-project");
+    let out = modelc(&["check"], &elsewhere);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no project.yml found"), "{}", out.stderr);
+}
+
+#[test]
+fn check_reports_invalid_utf8_and_keeps_going() {
+    let dir = scratch_dir("utf8");
+    std::fs::write(dir.join("main.cf"), b"x = \"caf\xe9\"\ny = = 1\n").unwrap();
+    let out = modelc(&["--format", "json", "check", "main.cf"], &dir);
+    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["E0027", "E0006"]);
+    assert_eq!(out.code, 1);
+}
+
+#[test]
+fn explain_prints_the_registry_entry() {
+    let dir = scratch_dir("explain");
+    let out = modelc(&["explain", "e0012"], &dir);
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.starts_with("# E0012"), "{}", out.stdout);
+    assert!(out.stdout.contains("## How to fix it"));
+    let unknown = modelc(&["explain", "E9999"], &dir);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.stderr.contains("not a modelc diagnostic code"));
+}
+
+#[test]
+fn shell_completions_are_generated() {
+    let dir = scratch_dir("completions");
+    for shell in ["bash", "zsh", "fish"] {
+        let out = modelc(&["completions", shell], &dir);
+        assert_eq!(out.code, 0);
+        assert!(out.stdout.contains("modelc") && out.stdout.contains("explain"), "{shell}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn dump_ast_prints_the_tree() {
+    let dir = scratch_dir("dump");
+    std::fs::write(dir.join("main.cf"), "x = 1 + 2\n").unwrap();
+    let out = modelc(&["parse", "--dump-ast", "main.cf"], &dir);
+    assert_eq!(out.stdout, "Assign = 0..9\n  Var x 0..1\n  Binary + 4..9\n    Int 1 4..5\n    Int 2 8..9\n");
+}
