@@ -140,7 +140,13 @@ pub(crate) fn entity(
     Entity { name, parents, docstring, attributes: attributes.into_iter().flatten().collect(), span }
 }
 
-pub(crate) fn attribute(sink: &mut Sink, ty: AttrType, name: Ident, default: Option<AttrDefault>, span: Span) -> Attribute {
+pub(crate) fn attribute(
+    sink: &mut Sink,
+    ty: AttrType,
+    name: Ident,
+    default: Option<AttrDefault>,
+    span: Span,
+) -> Attribute {
     check_hyphen(sink, &name, "attribute name");
     if let (AttrBase::Dict, false, Some(AttrDefault::Value(Expr { kind: ExprKind::Null, span: null_span }))) =
         (&ty.base, ty.nullable, &default)
@@ -156,7 +162,13 @@ pub(crate) fn attribute(sink: &mut Sink, ty: AttrType, name: Ident, default: Opt
     Attribute { ty, name, default, span }
 }
 
-pub(crate) fn implementation(sink: &mut Sink, name: Ident, entity: TypeRef, mut body: Vec<Stmt>, span: Span) -> Implementation {
+pub(crate) fn implementation(
+    sink: &mut Sink,
+    name: Ident,
+    entity: TypeRef,
+    mut body: Vec<Stmt>,
+    span: Span,
+) -> Implementation {
     check_hyphen(sink, &name, "implementation name");
     let docstring = body.first().and_then(docstring_of_stmt);
     if docstring.is_some() {
@@ -176,22 +188,22 @@ pub(crate) fn implement(
         ImplRef::Parents(span) => Some(*span),
         ImplRef::Named(_) => None,
     });
-    if let (Some(parents), Some(condition)) = (parents, &condition) {
-        if condition.kind != ExprKind::Bool(true) {
-            let diagnostic = sink.report(
-                &codes::CONDITIONAL_PARENTS,
-                condition.span,
-                "`using parents` cannot be conditional",
-                "a condition on `parents` is not allowed",
-            );
-            diagnostic.labels.push(modelc_diagnostics::Label {
-                file: diagnostic.labels[0].file,
-                span: parents,
-                message: Some("inherits the parents' implementations".to_owned()),
-                primary: false,
-            });
-            add_help(diagnostic, "remove the `when` clause, or name the implementations explicitly");
-        }
+    if let (Some(parents), Some(condition)) = (parents, &condition)
+        && condition.kind != ExprKind::Bool(true)
+    {
+        let diagnostic = sink.report(
+            &codes::CONDITIONAL_PARENTS,
+            condition.span,
+            "`using parents` cannot be conditional",
+            "a condition on `parents` is not allowed",
+        );
+        diagnostic.labels.push(modelc_diagnostics::Label {
+            file: diagnostic.labels[0].file,
+            span: parents,
+            message: Some("inherits the parents' implementations".to_owned()),
+            primary: false,
+        });
+        add_help(diagnostic, "remove the `when` clause, or name the implementations explicitly");
     }
     Implement { entity, implementations, condition, docstring: None, span }
 }
@@ -215,29 +227,35 @@ pub(crate) fn relation(
     Relation { left, right_entity, right, arrow, annotations, docstring: None, span }
 }
 
-pub(crate) fn typedef(sink: &mut Sink, (name, name_span): (Ident, Span), base: Path, constraint: Constraint, span: Span) -> Typedef {
+pub(crate) fn typedef(
+    sink: &mut Sink,
+    (name, name_span): (Ident, Span),
+    base: Path,
+    constraint: Constraint,
+    span: Span,
+) -> Typedef {
     let name = if name.name.starts_with(|c: char| c.is_ascii_uppercase()) {
         expect_lower(sink, name, "a typedef name")
     } else {
         name
     };
     check_hyphen(sink, &name, "typedef name");
-    if let Constraint::Expr(expr) = &constraint {
-        if !references_self(expr, &name.name) {
-            let diagnostic = sink.report(
-                &codes::TYPEDEF_WITHOUT_SELF,
-                expr.span,
-                format!("the constraint of typedef `{}` never uses `self`", name.name),
-                "this expression does not depend on the value",
-            );
-            diagnostic.labels.push(modelc_diagnostics::Label {
-                file: diagnostic.labels[0].file,
-                span: name_span,
-                message: Some("the typedef being constrained".to_owned()),
-                primary: false,
-            });
-            add_help(diagnostic, "refer to the checked value as `self`, e.g. `matching self > 0`");
-        }
+    if let Constraint::Expr(expr) = &constraint
+        && !references_self(expr, &name.name)
+    {
+        let diagnostic = sink.report(
+            &codes::TYPEDEF_WITHOUT_SELF,
+            expr.span,
+            format!("the constraint of typedef `{}` never uses `self`", name.name),
+            "this expression does not depend on the value",
+        );
+        diagnostic.labels.push(modelc_diagnostics::Label {
+            file: diagnostic.labels[0].file,
+            span: name_span,
+            message: Some("the typedef being constrained".to_owned()),
+            primary: false,
+        });
+        add_help(diagnostic, "refer to the checked value as `self`, e.g. `matching self > 0`");
     }
     Typedef { name, base, constraint, docstring: None, span }
 }
@@ -249,11 +267,17 @@ fn references_self(expr: &Expr, typedef_name: &str) -> bool {
     while let Some(e) = stack.pop() {
         let found = match &e.kind {
             ExprKind::Var(path) => {
-                path.segments.len() == 1 && matches!(path.segments[0].name.as_str(), "self") || path.text() == typedef_name
+                path.segments.len() == 1 && matches!(path.segments[0].name.as_str(), "self")
+                    || path.text() == typedef_name
             }
             ExprKind::IsDefined(target) => matches!(target.kind, ExprKind::Var(_)),
-            ExprKind::Str(s) => s.parts.iter().any(|p| matches!(p, StrPart::Interpolation(path) if path[0].name == "self")),
-            ExprKind::FStr(f) => f.parts.iter().any(|p| matches!(p, FStrPart::Field(field) if field.path.first().is_some_and(|i| i.name == "self"))),
+            ExprKind::Str(s) => {
+                s.parts.iter().any(|p| matches!(p, StrPart::Interpolation(path) if path[0].name == "self"))
+            }
+            ExprKind::FStr(f) => f
+                .parts
+                .iter()
+                .any(|p| matches!(p, FStrPart::Field(field) if field.path.first().is_some_and(|i| i.name == "self"))),
             _ => false,
         };
         if found {
@@ -288,7 +312,10 @@ pub(crate) fn assign(sink: &mut Sink, target: Expr, op: AssignOp, value: Expr, s
                 format!("cannot use `+=` on variable `{}`", path.text()),
                 "variables are assigned once",
             );
-            add_help(diagnostic, "`+=` adds to a relation of an instance (`x.items += y`); build a variable's whole value at once");
+            add_help(
+                diagnostic,
+                "`+=` adds to a relation of an instance (`x.items += y`); build a variable's whole value at once",
+            );
         }
     }
     Stmt::Assign(Assign { target, op, value, span })
@@ -356,7 +383,10 @@ pub(crate) fn call(sink: &mut Sink, function: Expr, args: Vec<Arg>, span: Span) 
                 format!("`{text}` cannot be called: there are no methods"),
                 "a call on an attribute chain",
             );
-            add_help(diagnostic, format!("namespaces are separated by `::`; did you mean `{}`?", text.replace('.', "::")));
+            add_help(
+                diagnostic,
+                format!("namespaces are separated by `::`; did you mean `{}`?", text.replace('.', "::")),
+            );
             Expr::error(span)
         }
     }
@@ -428,7 +458,10 @@ pub(crate) fn relation_lookup(sink: &mut Sink, object: Expr, args: Vec<Arg>, spa
                 format!("`{text}` cannot be looked up by keyword"),
                 "a variable, not an entity type or a relation",
             );
-            add_help(diagnostic, format!("look up through an entity type (`Entity[...]`) or a relation (`{text}.relation[...]`)"));
+            add_help(
+                diagnostic,
+                format!("look up through an entity type (`Entity[...]`) or a relation (`{text}.relation[...]`)"),
+            );
             Expr::error(span)
         }
     }
@@ -439,16 +472,16 @@ pub(crate) fn map_lookup(_sink: &mut Sink, object: Expr, key: Expr, span: Span) 
 }
 
 pub(crate) fn is_defined(sink: &mut Sink, target: Expr, span: Span) -> Expr {
-    if let ExprKind::Var(path) = &target.kind {
-        if path.segments.len() > 1 {
-            let diagnostic = sink.report(
-                &codes::INVALID_IS_DEFINED,
-                target.span,
-                format!("`{}` is a namespaced name; `is defined` tests attributes", path.text()),
-                "not an attribute",
-            );
-            add_help(diagnostic, "test an attribute of an instance: `x.attribute is defined`");
-        }
+    if let ExprKind::Var(path) = &target.kind
+        && path.segments.len() > 1
+    {
+        let diagnostic = sink.report(
+            &codes::INVALID_IS_DEFINED,
+            target.span,
+            format!("`{}` is a namespaced name; `is defined` tests attributes", path.text()),
+            "not an attribute",
+        );
+        add_help(diagnostic, "test an attribute of an instance: `x.attribute is defined`");
     }
     Expr::new(ExprKind::IsDefined(Box::new(target)), span)
 }

@@ -293,27 +293,58 @@ pub enum ExprKind {
     /// A variable: `x`, `std::x`.
     Var(Path),
     /// Attribute access `object.attr`.
-    Attr { object: Box<Expr>, attr: Ident },
+    Attr {
+        object: Box<Expr>,
+        attr: Ident,
+    },
     /// A plugin call or type cast: `std::print(x)`.
-    Call { function: Path, args: Vec<Arg> },
+    Call {
+        function: Path,
+        args: Vec<Arg>,
+    },
     /// `Entity(k=v, **d)`.
-    Construct { entity: TypeRef, args: Vec<Arg> },
+    Construct {
+        entity: TypeRef,
+        args: Vec<Arg>,
+    },
     /// `Entity[k=v]`.
-    IndexLookup { entity: TypeRef, args: Vec<Arg> },
+    IndexLookup {
+        entity: TypeRef,
+        args: Vec<Arg>,
+    },
     /// `x.relation[k=v]`.
-    RelationLookup { object: Box<Expr>, relation: Ident, args: Vec<Arg> },
+    RelationLookup {
+        object: Box<Expr>,
+        relation: Ident,
+        args: Vec<Arg>,
+    },
     /// `d[key]`.
-    MapLookup { object: Box<Expr>, key: Box<Expr> },
+    MapLookup {
+        object: Box<Expr>,
+        key: Box<Expr>,
+    },
     /// `[a, b]`.
     List(Vec<Expr>),
     /// `[element for x in xs for y in ys if c]`.
-    ListComp { element: Box<Expr>, fors: Vec<CompFor>, guards: Vec<Expr> },
+    ListComp {
+        element: Box<Expr>,
+        fors: Vec<CompFor>,
+        guards: Vec<Expr>,
+    },
     /// `{"k": v}`.
     Dict(Vec<DictEntry>),
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     Not(Box<Expr>),
     /// `condition ? then : otherwise`.
-    Conditional { condition: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
+    Conditional {
+        condition: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
     /// `x is defined`, `x.a is defined`, `d["k"] is defined`.
     IsDefined(Box<Expr>),
     /// A placeholder where the parser recovered from an error.
@@ -496,9 +527,9 @@ impl Expr {
             | ExprKind::Var(_)
             | ExprKind::Error => {}
             ExprKind::Attr { object, .. } => f(object),
-            ExprKind::Call { args, .. }
-            | ExprKind::Construct { args, .. }
-            | ExprKind::IndexLookup { args, .. } => args.iter().for_each(|a| f(a.value())),
+            ExprKind::Call { args, .. } | ExprKind::Construct { args, .. } | ExprKind::IndexLookup { args, .. } => {
+                args.iter().for_each(|a| f(a.value()))
+            }
             ExprKind::RelationLookup { object, args, .. } => {
                 f(object);
                 args.iter().for_each(|a| f(a.value()));
@@ -559,9 +590,9 @@ impl Expr {
             | ExprKind::Var(_)
             | ExprKind::Error => {}
             ExprKind::Attr { object, .. } => out.push(&mut **object),
-            ExprKind::Call { args, .. }
-            | ExprKind::Construct { args, .. }
-            | ExprKind::IndexLookup { args, .. } => out.extend(args.iter_mut().map(Arg::value_mut)),
+            ExprKind::Call { args, .. } | ExprKind::Construct { args, .. } | ExprKind::IndexLookup { args, .. } => {
+                out.extend(args.iter_mut().map(Arg::value_mut))
+            }
             ExprKind::RelationLookup { object, args, .. } => {
                 out.push(&mut **object);
                 out.extend(args.iter_mut().map(Arg::value_mut));
@@ -687,8 +718,7 @@ impl Drop for Stmt {
         let nested = match self {
             Stmt::For(f) => !f.body.is_empty(),
             Stmt::If(i) => {
-                i.branches.iter().any(|(_, b)| !b.is_empty())
-                    || i.else_body.as_ref().is_some_and(|b| !b.is_empty())
+                i.branches.iter().any(|(_, b)| !b.is_empty()) || i.else_body.as_ref().is_some_and(|b| !b.is_empty())
             }
             Stmt::Assign(_) | Stmt::Expr(_) | Stmt::Error(_) => false,
         };

@@ -35,7 +35,8 @@ impl Printer {
             }
             Item::Entity(e) => {
                 let parents: Vec<String> = e.parents.iter().map(TypeRef::text).collect();
-                let extends = if parents.is_empty() { String::new() } else { format!(" extends {}", parents.join(", ")) };
+                let extends =
+                    if parents.is_empty() { String::new() } else { format!(" extends {}", parents.join(", ")) };
                 self.line(d, format!("Entity {}{extends} {:?}", e.name.name, e.span));
                 self.doc(e.docstring.as_ref(), d + 1);
                 for a in &e.attributes {
@@ -43,7 +44,8 @@ impl Printer {
                         AttrBase::Named(p) => p.text(),
                         AttrBase::Dict => "dict".to_owned(),
                     };
-                    let ty = format!("{base}{}{}", if a.ty.list { "[]" } else { "" }, if a.ty.nullable { "?" } else { "" });
+                    let ty =
+                        format!("{base}{}{}", if a.ty.list { "[]" } else { "" }, if a.ty.nullable { "?" } else { "" });
                     self.line(d + 1, format!("Attribute {ty} {} {:?}", a.name.name, a.span));
                     match &a.default {
                         Some(AttrDefault::Value(e)) => self.expr(e, d + 2),
@@ -74,7 +76,8 @@ impl Printer {
                 self.doc(i.docstring.as_ref(), d + 1);
             }
             Item::Relation(r) => {
-                let right = r.right.as_ref().map(|(n, m)| format!(".{} {}", n.name, multiplicity(m))).unwrap_or_default();
+                let right =
+                    r.right.as_ref().map(|(n, m)| format!(".{} {}", n.name, multiplicity(m))).unwrap_or_default();
                 let arrow = r.arrow.as_ref().map_or("<annotated>", |a| a.name.as_str());
                 self.line(
                     d,

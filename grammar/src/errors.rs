@@ -19,13 +19,24 @@ pub(crate) fn report_lex_errors(tokens: &[Spanned<'_>], text: &str, sink: &mut S
         match kind {
             LexErrorKind::IllegalCharacter => {
                 let chars = &text[*start..*end];
-                let shown = if chars.chars().count() == 1 { format!("character {chars:?}") } else { format!("characters {chars:?}") };
-                let diagnostic = sink.report(&codes::ILLEGAL_CHARACTER, span, format!("illegal {shown}"), "not part of the language");
+                let shown = if chars.chars().count() == 1 {
+                    format!("character {chars:?}")
+                } else {
+                    format!("characters {chars:?}")
+                };
+                let diagnostic = sink.report(
+                    &codes::ILLEGAL_CHARACTER,
+                    span,
+                    format!("illegal {shown}"),
+                    "not part of the language",
+                );
                 let help = match chars.chars().next() {
                     Some(';') => "statements need no separator; remove the `;`",
                     Some('!') => "negation is written `not`; inequality is `!=`",
                     Some('&' | '|') => "boolean operators are written `and` and `or`",
-                    Some(c) if !c.is_ascii() => "names use ASCII letters, digits, `_` and `-`; other text belongs in strings",
+                    Some(c) if !c.is_ascii() => {
+                        "names use ASCII letters, digits, `_` and `-`; other text belongs in strings"
+                    }
                     _ => "remove it, or put it inside a string",
                 };
                 add_help(diagnostic, help);
@@ -37,7 +48,10 @@ pub(crate) fn report_lex_errors(tokens: &[Spanned<'_>], text: &str, sink: &mut S
                     "unterminated string",
                     "this string has no closing quote on its line",
                 );
-                add_help(diagnostic, "single-line strings cannot span lines; use a triple-quoted string (\"\"\"...\"\"\") for text over several lines");
+                add_help(
+                    diagnostic,
+                    "single-line strings cannot span lines; use a triple-quoted string (\"\"\"...\"\"\") for text over several lines",
+                );
             }
             LexErrorKind::UnterminatedTripleString => {
                 let opening = Span::new(*start, *start + 3);
@@ -68,9 +82,8 @@ pub(crate) fn report_parse_errors(
     let reported_before = sink.diagnostics.iter().any(|d| d.is_error());
     for error in errors {
         let index = match &error {
-            ParseError::UnrecognizedToken { token: (start, ..), .. } | ParseError::ExtraToken { token: (start, ..) } => {
-                tokens.partition_point(|(s, _, _)| s < start)
-            }
+            ParseError::UnrecognizedToken { token: (start, ..), .. }
+            | ParseError::ExtraToken { token: (start, ..) } => tokens.partition_point(|(s, _, _)| s < start),
             ParseError::UnrecognizedEof { .. } => {
                 if (last_reported.is_some() || reported_before) && innermost_unclosed(tokens, text).is_none() {
                     continue;
@@ -146,13 +159,23 @@ fn unexpected_token(
 
     // A keyword in a name's place: `for = 1` fails at `=`, `string end` at `end`.
     let keyword_as_name = match (previous, token) {
-        (Some((start, previous, end)), Token::Eq | Token::PlusEq) if previous.is_keyword() => Some((Span::new(start, end), previous)),
+        (Some((start, previous, end)), Token::Eq | Token::PlusEq) if previous.is_keyword() => {
+            Some((Span::new(start, end), previous))
+        }
         _ if token.is_keyword()
             && expected.iter().any(|e| e == "\"ID\"")
             && (matches!(next, Some(Token::Eq | Token::PlusEq | Token::Dot | Token::CallParen | Token::Comma))
                 || matches!(
                     previous.map(|p| p.1),
-                    Some(Token::Id(_) | Token::As | Token::Import | Token::Typedef | Token::Implementation | Token::Question | Token::RBracket)
+                    Some(
+                        Token::Id(_)
+                            | Token::As
+                            | Token::Import
+                            | Token::Typedef
+                            | Token::Implementation
+                            | Token::Question
+                            | Token::RBracket
+                    )
                 )) =>
         {
             Some((span, token))
@@ -176,7 +199,8 @@ fn unexpected_token(
         None => "not expected here".to_owned(),
     };
     let diagnostic = sink.report(&codes::UNEXPECTED_TOKEN, span, format!("unexpected {found}{expected_text}"), label);
-    let help = hint(previous.map(|p| p.1), token, expected).or_else(|| at.and_then(|at| lookup_across_lines(tokens, at, text)));
+    let help = hint(previous.map(|p| p.1), token, expected)
+        .or_else(|| at.and_then(|at| lookup_across_lines(tokens, at, text)));
     if let Some(help) = help {
         add_help(diagnostic, help);
     }
@@ -198,18 +222,27 @@ fn hint(previous: Option<Token<'_>>, token: Token<'_>, expected: &[String]) -> O
             "capitalised names are entity types; variables start with a lower-case letter: `{}`",
             word.to_ascii_lowercase()
         )),
-        (_, Token::Entity | Token::Implementation | Token::Implement | Token::Typedef | Token::Index | Token::Import)
-            if inside_block =>
-        {
+        (
+            _,
+            Token::Entity | Token::Implementation | Token::Implement | Token::Typedef | Token::Index | Token::Import,
+        ) if inside_block => {
             Some("definitions are only allowed at the top level of a file, not inside blocks".to_owned())
         }
-        (_, Token::Undef) => Some("`undef` is only allowed as an attribute default, to remove an inherited one".to_owned()),
-        (Some(Token::Matching), Token::Slash) => Some("a regex needs whitespace after `matching`: `matching /.../`".to_owned()),
-        (_, Token::RelArrow(arrow)) => Some(format!(
-            "`{arrow}` is a relation arrow; put spaces around operators (`5 - -1`, `3 < -1`)"
-        )),
-        (_, Token::Minus) => Some("there is no unary minus; write `0 - x`, or a negative number without a space (`-1`)".to_owned()),
-        (Some(Token::RParen), Token::Dot) => Some("attributes can only be read from names; assign the result to a variable first".to_owned()),
+        (_, Token::Undef) => {
+            Some("`undef` is only allowed as an attribute default, to remove an inherited one".to_owned())
+        }
+        (Some(Token::Matching), Token::Slash) => {
+            Some("a regex needs whitespace after `matching`: `matching /.../`".to_owned())
+        }
+        (_, Token::RelArrow(arrow)) => {
+            Some(format!("`{arrow}` is a relation arrow; put spaces around operators (`5 - -1`, `3 < -1`)"))
+        }
+        (_, Token::Minus) => {
+            Some("there is no unary minus; write `0 - x`, or a negative number without a space (`-1`)".to_owned())
+        }
+        (Some(Token::RParen), Token::Dot) => {
+            Some("attributes can only be read from names; assign the result to a variable first".to_owned())
+        }
         (Some(Token::Int(_)), Token::Dot) => Some("a float needs digits after the dot: `1.0`".to_owned()),
         _ => None,
     }
@@ -241,11 +274,36 @@ fn lookup_across_lines(tokens: &[Spanned<'_>], at: usize, text: &str) -> Option<
 /// Describes what the parser expected, or `None` when the list says nothing useful.
 fn describe_expected(expected: &[String]) -> Option<String> {
     const EXPRESSION_START: [&str; 16] = [
-        "\"ID\"", "\"CID\"", "\"INT\"", "\"FLOAT\"", "\"STRING\"", "\"MLS\"", "\"RSTRING\"", "\"FSTRING\"",
-        "\"REGEX\"", "\"true\"", "\"false\"", "\"null\"", "\"(\"", "\"[\"", "\"{\"", "\"not\"",
+        "\"ID\"",
+        "\"CID\"",
+        "\"INT\"",
+        "\"FLOAT\"",
+        "\"STRING\"",
+        "\"MLS\"",
+        "\"RSTRING\"",
+        "\"FSTRING\"",
+        "\"REGEX\"",
+        "\"true\"",
+        "\"false\"",
+        "\"null\"",
+        "\"(\"",
+        "\"[\"",
+        "\"{\"",
+        "\"not\"",
     ];
     const OPERATORS: [&str; 12] = [
-        "\"+\"", "\"-\"", "\"*\"", "\"/\"", "\"%\"", "\"**\"", "\"CMP\"", "\"and\"", "\"or\"", "\"in\"", "\"not in\"", "\"?\"",
+        "\"+\"",
+        "\"-\"",
+        "\"*\"",
+        "\"/\"",
+        "\"%\"",
+        "\"**\"",
+        "\"CMP\"",
+        "\"and\"",
+        "\"or\"",
+        "\"in\"",
+        "\"not in\"",
+        "\"?\"",
     ];
     let mut parts: Vec<String> = Vec::new();
     let mut rest: Vec<&str> = expected.iter().map(String::as_str).filter(|e| *e != "\"ERROR\"").collect();

@@ -64,8 +64,7 @@ pub const KEYWORDS: [&str; 28] = [
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 #[logos(error = LexErrorKind)]
 #[logos(skip r"[ \t\r\n]+")]
-#[logos(skip(r"#[^\n]*", allow_greedy = true))]
-#[logos(skip(r"//[^\n]*", allow_greedy = true))]
+#[logos(skip(r"(#|//)[^\n]*", allow_greedy = true))]
 pub enum Token<'s> {
     // Keywords.
     #[token("typedef")]
@@ -265,15 +264,12 @@ pub fn lex(text: &str) -> Vec<Spanned<'_>> {
                 while !text.is_char_boundary(end) {
                     end += 1;
                 }
-                if kind == LexErrorKind::IllegalCharacter {
-                    if let Some((_, Token::Error(LexErrorKind::IllegalCharacter), prev_end)) =
-                        out.last_mut()
-                    {
-                        if *prev_end >= start {
-                            *prev_end = (*prev_end).max(end);
-                            continue;
-                        }
-                    }
+                if kind == LexErrorKind::IllegalCharacter
+                    && let Some((_, Token::Error(LexErrorKind::IllegalCharacter), prev_end)) = out.last_mut()
+                    && *prev_end >= start
+                {
+                    *prev_end = (*prev_end).max(end);
+                    continue;
                 }
                 Token::Error(kind)
             }
@@ -413,7 +409,14 @@ mod tests {
         assert_eq!(kinds("'''abc'''"), [Token::Str("''"), Token::Str("'abc'"), Token::Str("''")]);
         assert_eq!(kinds("\"\"\"\"x\"\"\"\""), [Token::Mls("\"\"\"\"x\"\"\"\"")]);
         assert_eq!(kinds(r#""""""""#), [Token::Mls(r#""""""""#)]);
-        assert_eq!(kinds("\"a\nb\""), [Token::Error(LexErrorKind::UnterminatedString), Token::Id("b"), Token::Error(LexErrorKind::UnterminatedString)]);
+        assert_eq!(
+            kinds("\"a\nb\""),
+            [
+                Token::Error(LexErrorKind::UnterminatedString),
+                Token::Id("b"),
+                Token::Error(LexErrorKind::UnterminatedString)
+            ]
+        );
         assert_eq!(kinds("\"\"\"abc"), [Token::Error(LexErrorKind::UnterminatedTripleString)]);
     }
 

@@ -64,10 +64,8 @@ fn split_interpolations(body: &str, body_start: usize, sink: &mut Sink) -> Vec<S
 fn interpolation_at(text: &str, offset: usize) -> Option<(Vec<Ident>, usize)> {
     let inner = text.strip_prefix("{{")?;
     let leading = inner.len() - inner.trim_start().len();
-    let name_len = inner[leading..]
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        .count();
+    let name_len =
+        inner[leading..].bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')).count();
     if name_len == 0 {
         return None;
     }
@@ -98,7 +96,12 @@ fn decode_escape(body: &str, at: usize, body_start: usize, out: &mut String, sin
     let bytes = body.as_bytes();
     let Some(&next) = bytes.get(at + 1) else {
         let span = Span::new(body_start + at, body_start + at + 1);
-        sink.report(&codes::INVALID_ESCAPE, span, "a string cannot end with a lone backslash", "this backslash escapes nothing");
+        sink.report(
+            &codes::INVALID_ESCAPE,
+            span,
+            "a string cannot end with a lone backslash",
+            "this backslash escapes nothing",
+        );
         return 1;
     };
     let simple = match next {
@@ -143,7 +146,11 @@ fn decode_escape(body: &str, at: usize, body_start: usize, out: &mut String, sin
                         &codes::INVALID_ESCAPE,
                         span_of(2 + digits),
                         format!("invalid escape `{escape}`"),
-                        if digits == width { "not a valid character".to_owned() } else { format!("`\\{}` needs exactly {width} hex digits", next as char) },
+                        if digits == width {
+                            "not a valid character".to_owned()
+                        } else {
+                            format!("`\\{}` needs exactly {width} hex digits", next as char)
+                        },
                     );
                     add_help(diagnostic, "use a raw string (r\"...\") to keep backslashes as written");
                     out.push('\u{fffd}');
@@ -166,7 +173,11 @@ fn decode_escape(body: &str, at: usize, body_start: usize, out: &mut String, sin
                         &codes::INVALID_ESCAPE,
                         span_of(len),
                         format!("invalid escape `{}`", &body[at..at + len]),
-                        if closing.is_some() { "no character has this name" } else { "`\\N` needs a name in braces: `\\N{NAME}`" },
+                        if closing.is_some() {
+                            "no character has this name"
+                        } else {
+                            "`\\N` needs a name in braces: `\\N{NAME}`"
+                        },
                     );
                     add_help(diagnostic, "write the character itself, or `\\u` followed by its code point");
                     out.push('\u{fffd}');
@@ -199,7 +210,8 @@ pub(crate) fn fstring(raw: &str, start: usize, sink: &mut Sink) -> FStrLit {
     let parts = match parser.parts(0) {
         Ok(parts) => parts,
         Err((message, at)) => {
-            let span = Span::new(start + 2 + at, start + 2 + (at + 1).min(body.len()));
+            let width = body[at..].chars().next().map_or(0, char::len_utf8);
+            let span = Span::new(start + 2 + at, start + 2 + at + width);
             let span = if span.is_empty() { Span::new(start, start + raw.len()) } else { span };
             let diagnostic = sink.report(&codes::INVALID_FSTRING, span, format!("invalid f-string: {message}"), "here");
             add_help(diagnostic, "write `{{` and `}}` for literal braces");
@@ -284,7 +296,7 @@ impl FormatParser<'_, '_> {
                 return Err(("unknown conversion specifier", self.at + 1));
             }
             conversion = Some(c);
-            self.at += 2;
+            self.at += 1 + c.len_utf8();
             if !matches!(self.peek(), Some(b':' | b'}')) {
                 return Err(("expected ':' after conversion specifier", self.at));
             }
@@ -409,7 +421,10 @@ mod tests {
         let parts = fields(r#"f"{{x}} { a.b !r:>{w}} {}""#).expect("valid");
         let FStrPart::Field(field) = &parts[1] else { panic!("{parts:?}") };
         let names: Vec<&str> = field.path.iter().map(|i| i.name.as_str()).collect();
-        assert_eq!((names.as_slice(), field.conversion, field.path[0].span), (["a", "b"].as_slice(), Some('r'), Span::new(10, 11)));
+        assert_eq!(
+            (names.as_slice(), field.conversion, field.path[0].span),
+            (["a", "b"].as_slice(), Some('r'), Span::new(10, 11))
+        );
         assert_eq!(field.spec.len(), 2);
         assert_eq!(parts[0], FStrPart::Text("{x} ".to_owned()));
         let FStrPart::Field(positional) = &parts[3] else { panic!("{parts:?}") };
@@ -421,6 +436,12 @@ mod tests {
         assert_eq!(fields(r#"f"{a""#), Err("invalid f-string: expected '}' before end of string".to_owned()));
         assert_eq!(fields(r#"f"a}""#), Err("invalid f-string: single '}' encountered".to_owned()));
         assert!(fields(r#"f"{a!x}""#).is_err());
+        // Found by fuzzing: a multi-byte conversion character must not split the error span.
+        let mut sink = Sink::new(modelc_diagnostics::FileId(0));
+        let raw = "f\"{name!r\u{fffd}x}\"";
+        fstring(raw, 0, &mut sink);
+        let span = sink.diagnostics[0].labels[0].span;
+        assert!(raw.is_char_boundary(span.start as usize) && raw.is_char_boundary(span.end as usize));
     }
 
     #[test]

@@ -54,13 +54,14 @@ pub(crate) fn refine(tokens: &mut Vec<Spanned<'_>>) {
 /// keyword arguments (`E[k=v]`, `E[]`, `E[**d]`) or a relation multiplicity (`[1:]`, `[:2]`).
 fn is_expression_subscript(inside: &[Spanned<'_>]) -> bool {
     let kinds: Vec<&Token<'_>> = inside.iter().map(|(_, t, _)| t).collect();
-    match kinds.as_slice() {
-        [] | [Token::DoubleStar, ..] | [Token::Id(_), Token::Eq, ..] => false,
-        [Token::Int(_), Token::Colon]
-        | [Token::Colon, Token::Int(_)]
-        | [Token::Int(_), Token::Colon, Token::Int(_)] => false,
-        _ => true,
-    }
+    !matches!(
+        kinds.as_slice(),
+        [] | [Token::DoubleStar, ..]
+            | [Token::Id(_), Token::Eq, ..]
+            | [Token::Int(_), Token::Colon]
+            | [Token::Colon, Token::Int(_)]
+            | [Token::Int(_), Token::Colon, Token::Int(_)]
+    )
 }
 
 /// Replaces each `not` directly followed by `in` with one `not in` token spanning both.

@@ -20,9 +20,54 @@ impl Rng {
 #[test]
 fn random_bytes_and_token_soup_never_panic() {
     const PIECES: &[&str] = &[
-        "entity", "A", "x", ":", "end", "(", ")", "[", "]", "{", "}", "=", "+=", "\"s", "\"", "\"\"\"", "f\"{",
-        "matching /", "/", ".", "::", "--", "if", "for", "in", "not", "?", ",", "\n", " ", "1", "-", "**", "é", "\\",
-        "implement", "using", "when", "typedef", "as", "index", "import", "r'", "#", "is", "defined", "dict", "[]",
+        "entity",
+        "A",
+        "x",
+        ":",
+        "end",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "=",
+        "+=",
+        "\"s",
+        "\"",
+        "\"\"\"",
+        "f\"{",
+        "matching /",
+        "/",
+        ".",
+        "::",
+        "--",
+        "if",
+        "for",
+        "in",
+        "not",
+        "?",
+        ",",
+        "\n",
+        " ",
+        "1",
+        "-",
+        "**",
+        "é",
+        "\\",
+        "implement",
+        "using",
+        "when",
+        "typedef",
+        "as",
+        "index",
+        "import",
+        "r'",
+        "#",
+        "is",
+        "defined",
+        "dict",
+        "[]",
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..2_000 {
@@ -49,7 +94,8 @@ fn truncated_files_never_panic() {
         include_str!("../test_data/ok/strings.cf"),
         include_str!("../test_data/ok/statements.cf"),
     ];
-    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/inmanta-modules/std/model/_init.cf");
+    let corpus =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/inmanta-modules/std/model/_init.cf");
     let corpus_text = std::fs::read_to_string(corpus).unwrap_or_default();
     for text in sources.iter().copied().chain([corpus_text.as_str()]) {
         let mut cut = 0;

@@ -41,7 +41,10 @@ fn json_output_is_machine_readable() {
     let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["E0006", "E0010", "E0006"]);
     let label = &diagnostics[1]["labels"][0];
-    assert_eq!((label["file"].as_str(), label["line"].as_u64(), label["column"].as_u64()), (Some("main.cf"), Some(4), Some(12)));
+    assert_eq!(
+        (label["file"].as_str(), label["line"].as_u64(), label["column"].as_u64()),
+        (Some("main.cf"), Some(4), Some(12))
+    );
     assert!(out.stderr.is_empty(), "JSON mode keeps stderr clean: {}", out.stderr);
 }
 

@@ -38,6 +38,12 @@ fn parse_verdicts_match_the_reference() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases disagree:\n{}", failures.len(), rejected + accepted, failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases disagree:\n{}",
+        failures.len(),
+        rejected + accepted,
+        failures.join("\n")
+    );
     assert_eq!((rejected, accepted), (55, 245), "the number of syntax cases changed; update this test");
 }

@@ -40,6 +40,7 @@ fn the_corpus_checks_as_a_project() {
     std::fs::write(project.join("main.cf"), "import std\nimport ip\n").unwrap();
     let out = modelc(&["check"], &project);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let checked: usize = out.stderr.trim().strip_prefix("checked ").unwrap().split(' ').next().unwrap().parse().unwrap();
+    let checked: usize =
+        out.stderr.trim().strip_prefix("checked ").unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!(checked > 60, "{}", out.stderr);
 }

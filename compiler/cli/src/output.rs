@@ -33,7 +33,6 @@ impl Reporter<'_> {
     }
 }
 
-
 fn summary(verb: &str, files: usize, errors: usize, warnings: usize) -> String {
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     let found = match (errors, warnings) {

@@ -105,7 +105,8 @@ fn load_project(root: &Path) -> Result<Target, LoadError> {
     let parsed: ProjectFile = if text.trim().is_empty() {
         ProjectFile { modulepath: None }
     } else {
-        serde_yaml_ng::from_str(&text).map_err(|e| LoadError::BadProjectFile { path: file.clone(), reason: e.to_string() })?
+        serde_yaml_ng::from_str(&text)
+            .map_err(|e| LoadError::BadProjectFile { path: file.clone(), reason: e.to_string() })?
     };
     let module_paths = match parsed.modulepath {
         None => Vec::new(),

@@ -85,8 +85,11 @@ mod tests {
     fn positions_are_bytes_and_one_based_lines() {
         let mut files = SourceFiles::new();
         let file = files.add("main.cf", "x = 1\ncafé = @\n");
-        let diagnostic = Diagnostic::new(&codes::ILLEGAL_CHARACTER, "illegal character `@`")
-            .primary(file, Span::new(14, 15), "not allowed here");
+        let diagnostic = Diagnostic::new(&codes::ILLEGAL_CHARACTER, "illegal character `@`").primary(
+            file,
+            Span::new(14, 15),
+            "not allowed here",
+        );
         insta::assert_snapshot!(render_all(&[diagnostic], &files));
     }
 }

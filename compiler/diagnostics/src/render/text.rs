@@ -41,8 +41,11 @@ impl<'f> TextRenderer<'f> {
         labels.sort_by_key(|l| (l.file, l.span.start, l.span.end));
         for label in labels {
             let span = self.files.get(label.file).clamp(label.span);
-            let mut rendered = Label::new((label.file, span.range()))
-                .with_color(if label.primary { primary_color } else { Color::Blue });
+            let mut rendered = Label::new((label.file, span.range())).with_color(if label.primary {
+                primary_color
+            } else {
+                Color::Blue
+            });
             if let Some(message) = &label.message {
                 rendered = rendered.with_message(message);
             }

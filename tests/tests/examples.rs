@@ -1,0 +1,24 @@
+//! Every example project checks cleanly.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::path::Path;
+
+use modelc_tests::modelc;
+
+#[test]
+fn every_example_checks_cleanly() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("project.yml").is_file() {
+            continue;
+        }
+        let out = modelc(&["check", dir.to_str().unwrap()], &examples);
+        assert_eq!(out.code, 0, "{}:\n{}", dir.display(), out.stderr);
+        assert!(out.stderr.contains("no problems"), "{}", out.stderr);
+        assert!(dir.join("README.md").is_file(), "{} needs a README", dir.display());
+        checked += 1;
+    }
+    assert!(checked >= 1, "no examples found");
+}
