@@ -3,11 +3,11 @@
 //! Each function is called from one rule in `grammar.lalrpop`. Checks report into the [`Sink`]
 //! and still return a node, so one mistake never hides the rest of the file.
 
-use modelc_diagnostics::{Span, codes};
+use modelc_diagnostics::{Code, Span, codes};
 
 use crate::ast::*;
 use crate::literals;
-use crate::sink::{Sink, add_help};
+use crate::sink::{Sink, add_help, add_secondary};
 
 /// Builds the file: a leading triple-quoted string is the module docstring, and one directly
 /// after a relation, typedef or `implement` documents it (the reference's grammar has these
@@ -197,12 +197,7 @@ pub(crate) fn implement(
             "`using parents` cannot be conditional",
             "a condition on `parents` is not allowed",
         );
-        diagnostic.labels.push(modelc_diagnostics::Label {
-            file: diagnostic.labels[0].file,
-            span: parents,
-            message: Some("inherits the parents' implementations".to_owned()),
-            primary: false,
-        });
+        add_secondary(diagnostic, parents, "inherits the parents' implementations");
         add_help(diagnostic, "remove the `when` clause, or name the implementations explicitly");
     }
     Implement { entity, implementations, condition, docstring: None, span }
@@ -249,12 +244,7 @@ pub(crate) fn typedef(
             format!("the constraint of typedef `{}` never uses `self`", name.name),
             "this expression does not depend on the value",
         );
-        diagnostic.labels.push(modelc_diagnostics::Label {
-            file: diagnostic.labels[0].file,
-            span: name_span,
-            message: Some("the typedef being constrained".to_owned()),
-            primary: false,
-        });
+        add_secondary(diagnostic, name_span, "the typedef being constrained");
         add_help(diagnostic, "refer to the checked value as `self`, e.g. `matching self > 0`");
     }
     Typedef { name, base, constraint, docstring: None, span }
@@ -358,12 +348,7 @@ fn check_duplicate_keywords(sink: &mut Sink, args: &[Arg]) {
                     format!("keyword argument `{}` is given twice", name.name),
                     "given again here",
                 );
-                diagnostic.labels.push(modelc_diagnostics::Label {
-                    file: diagnostic.labels[0].file,
-                    span: first_span,
-                    message: Some("first given here".to_owned()),
-                    primary: false,
-                });
+                add_secondary(diagnostic, first_span, "first given here");
             } else {
                 seen.push(name);
             }
@@ -413,35 +398,34 @@ pub(crate) fn dotted_type(sink: &mut Sink, object: Expr, name: Ident, span: Span
     Expr::error(span)
 }
 
-pub(crate) fn construct(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, span: Span) -> Expr {
-    check_duplicate_keywords(sink, &args);
-    for arg in &args {
+/// Reports each positional argument where only keyword arguments are allowed.
+fn reject_positional(sink: &mut Sink, args: &[Arg], code: &'static Code, message: &str, help: &str) {
+    for arg in args {
         if let Arg::Positional(value) = arg {
-            let diagnostic = sink.report(
-                &codes::POSITIONAL_CONSTRUCTOR_ARGUMENT,
-                value.span,
-                format!("constructor `{}` takes keyword arguments only", entity.text()),
-                "a positional argument",
-            );
-            add_help(diagnostic, "name the attribute: `attribute=value`");
+            let diagnostic = sink.report(code, value.span, message, "a positional argument");
+            add_help(diagnostic, help);
         }
     }
+}
+
+pub(crate) fn construct(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, span: Span) -> Expr {
+    check_duplicate_keywords(sink, &args);
+    let message = format!("constructor `{}` takes keyword arguments only", entity.text());
+    reject_positional(
+        sink,
+        &args,
+        &codes::POSITIONAL_CONSTRUCTOR_ARGUMENT,
+        &message,
+        "name the attribute: `attribute=value`",
+    );
     Expr::new(ExprKind::Construct { entity, args }, span)
 }
 
 pub(crate) fn index_lookup(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, span: Span) -> Expr {
     check_duplicate_keywords(sink, &args);
-    for arg in &args {
-        if let Arg::Positional(value) = arg {
-            let diagnostic = sink.report(
-                &codes::INVALID_LOOKUP,
-                value.span,
-                format!("index lookups on `{}` take keyword arguments only", entity.text()),
-                "a positional argument",
-            );
-            add_help(diagnostic, "name the indexed attribute: `Entity[attribute=value]`");
-        }
-    }
+    let message = format!("index lookups on `{}` take keyword arguments only", entity.text());
+    let help = "name the indexed attribute: `Entity[attribute=value]`";
+    reject_positional(sink, &args, &codes::INVALID_LOOKUP, &message, help);
     Expr::new(ExprKind::IndexLookup { entity, args }, span)
 }
 
@@ -522,12 +506,7 @@ pub(crate) fn dict(sink: &mut Sink, entries: Vec<(Expr, Expr)>, span: Span) -> E
                 format!("key {:?} appears twice in this dictionary", text.unwrap_or_default()),
                 "duplicate key",
             );
-            diagnostic.labels.push(modelc_diagnostics::Label {
-                file: diagnostic.labels[0].file,
-                span: first_span,
-                message: Some("first used here".to_owned()),
-                primary: false,
-            });
+            add_secondary(diagnostic, first_span, "first used here");
             continue;
         }
         out.push(DictEntry { key: literal, value });

@@ -9,7 +9,7 @@ use lalrpop_util::ParseError;
 use modelc_diagnostics::{Span, codes};
 
 use crate::lexer::{LexErrorKind, Spanned, Token};
-use crate::sink::{Sink, add_help};
+use crate::sink::{Sink, add_help, add_secondary};
 
 /// Reports every error token the lexer produced.
 pub(crate) fn report_lex_errors(tokens: &[Spanned<'_>], text: &str, sink: &mut Sink) {
@@ -126,10 +126,9 @@ fn report_parse_error(
                 Some(wanted) => format!("unexpected end of file, expected {wanted}"),
                 None => "unexpected end of file".to_owned(),
             };
-            let file = sink.file;
             let diagnostic = sink.report(&codes::UNEXPECTED_EOF, at, message, "the file ends here");
             if let Some((span, what)) = innermost_unclosed(tokens, text) {
-                diagnostic.labels.push(modelc_diagnostics::Label { file, span, message: Some(what), primary: false });
+                add_secondary(diagnostic, span, what);
             }
         }
         // The lexer never fails (errors are tokens), and we do not use LALRPOP's own lexer.

@@ -1,6 +1,6 @@
 //! Where the parser's actions and checks put the diagnostics they find.
 
-use modelc_diagnostics::{Code, Diagnostic, FileId, Span};
+use modelc_diagnostics::{Code, Diagnostic, FileId, Label, Span};
 
 /// Collects the diagnostics of one file's parse.
 #[derive(Debug)]
@@ -27,6 +27,12 @@ impl Sink {
         self.diagnostics.push(diagnostic);
         self.diagnostics.last_mut().expect("just pushed")
     }
+}
+
+/// Adds a secondary label, in the primary label's file, to a diagnostic in place.
+pub(crate) fn add_secondary(diagnostic: &mut Diagnostic, span: Span, message: impl Into<String>) {
+    let file = diagnostic.labels.first().map_or(FileId(0), |l| l.file);
+    diagnostic.labels.push(Label { file, span, message: Some(message.into()), primary: false });
 }
 
 /// Adds help to a diagnostic in place (the builder methods take `self`).
