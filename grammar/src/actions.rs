@@ -132,12 +132,12 @@ pub(crate) fn entity(
     name: Ident,
     parents: Vec<TypeRef>,
     doc: Option<(&str, Span)>,
-    attributes: Vec<Option<Attribute>>,
+    attributes: Vec<Option<Box<Attribute>>>,
     span: Span,
 ) -> Entity {
     check_hyphen(sink, &name, "entity name");
     let docstring = doc.map(|(raw, span)| literals::string(raw, span.start as usize, sink));
-    Entity { name, parents, docstring, attributes: attributes.into_iter().flatten().collect(), span }
+    Entity { name, parents, docstring, attributes: attributes.into_iter().flatten().map(|a| *a).collect(), span }
 }
 
 pub(crate) fn attribute(
@@ -308,7 +308,7 @@ pub(crate) fn assign(sink: &mut Sink, target: Expr, op: AssignOp, value: Expr, s
             );
         }
     }
-    Stmt::Assign(Assign { target, op, value, span })
+    Stmt::Assign(Box::new(Assign { target, op, value, span }))
 }
 
 pub(crate) fn misplaced_definition(sink: &mut Sink, keyword: &str, span: Span) -> Stmt {
@@ -323,7 +323,7 @@ pub(crate) fn misplaced_definition(sink: &mut Sink, keyword: &str, span: Span) -
 }
 
 pub(crate) fn for_stmt(_sink: &mut Sink, var: Ident, iterable: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
-    Stmt::For(For { var, iterable, body, span })
+    Stmt::For(Box::new(For { var, iterable, body, span }))
 }
 
 pub(crate) fn binary(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
@@ -418,7 +418,7 @@ pub(crate) fn construct(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, span: 
         &message,
         "name the attribute: `attribute=value`",
     );
-    Expr::new(ExprKind::Construct { entity, args }, span)
+    Expr::new(ExprKind::Construct { entity: Box::new(entity), args }, span)
 }
 
 pub(crate) fn index_lookup(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, span: Span) -> Expr {
@@ -426,7 +426,7 @@ pub(crate) fn index_lookup(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, spa
     let message = format!("index lookups on `{}` take keyword arguments only", entity.text());
     let help = "name the indexed attribute: `Entity[attribute=value]`";
     reject_positional(sink, &args, &codes::INVALID_LOOKUP, &message, help);
-    Expr::new(ExprKind::IndexLookup { entity, args }, span)
+    Expr::new(ExprKind::IndexLookup { entity: Box::new(entity), args }, span)
 }
 
 pub(crate) fn relation_lookup(sink: &mut Sink, object: Expr, args: Vec<Arg>, span: Span) -> Expr {
@@ -470,9 +470,11 @@ pub(crate) fn is_defined(sink: &mut Sink, target: Expr, span: Span) -> Expr {
     Expr::new(ExprKind::IsDefined(Box::new(target)), span)
 }
 
-pub(crate) fn dict(sink: &mut Sink, entries: Vec<(Expr, Expr)>, span: Span) -> Expr {
+#[allow(clippy::vec_box, reason = "the grammar boxes entries to keep its stack values small")]
+pub(crate) fn dict(sink: &mut Sink, entries: Vec<Box<(Expr, Expr)>>, span: Span) -> Expr {
     let mut out: Vec<DictEntry> = Vec::with_capacity(entries.len());
-    for (key, value) in entries {
+    for entry in entries {
+        let (key, value) = *entry;
         let key_span = key.span;
         let literal = match &key.kind {
             ExprKind::Str(s) if s.style != StrStyle::Triple => s.clone(),

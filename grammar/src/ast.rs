@@ -54,16 +54,17 @@ pub struct File {
 }
 
 /// A top-level construct. Definitions may only appear at the top level; statements may
-/// appear anywhere.
+/// appear anywhere. Large definitions are boxed: the parser moves items around by value, and
+/// a small `Item` keeps that cheap.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
-    Import(Import),
-    Entity(Entity),
-    Implementation(Implementation),
-    Implement(Implement),
-    Relation(Relation),
-    Typedef(Typedef),
-    Index(Index),
+    Import(Box<Import>),
+    Entity(Box<Entity>),
+    Implementation(Box<Implementation>),
+    Implement(Box<Implement>),
+    Relation(Box<Relation>),
+    Typedef(Box<Typedef>),
+    Index(Box<Index>),
     Stmt(Stmt),
 }
 
@@ -214,8 +215,8 @@ pub struct Index {
 /// A statement: what may appear inside blocks as well as at the top level.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stmt {
-    Assign(Assign),
-    For(For),
+    Assign(Box<Assign>),
+    For(Box<For>),
     If(If),
     Expr(Expr),
     /// Input the parser skipped while recovering from a syntax error.
@@ -302,14 +303,14 @@ pub enum ExprKind {
         function: Path,
         args: Vec<Arg>,
     },
-    /// `Entity(k=v, **d)`.
+    /// `Entity(k=v, **d)`. The type is boxed to keep every expression small.
     Construct {
-        entity: TypeRef,
+        entity: Box<TypeRef>,
         args: Vec<Arg>,
     },
     /// `Entity[k=v]`.
     IndexLookup {
-        entity: TypeRef,
+        entity: Box<TypeRef>,
         args: Vec<Arg>,
     },
     /// `x.relation[k=v]`.
@@ -576,9 +577,8 @@ impl Expr {
         deep
     }
 
-    /// The direct sub-expressions, mutably.
-    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
-        let mut out = Vec::new();
+    /// Calls `f` on each direct sub-expression, mutably, in source order.
+    pub fn for_each_child_mut<'a>(&'a mut self, f: &mut dyn FnMut(&'a mut Expr)) {
         match &mut self.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -589,28 +589,42 @@ impl Expr {
             | ExprKind::Regex(_)
             | ExprKind::Var(_)
             | ExprKind::Error => {}
-            ExprKind::Attr { object, .. } => out.push(&mut **object),
+            ExprKind::Attr { object, .. } => f(object),
             ExprKind::Call { args, .. } | ExprKind::Construct { args, .. } | ExprKind::IndexLookup { args, .. } => {
-                out.extend(args.iter_mut().map(Arg::value_mut))
+                args.iter_mut().for_each(|a| f(a.value_mut()));
             }
             ExprKind::RelationLookup { object, args, .. } => {
-                out.push(&mut **object);
-                out.extend(args.iter_mut().map(Arg::value_mut));
+                f(object);
+                args.iter_mut().for_each(|a| f(a.value_mut()));
             }
-            ExprKind::MapLookup { object, key } => out.extend([&mut **object, &mut **key]),
-            ExprKind::List(items) => out.extend(items.iter_mut()),
+            ExprKind::MapLookup { object, key } => {
+                f(object);
+                f(key);
+            }
+            ExprKind::List(items) => items.iter_mut().for_each(f),
             ExprKind::ListComp { element, fors, guards } => {
-                out.push(&mut **element);
-                out.extend(fors.iter_mut().map(|f| &mut f.iterable));
-                out.extend(guards.iter_mut());
+                f(element);
+                fors.iter_mut().for_each(|c| f(&mut c.iterable));
+                guards.iter_mut().for_each(f);
             }
-            ExprKind::Dict(entries) => out.extend(entries.iter_mut().map(|e| &mut e.value)),
-            ExprKind::Binary { lhs, rhs, .. } => out.extend([&mut **lhs, &mut **rhs]),
-            ExprKind::Not(inner) | ExprKind::IsDefined(inner) => out.push(&mut **inner),
+            ExprKind::Dict(entries) => entries.iter_mut().for_each(|e| f(&mut e.value)),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::Not(inner) | ExprKind::IsDefined(inner) => f(inner),
             ExprKind::Conditional { condition, then, otherwise } => {
-                out.extend([&mut **condition, &mut **then, &mut **otherwise]);
+                f(condition);
+                f(then);
+                f(otherwise);
             }
         }
+    }
+
+    /// The direct sub-expressions, mutably.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        let mut out = Vec::new();
+        self.for_each_child_mut(&mut |c| out.push(c));
         out
     }
 }

@@ -51,9 +51,7 @@ pub(crate) fn limit_depth(file: &mut File, sink: &mut Sink) {
                     *expr = Expr::error(expr.span);
                     continue;
                 }
-                for child in expr.children_mut() {
-                    work.push(Work::Expr(child, depth + 1));
-                }
+                expr.for_each_child_mut(&mut |child| work.push(Work::Expr(child, depth + 1)));
             }
             Work::Stmts(stmts, depth) => {
                 if depth > MAX_DEPTH {

@@ -85,25 +85,35 @@ fn random_bytes_and_token_soup_never_panic() {
     }
 }
 
-/// Every prefix of a real-world file (at a stride, to stay fast) parses without panicking.
+/// Every corpus file (when `../shared` is present) and every fixture, cut at 50 points spread
+/// over its length plus every one of its last 64 bytes, parses without panicking.
 #[test]
 fn truncated_files_never_panic() {
-    let sources = [
-        include_str!("../test_data/ok/entities.cf"),
-        include_str!("../test_data/ok/expressions.cf"),
-        include_str!("../test_data/ok/strings.cf"),
-        include_str!("../test_data/ok/statements.cf"),
+    let mut texts: Vec<String> = Vec::new();
+    let roots = [
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test_data"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/inmanta-modules"),
     ];
-    let corpus =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/inmanta-modules/std/model/_init.cf");
-    let corpus_text = std::fs::read_to_string(corpus).unwrap_or_default();
-    for text in sources.iter().copied().chain([corpus_text.as_str()]) {
-        let mut cut = 0;
-        while cut < text.len() {
-            if text.is_char_boundary(cut) {
-                let _ = parse(FileId(0), &text[..cut]);
-            }
-            cut += 7;
+    for root in &roots {
+        collect(root, &mut texts);
+    }
+    assert!(texts.len() >= 15, "fixtures missing");
+    for text in &texts {
+        let cuts = (0..50).map(|i| text.len() * i / 50).chain(text.len().saturating_sub(64)..text.len());
+        for cut in cuts.filter(|c| text.is_char_boundary(*c)) {
+            let _ = parse(FileId(0), &text[..cut]);
+        }
+    }
+}
+
+fn collect(dir: &std::path::Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "cf") {
+            out.push(std::fs::read_to_string(&path).unwrap());
         }
     }
 }
