@@ -78,3 +78,8 @@ pub fn conformance_cases(shared: &Path) -> Vec<Case> {
     let text = std::fs::read_to_string(shared.join("conformance/cases.jsonl")).unwrap();
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
+
+/// The id of every code in the diagnostic registry.
+pub fn registered_codes() -> Vec<String> {
+    modelc::registered_codes().iter().map(|c| (*c).to_owned()).collect()
+}

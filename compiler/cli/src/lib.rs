@@ -152,6 +152,11 @@ fn explain(code: &str, io: &mut Io<'_>) -> u8 {
     }
 }
 
+/// The ids of every diagnostic code modelc can report (what `modelc explain` accepts).
+pub fn registered_codes() -> Vec<&'static str> {
+    codes::ALL.iter().map(|c| c.id).collect()
+}
+
 fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
     let _ = writeln!(io.stderr, "error: {message}");
     EXIT_USAGE
