@@ -161,7 +161,7 @@ fn decode_escape(body: &str, at: usize, body_start: usize, out: &mut String, sin
         b'N' => {
             // `\N{NAME}`: a character by its Unicode name (or alias), case-insensitively.
             let closing = body[at..].find('}').filter(|_| bytes.get(at + 2) == Some(&b'{'));
-            let named = closing.and_then(|end| unicode_names2::character(&body[at + 3..at + end]));
+            let named = closing.and_then(|end| character_named(&body[at + 3..at + end]));
             match (closing, named) {
                 (Some(end), Some(c)) => {
                     out.push(c);
@@ -200,6 +200,15 @@ fn decode_escape(body: &str, at: usize, body_start: usize, out: &mut String, sin
             1
         }
     }
+}
+
+/// The character with this Unicode name or alias, matched loosely as Python does.
+fn character_named(name: &str) -> Option<char> {
+    // unicode_names2 4.0 underflows on a name starting with `-` (found by fuzzing); no Unicode
+    // name does, and none contains characters other than these.
+    let plausible =
+        !name.starts_with('-') && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_'));
+    if plausible { unicode_names2::character(name) } else { None }
 }
 
 /// An f-string token (`f"…"`) starting at byte `start`.
@@ -388,6 +397,9 @@ mod tests {
         assert_eq!(parts(r#""\x4""#).1, ["E0003"]);
         assert_eq!(parts(r#""\N{latin small letter e with acute}!""#).0, [text("é!")]);
         assert_eq!(parts(r#""\N{NO SUCH CHARACTER}""#).1, ["E0003"]);
+        // Found by fuzzing: a leading hyphen made the name lookup underflow.
+        assert_eq!(parts(r#""\N{-LATIN SMALL LETTER E}""#).1, ["E0003"]);
+        assert_eq!(parts(r#""\N{é}""#).1, ["E0003"]);
     }
 
     #[test]
