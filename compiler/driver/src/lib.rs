@@ -4,19 +4,20 @@
 //! `project.yml`), reads every source file into a [`SourceFiles`] collection, and runs the
 //! phases over them. Phases below it are pure functions of text.
 
+mod database;
 mod project;
 mod sources;
 
+pub use database::RootDatabase;
 pub use project::{LoadError, Project, Target, locate};
 pub use sources::{Loaded, load};
 
 use modelc_diagnostics::{Diagnostic, SourceFiles};
 
-/// Parses every loaded file and returns all syntax diagnostics, in file order.
+/// Parses every loaded file through the query database and returns all syntax diagnostics,
+/// in file order.
 pub fn parse_all(files: &SourceFiles) -> Vec<Diagnostic> {
-    let mut diagnostics = Vec::new();
-    for (id, file) in files.iter() {
-        diagnostics.extend(modelc_syntax::parse(id, &file.text).diagnostics);
-    }
-    diagnostics
+    let db = RootDatabase::default();
+    let inputs = db.add_files(files);
+    inputs.iter().flat_map(|file| modelc_db::parse(&db, *file).diagnostics.iter().cloned()).collect()
 }
