@@ -322,10 +322,6 @@ pub(crate) fn misplaced_definition(sink: &mut Sink, keyword: &str, span: Span) -
     Stmt::Error(span)
 }
 
-pub(crate) fn for_stmt(_sink: &mut Sink, var: Ident, iterable: Expr, body: Vec<Stmt>, span: Span) -> Stmt {
-    Stmt::For(Box::new(For { var, iterable, body, span }))
-}
-
 pub(crate) fn binary(op: BinOp, lhs: Expr, rhs: Expr, span: Span) -> Expr {
     Expr::new(ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span)
 }
@@ -449,10 +445,6 @@ pub(crate) fn relation_lookup(sink: &mut Sink, object: Expr, args: Vec<Arg>, spa
             Expr::error(span)
         }
     }
-}
-
-pub(crate) fn map_lookup(_sink: &mut Sink, object: Expr, key: Expr, span: Span) -> Expr {
-    Expr::new(ExprKind::MapLookup { object: Box::new(object), key: Box::new(key) }, span)
 }
 
 pub(crate) fn is_defined(sink: &mut Sink, target: Expr, span: Span) -> Expr {

@@ -559,13 +559,6 @@ impl Expr {
         }
     }
 
-    /// The direct sub-expressions, in source order.
-    pub fn children(&self) -> Vec<&Expr> {
-        let mut out = Vec::new();
-        self.for_each_child(&mut |c| out.push(c));
-        out
-    }
-
     /// Whether any sub-expression has sub-expressions of its own.
     fn has_grandchildren(&self) -> bool {
         let mut deep = false;
@@ -639,21 +632,6 @@ impl Arg {
     pub fn value_mut(&mut self) -> &mut Expr {
         match self {
             Arg::Positional(e) | Arg::Keyword(_, e) | Arg::Splat(e) => e,
-        }
-    }
-}
-
-impl Stmt {
-    /// The statements nested directly inside this one.
-    pub fn blocks(&self) -> Vec<&[Stmt]> {
-        match self {
-            Stmt::For(f) => vec![&f.body],
-            Stmt::If(i) => {
-                let mut out: Vec<&[Stmt]> = i.branches.iter().map(|(_, b)| b.as_slice()).collect();
-                out.extend(i.else_body.as_deref());
-                out
-            }
-            Stmt::Assign(_) | Stmt::Expr(_) | Stmt::Error(_) => Vec::new(),
         }
     }
 }
