@@ -32,6 +32,7 @@ pub(crate) fn report_lex_errors(tokens: &[Spanned<'_>], text: &str, sink: &mut S
                 );
                 let help = match chars.chars().next() {
                     Some(';') => "statements need no separator; remove the `;`",
+                    Some('\u{feff}') => "this is a byte-order mark; save the file as UTF-8 without BOM",
                     Some('!') => "negation is written `not`; inequality is `!=`",
                     Some('&' | '|') => "boolean operators are written `and` and `or`",
                     Some(c) if !c.is_ascii() => {

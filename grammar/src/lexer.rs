@@ -64,7 +64,9 @@ pub const KEYWORDS: [&str; 28] = [
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 #[logos(error = LexErrorKind)]
 #[logos(skip r"[ \t\r\n]+")]
-#[logos(skip(r"(#|//)[^\n]*", allow_greedy = true))]
+// Comments and single-line strings end at `\r` too: the reference reads files with universal
+// newlines, where a lone `\r` is a line break.
+#[logos(skip(r"(#|//)[^\r\n]*", allow_greedy = true))]
 pub enum Token<'s> {
     // Keywords.
     #[token("typedef")]
@@ -135,19 +137,19 @@ pub enum Token<'s> {
     Int(&'s str),
     #[regex(r"-?[0-9]*\.[0-9]+", |lex| lex.slice())]
     Float(&'s str),
-    #[regex(r#""([^"\\\n]|\\[^\n])*""#, |lex| lex.slice(), allow_greedy = true)]
-    #[regex(r#"'([^'\\\n]|\\[^\n])*'"#, |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r#""([^"\\\r\n]|\\[^\r\n])*""#, |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r#"'([^'\\\r\n]|\\[^\r\n])*'"#, |lex| lex.slice(), allow_greedy = true)]
     Str(&'s str),
     #[token(r#"""""#, lex_triple_string)]
     Mls(&'s str),
-    #[regex(r#"r"([^"\\\n]|\\[^\n])*""#, |lex| lex.slice(), allow_greedy = true)]
-    #[regex(r#"r'([^'\\\n]|\\[^\n])*'"#, |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r#"r"([^"\\\r\n]|\\[^\r\n])*""#, |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r#"r'([^'\\\r\n]|\\[^\r\n])*'"#, |lex| lex.slice(), allow_greedy = true)]
     RStr(&'s str),
-    #[regex(r#"f"([^"\\\n]|\\[^\n])*""#, |lex| lex.slice(), allow_greedy = true)]
-    #[regex(r#"f'([^'\\\n]|\\[^\n])*'"#, |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r#"f"([^"\\\r\n]|\\[^\r\n])*""#, |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r#"f'([^'\\\r\n]|\\[^\r\n])*'"#, |lex| lex.slice(), allow_greedy = true)]
     FStr(&'s str),
     /// `matching /body/`: the keyword, whitespace and the delimited body in one token.
-    #[regex(r"matching[ \t\r\n]+/([^/\\\n]|\\[^\n])+/", |lex| lex.slice(), allow_greedy = true)]
+    #[regex(r"matching[ \t\r\n]+/([^/\\\r\n]|\\[^\r\n])+/", |lex| lex.slice(), allow_greedy = true)]
     Regex(&'s str),
 
     // Punctuation and operators.
@@ -204,8 +206,8 @@ pub enum Token<'s> {
     // Unterminated single-line strings: matched only when the terminated form is not (logos
     // prefers the longer, terminated match). A trailing backslash is included so a failed line
     // continuation is reported as one unterminated string, not as a stray `\`.
-    #[regex(r#"[rf]?"([^"\\\n]|\\[^\n])*\\?"#, |_| LexErrorKind::UnterminatedString, allow_greedy = true)]
-    #[regex(r#"[rf]?'([^'\\\n]|\\[^\n])*\\?"#, |_| LexErrorKind::UnterminatedString, allow_greedy = true)]
+    #[regex(r#"[rf]?"([^"\\\r\n]|\\[^\r\n])*\\?"#, |_| LexErrorKind::UnterminatedString, allow_greedy = true)]
+    #[regex(r#"[rf]?'([^'\\\r\n]|\\[^\r\n])*\\?"#, |_| LexErrorKind::UnterminatedString, allow_greedy = true)]
     Error(LexErrorKind),
 
     // Produced by `refine`, never by logos: the context-dependent forms of `(`, `[` and `not`
@@ -418,6 +420,20 @@ mod tests {
             ]
         );
         assert_eq!(kinds("\"\"\"abc"), [Token::Error(LexErrorKind::UnterminatedTripleString)]);
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_comments_and_strings() {
+        assert_eq!(kinds("# c\rx"), [Token::Id("x")]);
+        assert_eq!(kinds("x # c\r\ny"), [Token::Id("x"), Token::Id("y")]);
+        assert_eq!(
+            kinds("\"a\rb\""),
+            [
+                Token::Error(LexErrorKind::UnterminatedString),
+                Token::Id("b"),
+                Token::Error(LexErrorKind::UnterminatedString)
+            ]
+        );
     }
 
     #[test]

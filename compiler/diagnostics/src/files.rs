@@ -27,9 +27,13 @@ pub struct SourceFile {
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> SourceFile {
         let text: Arc<str> = text.into();
+        // Lines end at `\n`, `\r\n` or a lone `\r` (universal newlines, as the reference reads
+        // files and as ariadne draws them).
         let mut line_starts = vec![0];
-        for (at, byte) in text.bytes().enumerate() {
-            if byte == b'\n' {
+        let bytes = text.as_bytes();
+        for (at, byte) in bytes.iter().enumerate() {
+            let ends_line = *byte == b'\n' || (*byte == b'\r' && bytes.get(at + 1) != Some(&b'\n'));
+            if ends_line {
                 line_starts.push(u32::try_from(at + 1).unwrap_or(u32::MAX));
             }
         }
@@ -112,6 +116,13 @@ mod tests {
         assert_eq!(file.line_col(3), LineCol { line: 2, column: 1 });
         assert_eq!(file.line_col(9), LineCol { line: 2, column: 6 });
         assert_eq!(file.line_col(99), LineCol { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn carriage_returns_end_lines_like_universal_newlines() {
+        let file = SourceFile::new("m.cf", "a\r\nb\rc\n");
+        assert_eq!(file.line_col(3), LineCol { line: 2, column: 1 });
+        assert_eq!(file.line_col(5), LineCol { line: 3, column: 1 });
     }
 
     #[test]

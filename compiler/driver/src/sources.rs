@@ -29,7 +29,7 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
                 modules.sort();
                 for module in modules {
                     let mut files = Vec::new();
-                    collect_cf_files(&module.join("model"), &mut files);
+                    collect_cf_files(&module.join("model"), &mut files, &mut Vec::new());
                     files.sort();
                     for file in files {
                         read_into(&mut loaded, &file, cwd)?;
@@ -41,14 +41,28 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
     Ok(loaded)
 }
 
-fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Collects the `.cf` files under `dir`. Symbolic links are followed, but each real directory
+/// and file is visited once (`seen` holds canonical paths), so a link loop cannot repeat files.
+fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut Vec<PathBuf>) {
+    let Ok(real) = dir.canonicalize() else { return };
+    if seen.contains(&real) {
+        return;
+    }
+    seen.push(real);
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         if path.is_dir() {
-            collect_cf_files(&path, out);
+            collect_cf_files(&path, out, seen);
         } else if path.extension().is_some_and(|e| e == "cf") {
-            out.push(path);
+            match path.canonicalize() {
+                Ok(real) if seen.contains(&real) => {}
+                Ok(real) => {
+                    seen.push(real);
+                    out.push(path);
+                }
+                Err(_) => out.push(path),
+            }
         }
     }
 }
@@ -80,4 +94,25 @@ fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<(), LoadErr
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_do_not_repeat_files() {
+        let root = std::env::temp_dir().join(format!("modelc-sources-loop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let model = root.join("libs/m/model");
+        std::fs::create_dir_all(model.join("sub")).expect("mkdir");
+        std::fs::write(model.join("_init.cf"), "x = 1\n").expect("write");
+        std::fs::write(model.join("sub/a.cf"), "y = 1\n").expect("write");
+        std::os::unix::fs::symlink("..", model.join("sub/back")).expect("symlink");
+        std::os::unix::fs::symlink("a.cf", model.join("sub/alias.cf")).expect("symlink");
+        let mut files = Vec::new();
+        collect_cf_files(&model, &mut files, &mut Vec::new());
+        assert_eq!(files.len(), 2, "{files:?}");
+    }
 }
