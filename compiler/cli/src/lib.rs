@@ -13,7 +13,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
-use modelc_diagnostics::{SourceFiles, codes};
+use modelc_diagnostics::codes;
 use modelc_driver::{Target, locate};
 
 pub use cli::{Cli, ColorChoice, Command, Format};
@@ -100,29 +100,18 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
 
 /// `modelc parse FILE...`: syntax only.
 fn parse(paths: &[PathBuf], dump_ast: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let mut files = SourceFiles::new();
-    let mut diagnostics = Vec::new();
-    for path in paths {
-        let target = Target::File(if path.is_absolute() { path.clone() } else { io.cwd.join(path) });
-        let loaded = match modelc_driver::load(&target, &io.cwd) {
-            Ok(loaded) => loaded,
-            Err(error) => return usage_error(io, &error.to_string()),
-        };
-        // Each file loads on its own; re-home its diagnostics into the shared collection.
-        for (_, file) in loaded.files.iter() {
-            let id = files.add(file.name.clone(), file.text.clone());
-            for mut diagnostic in loaded.diagnostics.clone() {
-                diagnostic.labels.iter_mut().for_each(|l| l.file = id);
-                diagnostics.push(diagnostic);
-            }
-            let parse = modelc_syntax::parse(id, &file.text);
-            if dump_ast {
-                let _ = write!(io.stdout, "{}", modelc_syntax::dump::dump(&parse.file));
-            }
-            diagnostics.extend(parse.diagnostics);
+    let paths = paths.iter().map(|p| if p.is_absolute() { p.clone() } else { io.cwd.join(p) }).collect();
+    let loaded = match modelc_driver::load(&Target::Files(paths), &io.cwd) {
+        Ok(loaded) => loaded,
+        Err(error) => return usage_error(io, &error.to_string()),
+    };
+    let mut diagnostics = loaded.diagnostics.clone();
+    diagnostics.extend(modelc_driver::parse_all(&loaded.files, |parse| {
+        if dump_ast {
+            let _ = write!(io.stdout, "{}", modelc_syntax::dump::dump(&parse.file));
         }
-    }
-    Reporter { files: &files, format, color }.finish(io, &mut diagnostics, "parsed")
+    }));
+    Reporter { files: &loaded.files, format, color }.finish(io, &mut diagnostics, "parsed")
 }
 
 /// `modelc check [PATH]`: everything the project consists of. For now that is syntax; the
@@ -137,7 +126,7 @@ fn check(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u
         Err(error) => return usage_error(io, &error.to_string()),
     };
     let mut diagnostics = loaded.diagnostics.clone();
-    diagnostics.extend(modelc_driver::parse_all(&loaded.files));
+    diagnostics.extend(modelc_driver::parse_all(&loaded.files, |_| {}));
     Reporter { files: &loaded.files, format, color }.finish(io, &mut diagnostics, "checked")
 }
 

@@ -13,11 +13,17 @@ pub use project::{LoadError, Project, Target, locate};
 pub use sources::{Loaded, load};
 
 use modelc_diagnostics::{Diagnostic, SourceFiles};
+use modelc_syntax::Parse;
 
-/// Parses every loaded file through the query database and returns all syntax diagnostics,
-/// in file order.
-pub fn parse_all(files: &SourceFiles) -> Vec<Diagnostic> {
+/// Parses every loaded file through the query database, in file order, shows each result to
+/// `visit` (to print its tree, say) and returns all syntax diagnostics.
+pub fn parse_all(files: &SourceFiles, mut visit: impl FnMut(&Parse)) -> Vec<Diagnostic> {
     let db = RootDatabase::default();
-    let inputs = db.add_files(files);
-    inputs.iter().flat_map(|file| modelc_db::parse(&db, *file).diagnostics.iter().cloned()).collect()
+    let mut diagnostics = Vec::new();
+    for file in db.add_files(files) {
+        let parse = modelc_db::parse(&db, file);
+        visit(parse);
+        diagnostics.extend(parse.diagnostics.iter().cloned());
+    }
+    diagnostics
 }

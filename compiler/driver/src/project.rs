@@ -9,8 +9,8 @@ use serde::Deserialize;
 /// What to compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// One `.cf` file on its own.
-    File(PathBuf),
+    /// `.cf` files on their own, in the order given.
+    Files(Vec<PathBuf>),
     Project(Project),
 }
 
@@ -94,7 +94,7 @@ pub fn locate(path: Option<&Path>, cwd: &Path) -> Result<Target, LoadError> {
         return Err(LoadError::NotAModel(path));
     }
     if path.extension().is_some_and(|e| e == "cf") {
-        return Ok(Target::File(path));
+        return Ok(Target::Files(vec![path]));
     }
     Err(LoadError::NotAModel(path))
 }

@@ -14,13 +14,17 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Reads every file the target consists of: the file itself, or the project's `main.cf` and
+/// Reads every file the target consists of: the files themselves, or the project's `main.cf` and
 /// every `.cf` file of each module found on its module path (`<dir>/<module>/model/**.cf`).
 /// Files are read in sorted order so that output never depends on directory listing order.
 pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     match target {
-        Target::File(path) => read_into(&mut loaded, path, cwd)?,
+        Target::Files(paths) => {
+            for path in paths {
+                read_into(&mut loaded, path, cwd)?;
+            }
+        }
         Target::Project(project) => {
             read_into(&mut loaded, &project.main, cwd)?;
             for dir in &project.module_paths {
