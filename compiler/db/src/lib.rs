@@ -9,6 +9,7 @@
 
 mod summary;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use modelc_diagnostics::FileId;
@@ -82,11 +83,12 @@ pub struct ImportGraph {
 #[salsa::tracked(returns(ref))]
 pub fn import_graph(db: &dyn Db, project: ProjectModules) -> ImportGraph {
     let modules = project.modules(db);
+    let known: HashSet<&str> = modules.iter().map(|(name, _)| name.as_str()).collect();
     let mut graph = ImportGraph::default();
     for (module, file) in modules {
         for imported in imports(db, *file) {
             let edge = (module.clone(), imported.clone());
-            if modules.iter().any(|(name, _)| name == imported) {
+            if known.contains(imported.as_str()) {
                 graph.edges.push(edge);
             } else {
                 graph.unresolved.push(edge);

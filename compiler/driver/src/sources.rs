@@ -1,5 +1,6 @@
 //! Reading a target's source files, in a deterministic order.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use modelc_diagnostics::{Diagnostic, FileId, SourceFiles, Span, codes};
@@ -33,7 +34,7 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
                 modules.sort();
                 for module in modules {
                     let mut files = Vec::new();
-                    collect_cf_files(&module.join("model"), &mut files, &mut Vec::new());
+                    collect_cf_files(&module.join("model"), &mut files, &mut HashSet::new());
                     files.sort();
                     for file in files {
                         read_into(&mut loaded, &file, cwd)?;
@@ -47,25 +48,20 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
 
 /// Collects the `.cf` files under `dir`. Symbolic links are followed, but each real directory
 /// and file is visited once (`seen` holds canonical paths), so a link loop cannot repeat files.
-fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut Vec<PathBuf>) {
+fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) {
     let Ok(real) = dir.canonicalize() else { return };
-    if seen.contains(&real) {
+    if !seen.insert(real) {
         return;
     }
-    seen.push(real);
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         if path.is_dir() {
             collect_cf_files(&path, out, seen);
         } else if path.extension().is_some_and(|e| e == "cf") {
-            match path.canonicalize() {
-                Ok(real) if seen.contains(&real) => {}
-                Ok(real) => {
-                    seen.push(real);
-                    out.push(path);
-                }
-                Err(_) => out.push(path),
+            // A file that cannot be canonicalised is still read (and its error reported there).
+            if path.canonicalize().map_or(true, |real| seen.insert(real)) {
+                out.push(path);
             }
         }
     }
@@ -116,7 +112,7 @@ mod tests {
         std::os::unix::fs::symlink("..", model.join("sub/back")).expect("symlink");
         std::os::unix::fs::symlink("a.cf", model.join("sub/alias.cf")).expect("symlink");
         let mut files = Vec::new();
-        collect_cf_files(&model, &mut files, &mut Vec::new());
+        collect_cf_files(&model, &mut files, &mut HashSet::new());
         assert_eq!(files.len(), 2, "{files:?}");
     }
 }
