@@ -613,13 +613,6 @@ impl Expr {
             }
         }
     }
-
-    /// The direct sub-expressions, mutably.
-    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
-        let mut out = Vec::new();
-        self.for_each_child_mut(&mut |c| out.push(c));
-        out
-    }
 }
 
 impl Arg {
@@ -646,11 +639,11 @@ enum Doomed {
 fn take_children(node: &mut Doomed, stack: &mut Vec<Doomed>) {
     match node {
         Doomed::Expr(expr) => {
-            for child in expr.children_mut() {
+            expr.for_each_child_mut(&mut |child| {
                 if child.has_children() {
                     stack.push(Doomed::Expr(std::mem::replace(child, Expr::error(Span::default()))));
                 }
-            }
+            });
         }
         Doomed::Stmt(stmt) => {
             let bodies: Vec<&mut Vec<Stmt>> = match stmt {
