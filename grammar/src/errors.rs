@@ -96,7 +96,7 @@ pub(crate) fn report_parse_errors(
         let offset = tokens.get(index).map_or(text.len(), |t| t.0);
         // Too close to the previous error, or on its line: the same mistake seen again.
         let echo = last_reported.is_some_and(|(last_index, last_offset)| {
-            index < last_index + ERROR_DISTANCE || !text[last_offset.min(offset)..offset].contains('\n')
+            index < last_index + ERROR_DISTANCE || !text[last_offset.min(offset)..offset].contains(['\n', '\r'])
         });
         if echo {
             continue;
@@ -258,7 +258,7 @@ fn lookup_across_lines(tokens: &[Spanned<'_>], at: usize, text: &str) -> Option<
             Token::LookupBracket if depth > 0 => depth -= 1,
             Token::LookupBracket => {
                 let name_end = open.checked_sub(1).map(|p| tokens[p].2)?;
-                return text[name_end..tokens[open].0].contains('\n').then(|| {
+                return text[name_end..tokens[open].0].contains(['\n', '\r']).then(|| {
                     "a `[` after a name continues it as a lookup, even on the next line; \
                      start the list on the line of its statement, or assign it to a variable"
                         .to_owned()
@@ -345,9 +345,10 @@ fn describe_expected(expected: &[String]) -> Option<String> {
     }
 }
 
-/// Whether only whitespace precedes byte `at` on its line.
+/// Whether only whitespace precedes byte `at` on its line (lines end at `\n` or `\r`, as in
+/// the lexer).
 fn starts_line(text: &str, at: usize) -> bool {
-    text[..at].bytes().rev().take_while(|b| *b != b'\n').all(|b| b == b' ' || b == b'\t')
+    text[..at].bytes().rev().take_while(|b| !matches!(b, b'\n' | b'\r')).all(|b| b == b' ' || b == b'\t')
 }
 
 /// The innermost bracket or block still open at the end of the token stream.

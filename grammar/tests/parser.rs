@@ -59,3 +59,12 @@ fn independent_errors_are_each_reported_once() {
     let rendered = modelc_syntax::dump::dump(&parse.file);
     assert!(rendered.contains("Var y") && rendered.contains("Var ok"), "{rendered}");
 }
+
+/// A lone carriage return ends a line (universal newlines), so errors on two such lines are
+/// two mistakes, not one repeated.
+#[test]
+fn errors_on_lines_ended_by_carriage_returns_are_each_reported() {
+    let parse = modelc_syntax::parse(modelc_diagnostics::FileId(0), "x = = 1\ry = = 2\r");
+    let codes: Vec<&str> = parse.diagnostics.iter().map(|d| d.code.id).collect();
+    assert_eq!(codes, ["E0006", "E0006"], "{:#?}", parse.diagnostics);
+}
