@@ -1,5 +1,38 @@
-//! The `std` module of the language (entities, typedefs and plugins every model can use),
-//! embedded in the binary.
+//! The `std` module of the language, embedded in the binary: its model files (entities,
+//! typedefs, implementations and the predefined operating systems), its templates, and the
+//! signatures of its plugins, which are implemented in Rust.
 //!
-//! This crate has no code yet: name resolution, which gives `std` its meaning, is the next
-//! layer to be built. See `ARCHITECTURE.md`.
+//! The model files are ordinary `.cf` source, checked by the same compiler as user code; a test
+//! keeps them free of diagnostics.
+
+pub mod signatures;
+
+pub use signatures::{Param, ParamKind, PluginSignature};
+
+/// One file of the std module: the namespace it defines, a display name, and its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StdFile {
+    /// `std` or `std::testing`.
+    pub namespace: &'static str,
+    /// How diagnostics name the file.
+    pub display_name: &'static str,
+    pub text: &'static str,
+}
+
+/// The files of the std module, `std` first.
+pub static FILES: &[StdFile] = &[
+    StdFile { namespace: "std", display_name: "<std>/model/_init.cf", text: include_str!("../model/_init.cf") },
+    StdFile {
+        namespace: "std::testing",
+        display_name: "<std>/model/testing.cf",
+        text: include_str!("../model/testing.cf"),
+    },
+];
+
+/// The std template at `path` (relative to the module's `templates/` directory).
+pub fn template(path: &str) -> Option<&'static str> {
+    match path {
+        "host_uri.j2" => Some(include_str!("../templates/host_uri.j2")),
+        _ => None,
+    }
+}
