@@ -64,7 +64,7 @@ fn colour_follows_the_flag_the_terminal_and_no_color() {
 fn check_finds_the_project_by_walking_up() {
     let project = scratch_dir("walk-up");
     std::fs::write(project.join("project.yml"), "name: demo\nmodulepath: libs\n").unwrap();
-    std::fs::write(project.join("main.cf"), "import web\nweb::Server(name=\"a\")\n").unwrap();
+    std::fs::write(project.join("main.cf"), "import web\nimport web::extra\nweb::Server(name=\"a\")\n").unwrap();
     std::fs::create_dir_all(project.join("libs/web/model")).unwrap();
     std::fs::write(project.join("libs/web/model/_init.cf"), "entity Server:\n    string name\nend\n").unwrap();
     std::fs::write(project.join("libs/web/model/extra.cf"), "entity Broken\n").unwrap();
@@ -72,11 +72,12 @@ fn check_finds_the_project_by_walking_up() {
     let out = modelc(&["check"], &project.join("deep/inside"));
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("extra.cf"), "module files are checked: {}", out.stderr);
-    assert!(out.stderr.contains("checked 3 files: 1 error"), "{}", out.stderr);
+    // main.cf, web, web::extra and std: the files the imports load.
+    assert!(out.stderr.contains("checked 4 files: 1 error"), "{}", out.stderr);
 
     std::fs::write(project.join("libs/web/model/extra.cf"), "entity Fixed:\nend\n").unwrap();
     let out = modelc(&["check", project.to_str().unwrap()], &std::env::temp_dir());
-    assert_eq!((out.code, out.stderr.trim()), (0, "checked 3 files: no problems"));
+    assert_eq!((out.code, out.stderr.trim()), (0, "checked 4 files: no problems"));
 
     let elsewhere = scratch_dir("no-project");
     let out = modelc(&["check"], &elsewhere);

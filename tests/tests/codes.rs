@@ -24,6 +24,10 @@ fn every_registered_code_is_produced_by_some_input() {
     for name in ["latin1.cf", "warning.cf", "deep.cf", "plus.cf"] {
         inputs.push(dir.join(name).to_str().unwrap().to_owned());
     }
+    // The semantic UI inputs: models and projects.
+    for entry in std::fs::read_dir(root.join("tests/ui/check")).unwrap() {
+        inputs.push(entry.unwrap().path().to_str().unwrap().to_owned());
+    }
     let mut produced = BTreeSet::new();
     for input in &inputs {
         let out = modelc(&["--format", "json", "check", input], &dir);

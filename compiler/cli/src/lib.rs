@@ -111,23 +111,27 @@ fn parse(paths: &[PathBuf], dump_ast: bool, format: Format, color: bool, io: &mu
             let _ = write!(io.stdout, "{}", modelc_syntax::dump::dump(&parse.file));
         }
     }));
-    Reporter { files: &loaded.files, format, color }.finish(io, &mut diagnostics, "parsed")
+    Reporter { files: &loaded.files, format, color, file_count: loaded.files.len() }.finish(
+        io,
+        &mut diagnostics,
+        "parsed",
+    )
 }
 
-/// `modelc check [PATH]`: everything the project consists of. For now that is syntax; the
-/// semantic checks of later layers plug in here.
+/// `modelc check [PATH]`: syntax, names and types of every file the project loads.
 fn check(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let target = match locate(path, &io.cwd) {
         Ok(target) => target,
         Err(error) => return usage_error(io, &error.to_string()),
     };
-    let loaded = match modelc_driver::load(&target, &io.cwd) {
+    let mut loaded = match modelc_driver::load(&target, &io.cwd) {
         Ok(loaded) => loaded,
         Err(error) => return usage_error(io, &error.to_string()),
     };
+    let checked = modelc_driver::check(&mut loaded);
     let mut diagnostics = loaded.diagnostics.clone();
-    diagnostics.extend(modelc_driver::parse_all(&loaded.files, |_| {}));
-    Reporter { files: &loaded.files, format, color }.finish(io, &mut diagnostics, "checked")
+    diagnostics.extend(checked.diagnostics);
+    Reporter { files: &loaded.files, format, color, file_count: checked.files }.finish(io, &mut diagnostics, "checked")
 }
 
 /// `modelc explain CODE`.

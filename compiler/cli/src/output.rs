@@ -9,6 +9,8 @@ pub(crate) struct Reporter<'f> {
     pub(crate) files: &'f SourceFiles,
     pub(crate) format: Format,
     pub(crate) color: bool,
+    /// How many files the summary line says were processed.
+    pub(crate) file_count: usize,
 }
 
 impl Reporter<'_> {
@@ -26,7 +28,7 @@ impl Reporter<'_> {
                 for diagnostic in diagnostics.iter() {
                     let _ = writeln!(io.stderr, "{}", renderer.render(diagnostic));
                 }
-                let _ = writeln!(io.stderr, "{}", summary(verb, self.files.len(), errors, warnings));
+                let _ = writeln!(io.stderr, "{}", summary(verb, self.file_count, errors, warnings));
             }
         }
         if errors > 0 { EXIT_MODEL_ERRORS } else { EXIT_OK }

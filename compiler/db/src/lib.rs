@@ -9,13 +9,15 @@
 
 mod summary;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use modelc_diagnostics::FileId;
 use modelc_syntax::Parse;
 
-pub use summary::{EntitySummary, ItemSummary};
+pub use summary::{
+    AttributeSummary, Bounds, DefaultSummary, EntitySummary, ImportSummary, ItemSummary, RelationEndSummary,
+    RelationSummary, TypedefSummary,
+};
 
 /// One source file: its text, and the name and id diagnostics use for it.
 #[salsa::input(debug)]
@@ -28,12 +30,16 @@ pub struct SourceFile {
     pub id: FileId,
 }
 
-/// The files of a project, each with the module it defines: `__config__` for `main.cf`, `std`,
-/// `web`, `web::sub`, in a stable order.
+/// The files of a project, each with the namespace it defines (`__config__` for `main.cf`,
+/// `std`, `web`, `web::sub`), in a stable order, and the namespaces loading starts from.
 #[salsa::input(debug)]
-pub struct ProjectModules {
+pub struct Project {
     #[returns(ref)]
     pub modules: Vec<(String, SourceFile)>,
+    /// Where loading starts: `__config__` for a project, every namespace of a module that is
+    /// checked on its own. Everything these import, transitively, is loaded too.
+    #[returns(ref)]
+    pub roots: Vec<String>,
 }
 
 /// The database every query runs against. The concrete one lives in the driver.
@@ -49,15 +55,18 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Parse {
     modelc_syntax::parse(file.id(db), file.text(db))
 }
 
-/// The modules a file imports, as written (`std`, `web::sub`), in source order.
+/// The file's imports, as written, in source order.
 #[salsa::tracked(returns(ref))]
-pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<String> {
+pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<ImportSummary> {
     parse(db, file)
         .file
         .items
         .iter()
         .filter_map(|item| match item {
-            modelc_syntax::ast::Item::Import(import) => Some(import.module.text()),
+            modelc_syntax::ast::Item::Import(import) => Some(ImportSummary {
+                module: import.module.text(),
+                alias: import.alias.as_ref().map(|a| a.name.clone()),
+            }),
             _ => None,
         })
         .collect()
@@ -66,36 +75,7 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<String> {
 /// The declarations a file makes visible to others, without positions.
 #[salsa::tracked(returns(ref))]
 pub fn item_summary(db: &dyn Db, file: SourceFile) -> ItemSummary {
-    ItemSummary::of(&parse(db, file).file)
-}
-
-/// Which module imports which, over a whole project.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ImportGraph {
-    /// (importing module, imported module) for every import of a module the project has.
-    pub edges: Vec<(String, String)>,
-    /// (importing module, imported module) for imports of modules the project does not have.
-    pub unresolved: Vec<(String, String)>,
-}
-
-/// The import graph of a project. Depends only on `imports` of each file, so edits that do
-/// not touch imports never recompute it.
-#[salsa::tracked(returns(ref))]
-pub fn import_graph(db: &dyn Db, project: ProjectModules) -> ImportGraph {
-    let modules = project.modules(db);
-    let known: HashSet<&str> = modules.iter().map(|(name, _)| name.as_str()).collect();
-    let mut graph = ImportGraph::default();
-    for (module, file) in modules {
-        for imported in imports(db, *file) {
-            let edge = (module.clone(), imported.clone());
-            if known.contains(imported.as_str()) {
-                graph.edges.push(edge);
-            } else {
-                graph.unresolved.push(edge);
-            }
-        }
-    }
-    graph
+    ItemSummary::of(&parse(db, file).file, file.text(db))
 }
 
 /// A database for tests and tools that need nothing else, optionally recording which queries

@@ -1,67 +1,173 @@
 //! Item summaries: what a file declares, reduced to names and types as written. They carry no
-//! spans, so they stay equal across edits that move text or change statement blocks.
+//! spans, so they stay equal across edits that move text or change statement blocks, and the
+//! whole-project tables built from them (`modelc-sema`) are not recomputed after such edits.
 
-use modelc_syntax::ast::{AttrBase, File, ImplRef, Item};
+use modelc_syntax::ast::{AttrBase, AttrDefault, Constraint, File, ImplRef, Item, Multiplicity, Stmt};
 
 /// The declarations of one file, in source order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ItemSummary {
+    pub imports: Vec<ImportSummary>,
     pub entities: Vec<EntitySummary>,
-    /// Typedef names with their base type as written.
-    pub typedefs: Vec<(String, String)>,
-    /// Implementation names with the entity they are for.
+    pub typedefs: Vec<TypedefSummary>,
+    /// Implementation names with the entity they are for, as written.
     pub implementations: Vec<(String, String)>,
-    /// `Entity.attribute` for each relation end this file declares, with the target entity.
-    pub relation_ends: Vec<(String, String)>,
-    /// Indexed entity and attributes.
+    pub relations: Vec<RelationSummary>,
+    /// Indexed entity (as written) and attribute names.
     pub indexes: Vec<(String, Vec<String>)>,
     /// `implement` statements: entity and implementation names (`parents` included).
     pub implements: Vec<(String, Vec<String>)>,
+    /// The names the file's top level assigns: the variables other files can read as `ns::x`.
+    pub variables: Vec<String>,
 }
 
-/// An entity's name, parents and attributes (`name: type` as written).
+/// `import module` or `import module as alias`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ImportSummary {
+    pub module: String,
+    pub alias: Option<String>,
+}
+
+impl ImportSummary {
+    /// The name the import makes usable in its file.
+    pub fn visible_name(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.module)
+    }
+}
+
+/// An entity's name, parents and attributes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct EntitySummary {
     pub name: String,
     pub parents: Vec<String>,
-    pub attributes: Vec<(String, String)>,
+    pub attributes: Vec<AttributeSummary>,
+}
+
+/// An attribute declaration: `string? name = "x"`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AttributeSummary {
+    pub name: String,
+    /// The base type as written: `string`, `std::port`, `dict`.
+    pub base: String,
+    pub list: bool,
+    pub nullable: bool,
+    pub default: DefaultSummary,
+}
+
+/// Whether and how an attribute declares a default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DefaultSummary {
+    None,
+    /// `= undef`: removes an inherited default.
+    Undef,
+    Value,
+}
+
+/// A typedef: name, base type as written, and its constraint's source text (an expression or
+/// `/regex/`), which the project table parses again to evaluate constants against it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TypedefSummary {
+    pub name: String,
+    pub base: String,
+    pub constraint: String,
+}
+
+/// `A.b [1] -- B.a [0:]`: both ends as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RelationSummary {
+    pub left: RelationEndSummary,
+    pub right_entity: String,
+    pub right: Option<(String, Bounds)>,
+}
+
+/// The entity and attribute of a relation's left end, with its multiplicity.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RelationEndSummary {
+    pub entity: String,
+    pub attribute: String,
+    pub bounds: Bounds,
+}
+
+/// A multiplicity: `[1]` is `1..=1`, `[0:]` is `0..` (no upper bound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bounds {
+    pub lower: u64,
+    pub upper: Option<u64>,
+}
+
+impl Bounds {
+    pub fn of(m: &Multiplicity) -> Bounds {
+        // Numbers that do not fit count as unbounded: no model means 2^64 instances.
+        let num = |text: &Option<String>| text.as_deref().and_then(|t| t.parse::<u64>().ok());
+        let lower = num(&m.lower).unwrap_or(0);
+        let upper = if m.range { num(&m.upper) } else { num(&m.lower) };
+        Bounds { lower, upper }
+    }
+
+    /// A cell that holds at most one value: `[1]`, `[0:1]`.
+    pub fn is_single(self) -> bool {
+        self.upper == Some(1)
+    }
+
+    /// `[0:1]`: optional single value.
+    pub fn is_optional(self) -> bool {
+        self.lower == 0 && self.upper == Some(1)
+    }
 }
 
 impl ItemSummary {
-    pub fn of(file: &File) -> ItemSummary {
+    /// Summarises `file`, whose source is `text` (for typedef constraints).
+    pub fn of(file: &File, text: &str) -> ItemSummary {
         let mut summary = ItemSummary::default();
         for item in &file.items {
             match item {
+                Item::Import(import) => summary.imports.push(ImportSummary {
+                    module: import.module.text(),
+                    alias: import.alias.as_ref().map(|a| a.name.clone()),
+                }),
                 Item::Entity(e) => summary.entities.push(EntitySummary {
                     name: e.name.name.clone(),
                     parents: e.parents.iter().map(|p| p.text()).collect(),
                     attributes: e
                         .attributes
                         .iter()
-                        .map(|a| {
-                            let base = match &a.ty.base {
+                        .map(|a| AttributeSummary {
+                            name: a.name.name.clone(),
+                            base: match &a.ty.base {
                                 AttrBase::Named(path) => path.text(),
                                 AttrBase::Dict => "dict".to_owned(),
-                            };
-                            let ty = format!(
-                                "{base}{}{}",
-                                if a.ty.list { "[]" } else { "" },
-                                if a.ty.nullable { "?" } else { "" }
-                            );
-                            (a.name.name.clone(), ty)
+                            },
+                            list: a.ty.list,
+                            nullable: a.ty.nullable,
+                            default: match &a.default {
+                                None => DefaultSummary::None,
+                                Some(AttrDefault::Undef(_)) => DefaultSummary::Undef,
+                                Some(AttrDefault::Value(_)) => DefaultSummary::Value,
+                            },
                         })
                         .collect(),
                 }),
-                Item::Typedef(t) => summary.typedefs.push((t.name.name.clone(), t.base.text())),
-                Item::Implementation(i) => summary.implementations.push((i.name.name.clone(), i.entity.text())),
-                Item::Relation(r) => {
-                    let left = r.left.entity.text();
-                    let right = r.right_entity.text();
-                    summary.relation_ends.push((format!("{left}.{}", r.left.attribute.name), right.clone()));
-                    if let Some((attribute, _)) = &r.right {
-                        summary.relation_ends.push((format!("{right}.{}", attribute.name), left));
-                    }
+                Item::Typedef(t) => {
+                    let constraint = match &t.constraint {
+                        Constraint::Expr(e) => text.get(e.span.range()).unwrap_or_default().to_owned(),
+                        Constraint::Regex(r) => format!("/{}/", r.pattern),
+                    };
+                    summary.typedefs.push(TypedefSummary {
+                        name: t.name.name.clone(),
+                        base: t.base.text(),
+                        constraint,
+                    });
                 }
+                Item::Implementation(i) => summary.implementations.push((i.name.name.clone(), i.entity.text())),
+                Item::Relation(r) => summary.relations.push(RelationSummary {
+                    left: RelationEndSummary {
+                        entity: r.left.entity.text(),
+                        attribute: r.left.attribute.name.clone(),
+                        bounds: Bounds::of(&r.left.multiplicity),
+                    },
+                    right_entity: r.right_entity.text(),
+                    right: r.right.as_ref().map(|(attr, m)| (attr.name.clone(), Bounds::of(m))),
+                }),
                 Item::Index(i) => {
                     summary.indexes.push((i.entity.text(), i.attributes.iter().map(|a| a.name.clone()).collect()));
                 }
@@ -75,9 +181,18 @@ impl ItemSummary {
                         })
                         .collect(),
                 )),
-                Item::Import(_) | Item::Stmt(_) => {}
+                Item::Stmt(Stmt::Assign(assign)) => {
+                    if let modelc_syntax::ast::ExprKind::Var(path) = &assign.target.kind
+                        && let [name] = path.segments.as_slice()
+                    {
+                        summary.variables.push(name.name.clone());
+                    }
+                }
+                Item::Stmt(_) => {}
             }
         }
+        summary.variables.sort_unstable();
+        summary.variables.dedup();
         summary
     }
 }

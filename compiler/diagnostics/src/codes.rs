@@ -65,6 +65,39 @@ codes! {
     INVALID_UTF8 = "E0027" "invalid-utf8" Error;
     DEFINITION_IN_BLOCK = "E0028" "definition-in-block" Error;
     UNKNOWN_ESCAPE = "W0001" "unknown-escape" Warning;
+    UNKNOWN_MODULE = "E0101" "unknown-module" Error;
+    DUPLICATE_IMPORT = "E0102" "duplicate-import" Error;
+    UNKNOWN_TYPE = "E0103" "unknown-type" Error;
+    MISSING_IMPORT = "E0104" "missing-import" Error;
+    UNKNOWN_NAMESPACE = "E0105" "unknown-namespace" Error;
+    UNDEFINED_VARIABLE = "E0106" "undefined-variable" Error;
+    DUPLICATE_DEFINITION = "E0107" "duplicate-definition" Error;
+    AMBIGUOUS_TYPE = "E0108" "ambiguous-type" Error;
+    UNAVAILABLE_PLUGIN = "E0109" "unavailable-plugin" Error;
+    ASSIGN_TO_QUALIFIED_NAME = "E0110" "assign-to-qualified-name" Error;
+    NOT_CALLABLE = "E0111" "not-callable" Error;
+    IMPORT_CYCLE = "W0101" "import-cycle" Warning;
+    BUILTIN_TYPE_SHADOWED = "W0102" "builtin-type-shadowed" Warning;
+    DEPRECATED = "W0103" "deprecated" Warning;
+    DUPLICATE_ATTRIBUTE = "E0201" "duplicate-attribute" Error;
+    INCOMPATIBLE_ATTRIBUTE = "E0202" "incompatible-attribute" Error;
+    INHERITANCE_CYCLE = "E0203" "inheritance-cycle" Error;
+    DUPLICATE_PARENT = "E0204" "duplicate-parent" Error;
+    INVALID_DEFAULT = "E0205" "invalid-default" Error;
+    INVALID_INDEX = "E0206" "invalid-index" Error;
+    UNKNOWN_ATTRIBUTE = "E0207" "unknown-attribute" Error;
+    IMPLEMENTATION_TYPE_MISMATCH = "E0208" "implementation-type-mismatch" Error;
+    MISSING_INDEX_ATTRIBUTE = "E0209" "missing-index-attribute" Error;
+    TYPE_MISMATCH = "E0210" "type-mismatch" Error;
+    INVALID_OPERAND = "E0211" "invalid-operand" Error;
+    NOT_ITERABLE = "E0212" "not-iterable" Error;
+    NON_BOOLEAN_CONDITION = "E0213" "non-boolean-condition" Error;
+    INVALID_ARGUMENTS = "E0214" "invalid-arguments" Error;
+    INVALID_DICT_LOOKUP = "E0215" "invalid-dict-lookup" Error;
+    NO_MATCHING_INDEX = "E0216" "no-matching-index" Error;
+    EXTEND_SINGLE_VALUED = "E0217" "extend-single-valued" Error;
+    CONSTRAINT_VIOLATION = "E0218" "constraint-violation" Error;
+    WRONG_KIND_OF_NAME = "E0219" "wrong-kind-of-name" Error;
 }
 
 /// Looks a code up by its id, case-insensitively (`e0001` finds `E0001`).

@@ -15,6 +15,28 @@ pub use sources::{Loaded, load};
 use modelc_diagnostics::{Diagnostic, SourceFiles};
 use modelc_syntax::Parse;
 
+/// Checks a loaded target: syntax and semantics of every file the compile loads (the roots
+/// and what they import), in load order.
+/// The std module is added if the target did not bring it.
+pub fn check(loaded: &mut Loaded) -> Checked {
+    sources::add_std(loaded);
+    let db = RootDatabase::default();
+    let inputs = db.add_files(&loaded.files);
+    let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
+    let project = modelc_db::Project::new(&db, modules, loaded.roots.clone());
+    let diagnostics = modelc_sema::check_project(&db, project);
+    let files = modelc_sema::loaded_modules(&db, project).files.len();
+    Checked { diagnostics, files }
+}
+
+/// What `check` found.
+#[derive(Debug)]
+pub struct Checked {
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were loaded and checked (std included).
+    pub files: usize,
+}
+
 /// Parses every loaded file through the query database, in file order, shows each result to
 /// `visit` (to print its tree, say) and returns all syntax diagnostics.
 pub fn parse_all(files: &SourceFiles, mut visit: impl FnMut(&Parse)) -> Vec<Diagnostic> {

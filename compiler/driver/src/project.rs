@@ -12,6 +12,13 @@ pub enum Target {
     /// `.cf` files on their own, in the order given.
     Files(Vec<PathBuf>),
     Project(Project),
+    /// A module checked on its own (a directory with `model/_init.cf` and no `project.yml`):
+    /// all its files are roots, and its parent directory is the module path.
+    Module {
+        name: String,
+        root: PathBuf,
+        module_paths: Vec<PathBuf>,
+    },
 }
 
 /// A project directory.
@@ -45,7 +52,11 @@ impl fmt::Display for LoadError {
                 searched_from.display()
             ),
             LoadError::NotAModel(path) => {
-                write!(f, "{} is neither a .cf file nor a directory with project.yml", path.display())
+                write!(
+                    f,
+                    "{} is neither a .cf file, a project (with project.yml) nor a module (with model/_init.cf)",
+                    path.display()
+                )
             }
             LoadError::BadProjectFile { path, reason } => write!(f, "{}: {reason}", path.display()),
             LoadError::Io { path, error } => write!(f, "cannot read {}: {error}", path.display()),
@@ -90,6 +101,12 @@ pub fn locate(path: Option<&Path>, cwd: &Path) -> Result<Target, LoadError> {
     if path.is_dir() {
         if path.join("project.yml").is_file() {
             return load_project(&path);
+        }
+        if path.join("model/_init.cf").is_file()
+            && let Some(name) = path.file_name().and_then(|n| n.to_str())
+        {
+            let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            return Ok(Target::Module { name: name.to_owned(), root: path.clone(), module_paths: vec![parent] });
         }
         return Err(LoadError::NotAModel(path));
     }

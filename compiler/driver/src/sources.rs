@@ -11,39 +11,113 @@ use crate::project::{LoadError, Target};
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub files: SourceFiles,
+    /// The namespace each file defines (`__config__`, `std`, `web::sub`), for files that are
+    /// part of a project; the first file found for a namespace wins.
+    pub namespaces: Vec<(FileId, String)>,
+    /// Where loading starts (`__config__`, or every namespace of a module checked on its own).
+    pub roots: Vec<String>,
     /// Problems with the bytes of a file itself (invalid UTF-8).
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl Loaded {
+    fn add_namespace(&mut self, id: FileId, namespace: String) {
+        if !self.namespaces.iter().any(|(_, ns)| *ns == namespace) {
+            self.namespaces.push((id, namespace));
+        }
+    }
+}
+
 /// Reads every file the target consists of: the files themselves, or the project's `main.cf` and
-/// every `.cf` file of each module found on its module path (`<dir>/<module>/model/**.cf`).
-/// Files are read in sorted order so that output never depends on directory listing order.
+/// every `.cf` file of each module found on its module path (`<dir>/<module>/model/**.cf`),
+/// plus the std module built into modelc. Which of them a compile uses is decided later, from
+/// the imports. Files are read in sorted order so that output never depends on directory
+/// listing order.
 pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     match target {
         Target::Files(paths) => {
             for path in paths {
-                read_into(&mut loaded, path, cwd)?;
+                let id = read_into(&mut loaded, path, cwd)?;
+                loaded.add_namespace(id, "__config__".to_owned());
             }
+            loaded.roots.push("__config__".to_owned());
         }
         Target::Project(project) => {
-            read_into(&mut loaded, &project.main, cwd)?;
-            for dir in &project.module_paths {
-                let Ok(entries) = std::fs::read_dir(dir) else { continue };
-                let mut modules: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-                modules.sort();
-                for module in modules {
-                    let mut files = Vec::new();
-                    collect_cf_files(&module.join("model"), &mut files, &mut HashSet::new());
-                    files.sort();
-                    for file in files {
-                        read_into(&mut loaded, &file, cwd)?;
-                    }
-                }
-            }
+            let id = read_into(&mut loaded, &project.main, cwd)?;
+            loaded.add_namespace(id, "__config__".to_owned());
+            loaded.roots.push("__config__".to_owned());
+            add_std(&mut loaded);
+            read_module_path(&mut loaded, &project.module_paths, cwd)?;
+        }
+        Target::Module { name, root, module_paths } => {
+            add_std(&mut loaded);
+            read_module(&mut loaded, name, root, cwd)?;
+            loaded.roots =
+                loaded.namespaces.iter().filter(|(_, ns)| is_in_module(ns, name)).map(|(_, ns)| ns.clone()).collect();
+            read_module_path(&mut loaded, module_paths, cwd)?;
         }
     }
     Ok(loaded)
+}
+
+fn is_in_module(namespace: &str, module: &str) -> bool {
+    namespace == module || namespace.strip_prefix(module).is_some_and(|rest| rest.starts_with("::"))
+}
+
+/// The std module ships inside modelc; a `std` directory on the module path is not used.
+pub(crate) fn add_std(loaded: &mut Loaded) {
+    if loaded.namespaces.iter().any(|(_, ns)| ns == "std") {
+        return;
+    }
+    for file in modelc_stdlib::FILES {
+        let id = loaded.files.add(file.display_name.to_owned(), file.text.to_owned());
+        loaded.add_namespace(id, file.namespace.to_owned());
+    }
+}
+
+fn read_module_path(loaded: &mut Loaded, module_paths: &[PathBuf], cwd: &Path) -> Result<(), LoadError> {
+    for dir in module_paths {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut modules: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        modules.sort();
+        for module in modules {
+            let Some(name) = module.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
+            if name == "std" || loaded.namespaces.iter().any(|(_, ns)| *ns == name) {
+                continue;
+            }
+            read_module(loaded, &name, &module, cwd)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads the files of one module: `model/_init.cf` is the module's namespace, `model/x.cf` is
+/// `module::x`, `model/d/_init.cf` is `module::d`.
+fn read_module(loaded: &mut Loaded, name: &str, dir: &Path, cwd: &Path) -> Result<(), LoadError> {
+    let model = dir.join("model");
+    let mut files = Vec::new();
+    collect_cf_files(&model, &mut files, &mut HashSet::new());
+    files.sort();
+    for file in files {
+        let Some(namespace) = namespace_of(name, &model, &file) else { continue };
+        let id = read_into(loaded, &file, cwd)?;
+        loaded.add_namespace(id, namespace);
+    }
+    Ok(())
+}
+
+fn namespace_of(module: &str, model: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(model).ok()?;
+    let mut segments: Vec<String> = vec![module.to_owned()];
+    let components: Vec<&str> = relative.iter().filter_map(|c| c.to_str()).collect();
+    let (last, dirs) = components.split_last()?;
+    segments.extend(dirs.iter().map(|d| (*d).to_owned()));
+    let stem = last.strip_suffix(".cf")?;
+    if stem != "_init" {
+        segments.push(stem.to_owned());
+    }
+    Some(segments.join("::"))
 }
 
 /// Collects the `.cf` files under `dir`. Symbolic links are followed, but each real directory
@@ -68,7 +142,7 @@ fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathB
 }
 
 /// Reads one file. Invalid UTF-8 is replaced and reported, so the rest can still be checked.
-fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<(), LoadError> {
+fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<FileId, LoadError> {
     let bytes = std::fs::read(path).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => LoadError::NotFound(path.to_owned()),
         _ => LoadError::Io { path: path.to_owned(), error },
@@ -78,9 +152,7 @@ fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<(), LoadErr
     }
     let shown = path.strip_prefix(cwd).unwrap_or(path).display().to_string();
     match String::from_utf8(bytes) {
-        Ok(text) => {
-            loaded.files.add(shown, text);
-        }
+        Ok(text) => Ok(loaded.files.add(shown, text)),
         Err(error) => {
             let valid_up_to = error.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(error.as_bytes()).into_owned();
@@ -91,9 +163,9 @@ fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<(), LoadErr
                     .primary(id, Span::new(valid_up_to, valid_up_to + 3), "invalid bytes start here")
                     .help("save the file as UTF-8"),
             );
+            Ok(id)
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

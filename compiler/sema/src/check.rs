@@ -1,0 +1,175 @@
+//! The per-file checker: its state, its entry point, and how it reports.
+//!
+//! Errors the reference finds before execution are always errors. Errors it finds only when a
+//! statement runs are errors where the statement is certain to run (the top level of a loaded
+//! file, outside `if`, `for` and lazily evaluated operands) and warnings elsewhere, because a
+//! model whose faulty implementation is never used still compiles.
+
+use indexmap::IndexMap;
+use modelc_db::ImportSummary;
+use modelc_diagnostics::{Diagnostic, FileId, Severity, Span, codes};
+use modelc_syntax::ast::{Expr, File, Item, Stmt};
+
+use crate::index::ModelIndex;
+use crate::loading::LoadedModules;
+use crate::resolve::{FileScope, ResolveError};
+
+/// Checks one file of namespace `namespace` against the project's tables.
+pub(crate) fn check_file(
+    index: &ModelIndex,
+    loaded: &LoadedModules,
+    namespace: &str,
+    imports: &[ImportSummary],
+    file_id: FileId,
+    file: &File,
+) -> Vec<Diagnostic> {
+    let mut checker = Checker {
+        ast: file,
+        index,
+        scope: FileScope { namespace, imports },
+        file: file_id,
+        diagnostics: Vec::new(),
+        blocks: Vec::new(),
+        certain: true,
+        uncertain_reason: "",
+        instance: None,
+        impl_depth: 0,
+        in_typedef: false,
+    };
+    checker.check_imports(file, loaded);
+    checker.check_declarations(file);
+    checker.check_top_level(file);
+    checker.diagnostics
+}
+
+/// A variable declared in a block: the expression assigned to it when there is exactly one
+/// assignment (to infer its type).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Var<'a> {
+    pub value: Option<&'a Expr>,
+}
+
+/// One lexical block's variables.
+#[derive(Debug, Default)]
+pub(crate) struct Block<'a> {
+    pub vars: IndexMap<&'a str, Var<'a>>,
+}
+
+pub(crate) struct Checker<'a> {
+    /// The file being checked.
+    pub ast: &'a File,
+    pub index: &'a ModelIndex,
+    pub scope: FileScope<'a>,
+    pub file: FileId,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Lexical blocks, outermost (the file's top level) first.
+    pub blocks: Vec<Block<'a>>,
+    /// The code being checked runs whenever the model compiles.
+    pub certain: bool,
+    /// Why the current code may not run, for the note on downgraded diagnostics.
+    pub uncertain_reason: &'static str,
+    /// Inside an implementation or `implement … when`: the entity `self` is an instance of.
+    pub instance: Option<String>,
+    /// `blocks[impl_depth..]` belong to the implementation body; lookups reach the instance
+    /// after them and the file's top level after that.
+    pub impl_depth: usize,
+    /// Checking a typedef constraint: only `self` is bound.
+    pub in_typedef: bool,
+}
+
+impl<'a> Checker<'a> {
+    /// Reports an error found before execution.
+    pub(crate) fn error(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Reports an error the reference finds when the statement runs: an error where the code
+    /// certainly runs, a warning elsewhere.
+    pub(crate) fn runtime(&mut self, mut diagnostic: Diagnostic) {
+        if !self.certain {
+            diagnostic.severity = Severity::Warning;
+            diagnostic = diagnostic.note(format!(
+                "this is a warning because {}; the reference compiler fails only if it does",
+                self.uncertain_reason
+            ));
+        }
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Runs `f` with the code marked as possibly not running.
+    pub(crate) fn uncertain<T>(&mut self, reason: &'static str, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = (self.certain, self.uncertain_reason);
+        if self.certain {
+            self.certain = false;
+            self.uncertain_reason = reason;
+        }
+        let out = f(self);
+        (self.certain, self.uncertain_reason) = saved;
+        out
+    }
+
+    /// The diagnostic for a name that did not resolve.
+    pub(crate) fn resolve_error(&self, error: &ResolveError, span: Span, what: &str) -> Diagnostic {
+        match error {
+            ResolveError::NotFound { name, namespace, suggestions } => {
+                let mut d = Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find {what} `{name}`"))
+                    .primary(self.file, span, "not found in this scope")
+                    .note(format!("looked in namespace `{namespace}`"));
+                if let Some(help) = crate::suggest::did_you_mean(suggestions) {
+                    d = d.help(help);
+                }
+                if self.scope.namespace == "__config__"
+                    && !name.contains("::")
+                    && suggestions.first().is_some_and(|s| s.starts_with("std::"))
+                {
+                    d = d.note("main.cf does not see the names of `std` unqualified");
+                }
+                d
+            }
+            ResolveError::MissingImport { prefix } => {
+                Diagnostic::new(&codes::MISSING_IMPORT, format!("namespace `{prefix}` is not imported in this file"))
+                    .primary(self.file, span, "used here without an import")
+                    .help(format!("add `import {prefix}` at the top of this file"))
+            }
+            ResolveError::UnknownNamespace { prefix, suggestions } => {
+                let mut d = Diagnostic::new(&codes::UNKNOWN_NAMESPACE, format!("namespace `{prefix}` not found"))
+                    .primary(self.file, span, "no module of this name is loaded or imported");
+                if let Some(help) = crate::suggest::did_you_mean(suggestions) {
+                    d = d.help(help);
+                } else {
+                    d = d.help(format!("if `{prefix}` is a module on the module path, add `import {prefix}`"));
+                }
+                d
+            }
+        }
+    }
+
+    fn check_top_level(&mut self, file: &'a File) {
+        let stmts: Vec<&'a Stmt> = file
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Stmt(stmt) => Some(stmt),
+                _ => None,
+            })
+            .collect();
+        let block = self.declare_block(stmts.iter().copied());
+        // The top level is block 0 for every implementation body in this file too.
+        self.blocks.push(block);
+        for item in &file.items {
+            match item {
+                Item::Stmt(stmt) => self.check_stmt(stmt),
+                Item::Implementation(implementation) => self.check_implementation_body(implementation),
+                Item::Implement(implement) => self.check_implement_condition(implement),
+                Item::Typedef(typedef) => self.check_typedef_constraint(typedef),
+                Item::Relation(relation) => {
+                    for annotation in &relation.annotations {
+                        self.check_expr(annotation, None);
+                    }
+                }
+                Item::Entity(_) | Item::Index(_) | Item::Import(_) => {}
+            }
+        }
+        self.blocks.pop();
+    }
+}

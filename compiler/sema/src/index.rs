@@ -1,0 +1,455 @@
+//! The project's type table: every entity (with its parents, attributes, relations and
+//! indexes), typedef, implementation and plugin of the loaded namespaces, by fully qualified
+//! name. It is built from item summaries only, so edits inside statement blocks leave it equal
+//! and nothing that depends on it reruns.
+//!
+//! Building never fails: names that do not resolve are left out, and the file that wrote them
+//! reports the error with its span (`declarations.rs`).
+
+use indexmap::{IndexMap, IndexSet};
+use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, Project, item_summary};
+use modelc_stdlib::PluginSignature;
+use modelc_syntax::ast::{Constraint, Item};
+
+use crate::loading::loaded_modules;
+use crate::resolve::FileScope;
+use crate::types::{BaseType, ValueType};
+
+/// The kinds of definition that share a namespace's type table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TypeKind {
+    Entity,
+    Typedef,
+    Implementation,
+    Plugin,
+}
+
+impl TypeKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TypeKind::Entity => "an entity",
+            TypeKind::Typedef => "a typedef",
+            TypeKind::Implementation => "an implementation",
+            TypeKind::Plugin => "a plugin",
+        }
+    }
+}
+
+/// The definitions of one namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NamespaceTable {
+    pub types: IndexMap<String, TypeKind>,
+    /// Variables its top level assigns.
+    pub variables: IndexSet<String>,
+}
+
+/// Where an attribute was declared: which file, which declaration, so that only the first
+/// declaration of a name counts and later ones are reported as duplicates.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// The `ordinal`th attribute of entity `entity` (fully qualified).
+    Attribute { entity: String, ordinal: usize },
+    /// An end of the `ordinal`th relation in `namespace`'s file; `left` tells which end.
+    Relation { namespace: String, ordinal: usize, left: bool },
+}
+
+/// An attribute or relation end of an entity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrDef {
+    pub name: String,
+    pub kind: AttrKind,
+    /// The entity that declares it (fully qualified).
+    pub owner: String,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrKind {
+    Value {
+        ty: ValueType,
+        default: DefaultSummary,
+    },
+    /// `target` is empty when the other end's entity did not resolve.
+    Relation {
+        target: String,
+        bounds: Bounds,
+        inverse: Option<String>,
+    },
+}
+
+impl AttrDef {
+    /// An attribute that holds one value: any plain attribute (lists included), `[1]` and `[0:1]`.
+    pub fn is_single_valued(&self) -> bool {
+        match &self.kind {
+            AttrKind::Value { .. } => true,
+            AttrKind::Relation { bounds, .. } => bounds.is_single(),
+        }
+    }
+
+    pub fn describe_type(&self) -> String {
+        match &self.kind {
+            AttrKind::Value { ty, .. } => ty.to_string(),
+            AttrKind::Relation { target, .. } => target.clone(),
+        }
+    }
+}
+
+/// An entity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntityDef {
+    pub fqn: String,
+    pub namespace: String,
+    /// Resolved parents, in declaration order (`std::Entity` when none are written).
+    pub parents: Vec<String>,
+    /// Own attributes and relation ends, first declaration of each name.
+    pub attributes: IndexMap<String, AttrDef>,
+    /// Own indexes (inherited ones are found through the parents).
+    pub indexes: Vec<Vec<String>>,
+    /// A written parent did not resolve (an error reported where it is written): what the
+    /// entity has is not fully known, so missing attributes are not reported.
+    pub incomplete: bool,
+}
+
+/// A typedef.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedefDef {
+    pub fqn: String,
+    pub namespace: String,
+    /// The primitive or typedef it refines.
+    pub base: BaseType,
+    /// The constraint, parsed again from its source text (its spans are not the file's).
+    pub constraint: Option<Constraint>,
+}
+
+/// The whole project's declarations.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelIndex {
+    pub namespaces: IndexMap<String, NamespaceTable>,
+    /// Every namespace the project could load, loaded or not (for "missing import" errors).
+    pub available: IndexSet<String>,
+    pub entities: IndexMap<String, EntityDef>,
+    pub typedefs: IndexMap<String, TypedefDef>,
+    /// Implementation name → the entity it is for.
+    pub implementations: IndexMap<String, String>,
+    /// Direct subtypes of each entity.
+    pub children: IndexMap<String, Vec<String>>,
+}
+
+/// The type table of a project.
+#[salsa::tracked(returns(ref))]
+pub fn model_index(db: &dyn Db, project: Project) -> ModelIndex {
+    let loaded = loaded_modules(db, project);
+    let summaries: Vec<(&str, &ItemSummary)> =
+        loaded.files.iter().map(|(ns, file)| (ns.as_str(), item_summary(db, *file))).collect();
+    let mut index = ModelIndex::default();
+    index.available.extend(project.modules(db).iter().map(|(ns, _)| ns.clone()));
+    index.build(&summaries);
+    index
+}
+
+impl ModelIndex {
+    fn build(&mut self, summaries: &[(&str, &ItemSummary)]) {
+        // 1. Every name, so that declarations can refer to each other in any order.
+        for (ns, summary) in summaries {
+            let table = self.namespaces.entry((*ns).to_owned()).or_default();
+            for entity in &summary.entities {
+                table.types.entry(entity.name.clone()).or_insert(TypeKind::Entity);
+            }
+            for typedef in &summary.typedefs {
+                table.types.entry(typedef.name.clone()).or_insert(TypeKind::Typedef);
+            }
+            for (name, _) in &summary.implementations {
+                table.types.entry(name.clone()).or_insert(TypeKind::Implementation);
+            }
+            table.variables.extend(summary.variables.iter().cloned());
+        }
+        let std_table = self.namespaces.entry("std".to_owned()).or_default();
+        for sig in modelc_stdlib::signatures::SIGNATURES {
+            std_table.types.entry(sig.name.to_owned()).or_insert(TypeKind::Plugin);
+        }
+        // 2. Entities, typedefs and implementations.
+        for (ns, summary) in summaries {
+            let scope = FileScope { namespace: ns, imports: &summary.imports };
+            for entity in &summary.entities {
+                let fqn = format!("{ns}::{}", entity.name);
+                if self.entities.contains_key(&fqn) {
+                    continue;
+                }
+                let mut parents: Vec<String> = Vec::new();
+                let mut incomplete = false;
+                for parent in &entity.parents {
+                    match scope.resolve_type(self, parent) {
+                        Ok(r) if r.kind == TypeKind::Entity => {
+                            if !parents.contains(&r.fqn) {
+                                parents.push(r.fqn);
+                            }
+                        }
+                        _ => incomplete = true,
+                    }
+                }
+                if entity.parents.is_empty() && fqn != "std::Entity" {
+                    parents.push("std::Entity".to_owned());
+                }
+                let mut attributes = IndexMap::new();
+                for (ordinal, attr) in entity.attributes.iter().enumerate() {
+                    let ty = ValueType {
+                        base: self.resolve_value_base(&scope, &attr.base),
+                        list: attr.list,
+                        nullable: attr.nullable,
+                    };
+                    attributes.entry(attr.name.clone()).or_insert_with(|| AttrDef {
+                        name: attr.name.clone(),
+                        kind: AttrKind::Value { ty, default: attr.default },
+                        owner: fqn.clone(),
+                        origin: Origin::Attribute { entity: fqn.clone(), ordinal },
+                    });
+                }
+                self.entities.insert(
+                    fqn.clone(),
+                    EntityDef {
+                        fqn,
+                        namespace: (*ns).to_owned(),
+                        parents,
+                        attributes,
+                        indexes: Vec::new(),
+                        incomplete,
+                    },
+                );
+            }
+            for typedef in &summary.typedefs {
+                let fqn = format!("{ns}::{}", typedef.name);
+                if self.typedefs.contains_key(&fqn) {
+                    continue;
+                }
+                let base = self.resolve_value_base(&scope, &typedef.base);
+                self.typedefs.insert(
+                    fqn.clone(),
+                    TypedefDef {
+                        fqn,
+                        namespace: (*ns).to_owned(),
+                        base,
+                        constraint: parse_constraint(&typedef.constraint),
+                    },
+                );
+            }
+            for (name, entity) in &summary.implementations {
+                let fqn = format!("{ns}::{name}");
+                if let Ok(r) = scope.resolve_type(self, entity)
+                    && r.kind == TypeKind::Entity
+                {
+                    self.implementations.entry(fqn).or_insert(r.fqn);
+                }
+            }
+        }
+        for entity in self.entities.values() {
+            for parent in &entity.parents {
+                self.children.entry(parent.clone()).or_default().push(entity.fqn.clone());
+            }
+        }
+        // 3. Relations and indexes, which may name entities of any loaded namespace.
+        for (ns, summary) in summaries {
+            let scope = FileScope { namespace: ns, imports: &summary.imports };
+            for (ordinal, relation) in summary.relations.iter().enumerate() {
+                let resolve = |written: &str| {
+                    scope.resolve_type(self, written).ok().filter(|r| r.kind == TypeKind::Entity).map(|r| r.fqn)
+                };
+                // An end whose other side did not resolve (reported by its file) still exists,
+                // with an unknown target, so that uses of it are not reported as well.
+                let (left, right) = (resolve(&relation.left.entity), resolve(&relation.right_entity));
+                let (left, right) = match (left, right) {
+                    (None, None) => continue,
+                    (l, r) => (l.unwrap_or_default(), r.unwrap_or_default()),
+                };
+                let right_attr = relation.right.as_ref().map(|(name, _)| name.clone());
+                self.add_relation_end(
+                    &left,
+                    &relation.left.attribute,
+                    AttrKind::Relation { target: right.clone(), bounds: relation.left.bounds, inverse: right_attr },
+                    Origin::Relation { namespace: (*ns).to_owned(), ordinal, left: true },
+                );
+                if let Some((attribute, bounds)) = &relation.right {
+                    self.add_relation_end(
+                        &right,
+                        attribute,
+                        AttrKind::Relation {
+                            target: left.clone(),
+                            bounds: *bounds,
+                            inverse: Some(relation.left.attribute.clone()),
+                        },
+                        Origin::Relation { namespace: (*ns).to_owned(), ordinal, left: false },
+                    );
+                }
+            }
+        }
+        // 4. Indexes, once every relation end exists. Invalid ones (reported by their file)
+        // are left out, so that constructors are not also told to set what cannot be indexed.
+        for (ns, summary) in summaries {
+            let scope = FileScope { namespace: ns, imports: &summary.imports };
+            for (entity, attributes) in &summary.indexes {
+                let Ok(r) = scope.resolve_type(self, entity) else { continue };
+                let valid = attributes.iter().all(|a| {
+                    self.attribute(&r.fqn, a).is_some_and(|def| match &def.kind {
+                        AttrKind::Value { ty, .. } => !ty.list && ty.base != BaseType::List,
+                        AttrKind::Relation { bounds, .. } => bounds.is_single() && !bounds.is_optional(),
+                    })
+                });
+                if !valid {
+                    continue;
+                }
+                if let Some(def) = self.entities.get_mut(&r.fqn) {
+                    let mut sorted = attributes.clone();
+                    sorted.sort();
+                    sorted.dedup();
+                    if !def.indexes.contains(&sorted) {
+                        def.indexes.push(sorted);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_relation_end(&mut self, entity: &str, name: &str, kind: AttrKind, origin: Origin) {
+        if entity.is_empty() {
+            return;
+        }
+        // A name the entity or a parent already has is a duplicate, reported by the file.
+        if self.attribute(entity, name).is_some() {
+            return;
+        }
+        if let Some(def) = self.entities.get_mut(entity) {
+            def.attributes
+                .insert(name.to_owned(), AttrDef { name: name.to_owned(), kind, owner: entity.to_owned(), origin });
+        }
+    }
+
+    fn resolve_value_base(&self, scope: &FileScope<'_>, written: &str) -> BaseType {
+        if let Some(primitive) = BaseType::primitive(written) {
+            return primitive;
+        }
+        match scope.resolve_type(self, written) {
+            Ok(r) if r.kind == TypeKind::Typedef => BaseType::Typedef(r.fqn),
+            Ok(r) if r.kind == TypeKind::Entity => BaseType::Entity(r.fqn),
+            _ => BaseType::Unresolved,
+        }
+    }
+
+    pub fn has_namespace(&self, namespace: &str) -> bool {
+        self.available.contains(namespace) || self.namespaces.contains_key(namespace)
+    }
+
+    pub fn type_in(&self, namespace: &str, name: &str) -> Option<TypeKind> {
+        self.namespaces.get(namespace)?.types.get(name).copied()
+    }
+
+    pub fn type_names(&self, namespace: &str) -> impl Iterator<Item = &str> {
+        self.namespaces.get(namespace).into_iter().flat_map(|t| t.types.keys().map(String::as_str))
+    }
+
+    pub fn has_variable(&self, namespace: &str, name: &str) -> bool {
+        self.namespaces.get(namespace).is_some_and(|t| t.variables.contains(name))
+    }
+
+    pub fn plugin(&self, fqn: &str) -> Option<&'static PluginSignature> {
+        fqn.strip_prefix("std::").and_then(modelc_stdlib::signatures::lookup)
+    }
+
+    /// The entity and its ancestors, nearest first, each once (cycles are cut).
+    pub fn ancestry(&self, entity: &str) -> Vec<&EntityDef> {
+        let mut out: Vec<&EntityDef> = Vec::new();
+        let mut stack = vec![entity];
+        while let Some(name) = stack.pop() {
+            let Some(def) = self.entities.get(name) else { continue };
+            if out.iter().any(|d| d.fqn == def.fqn) {
+                continue;
+            }
+            out.push(def);
+            // Left-most parent first: push in reverse.
+            stack.extend(def.parents.iter().rev().map(String::as_str));
+        }
+        out
+    }
+
+    /// An attribute of `entity`, own or inherited (own first, then parents left to right).
+    pub fn attribute(&self, entity: &str, name: &str) -> Option<&AttrDef> {
+        self.ancestry(entity).into_iter().find_map(|d| d.attributes.get(name))
+    }
+
+    /// Every attribute name of `entity`, own and inherited.
+    pub fn attribute_names(&self, entity: &str) -> IndexSet<&str> {
+        self.ancestry(entity).into_iter().flat_map(|d| d.attributes.keys().map(String::as_str)).collect()
+    }
+
+    /// Whether `sub` is `sup` or one of its descendants.
+    pub fn is_subtype(&self, sub: &str, sup: &str) -> bool {
+        self.ancestry(sub).iter().any(|d| d.fqn == sup)
+    }
+
+    /// The entity and all its descendants.
+    pub fn subtypes<'s>(&'s self, entity: &'s str) -> Vec<&'s str> {
+        let mut out: Vec<&str> = Vec::new();
+        let mut stack = vec![entity];
+        while let Some(name) = stack.pop() {
+            if out.contains(&name) {
+                continue;
+            }
+            out.push(name);
+            if let Some(children) = self.children.get(name) {
+                stack.extend(children.iter().map(String::as_str));
+            }
+        }
+        out
+    }
+
+    /// Whether `entity` or one of its subtypes has an attribute `name` (reading it through a
+    /// value typed as `entity` may then succeed), or may have it: an entity with a parent that
+    /// did not resolve may have any attribute.
+    pub fn attribute_in_family(&self, entity: &str, name: &str) -> bool {
+        self.subtypes(entity).iter().any(|e| self.attribute(e, name).is_some() || self.is_incomplete(e))
+    }
+
+    /// Whether some ancestor of `entity` (or itself) has a parent that did not resolve.
+    pub fn is_incomplete(&self, entity: &str) -> bool {
+        self.ancestry(entity).iter().any(|d| d.incomplete)
+    }
+
+    /// The indexes that constrain `entity`: its own and its ancestors'.
+    pub fn indexes(&self, entity: &str) -> Vec<&[String]> {
+        let mut out: Vec<&[String]> = Vec::new();
+        for def in self.ancestry(entity) {
+            for index in &def.indexes {
+                if !out.contains(&index.as_slice()) {
+                    out.push(index);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `entity` has a default for `name` (own declarations win, then parents left to
+    /// right; `= undef` removes an inherited default).
+    pub fn has_default(&self, entity: &str, name: &str) -> bool {
+        for def in self.ancestry(entity) {
+            if let Some(attr) = def.attributes.get(name) {
+                match &attr.kind {
+                    AttrKind::Value { default: DefaultSummary::Value, .. } => return true,
+                    AttrKind::Value { default: DefaultSummary::Undef, .. } => return false,
+                    AttrKind::Value { default: DefaultSummary::None, .. } | AttrKind::Relation { .. } => {}
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Parses a typedef constraint from its source text.
+fn parse_constraint(source: &str) -> Option<Constraint> {
+    let text = format!("typedef t as int matching {source}\n");
+    let parse = modelc_syntax::parse(modelc_diagnostics::FileId(u32::MAX), &text);
+    if !parse.diagnostics.is_empty() {
+        return None;
+    }
+    parse.file.items.into_iter().find_map(|item| match item {
+        Item::Typedef(t) => Some(t.constraint),
+        _ => None,
+    })
+}

@@ -1,0 +1,109 @@
+//! Name resolution for types (entities, typedefs, implementations, plugins) and namespaces,
+//! following spec §4.11:
+//!
+//! * unqualified `T`: the file's own namespace, then its ancestors (`m::x` sees `m`'s types);
+//!   `main.cf` (`__config__`) does not see `std` unqualified;
+//! * qualified `p::T`: `p` must be the file's own namespace, `std`, or a name one of the file's
+//!   imports makes usable; `T` must be defined directly in that namespace.
+
+use modelc_db::ImportSummary;
+
+use crate::index::{ModelIndex, TypeKind};
+
+/// What a file can see: its namespace and its imports.
+#[derive(Debug, Clone, Copy)]
+pub struct FileScope<'a> {
+    pub namespace: &'a str,
+    pub imports: &'a [ImportSummary],
+}
+
+/// A resolved type name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub fqn: String,
+    pub kind: TypeKind,
+}
+
+/// Why a name did not resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    /// No type of that name where it was looked for. `namespace` is where the lookup ended.
+    NotFound { name: String, namespace: String, suggestions: Vec<String> },
+    /// `p::T` where `p` is a module that exists but is not imported by this file.
+    MissingImport { prefix: String },
+    /// `p::T` where `p` is no namespace the project has.
+    UnknownNamespace { prefix: String, suggestions: Vec<String> },
+}
+
+impl FileScope<'_> {
+    /// The namespace a qualifier stands for in this file.
+    pub fn namespace_of(&self, index: &ModelIndex, prefix: &str) -> Result<String, ResolveError> {
+        if prefix == self.namespace || prefix == "std" {
+            return Ok(prefix.to_owned());
+        }
+        if let Some(import) = self.imports.iter().find(|i| i.visible_name() == prefix) {
+            return Ok(import.module.clone());
+        }
+        if index.has_namespace(prefix) {
+            return Err(ResolveError::MissingImport { prefix: prefix.to_owned() });
+        }
+        let mut usable: Vec<&str> = vec![self.namespace, "std"];
+        usable.extend(self.imports.iter().map(ImportSummary::visible_name));
+        Err(ResolveError::UnknownNamespace {
+            prefix: prefix.to_owned(),
+            suggestions: crate::suggest::similar(prefix, usable.into_iter()),
+        })
+    }
+
+    /// Resolves a type name as written (`A`, `std::Entity`, `m::x::T`).
+    pub fn resolve_type(&self, index: &ModelIndex, written: &str) -> Result<Resolved, ResolveError> {
+        match written.rsplit_once("::") {
+            Some((prefix, name)) => {
+                let namespace = self.namespace_of(index, prefix)?;
+                match index.type_in(&namespace, name) {
+                    Some(kind) => Ok(Resolved { fqn: format!("{namespace}::{name}"), kind }),
+                    None => Err(ResolveError::NotFound {
+                        name: written.to_owned(),
+                        suggestions: index
+                            .type_names(&namespace)
+                            .filter_map(|n| crate::suggest::close(name, n).then(|| format!("{prefix}::{n}")))
+                            .take(3)
+                            .collect(),
+                        namespace,
+                    }),
+                }
+            }
+            None => {
+                let mut namespace = self.namespace;
+                loop {
+                    if let Some(kind) = index.type_in(namespace, written) {
+                        return Ok(Resolved { fqn: format!("{namespace}::{written}"), kind });
+                    }
+                    match namespace.rsplit_once("::") {
+                        Some((parent, _)) => namespace = parent,
+                        None => break,
+                    }
+                }
+                let mut candidates: Vec<String> = Vec::new();
+                let mut ns = self.namespace;
+                loop {
+                    candidates.extend(index.type_names(ns).map(str::to_owned));
+                    match ns.rsplit_once("::") {
+                        Some((parent, _)) => ns = parent,
+                        None => break,
+                    }
+                }
+                let mut suggestions = crate::suggest::similar(written, candidates.iter().map(String::as_str));
+                // The classic mistake in main.cf: a std name without `std::`.
+                if index.type_in("std", written).is_some() && self.namespace != "std" {
+                    suggestions.insert(0, format!("std::{written}"));
+                }
+                Err(ResolveError::NotFound {
+                    name: written.to_owned(),
+                    namespace: self.namespace.to_owned(),
+                    suggestions,
+                })
+            }
+        }
+    }
+}

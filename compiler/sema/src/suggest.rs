@@ -1,0 +1,60 @@
+//! "Did you mean" suggestions for misspelt names.
+
+/// Whether `candidate` is close enough to `written` to suggest it.
+pub(crate) fn close(written: &str, candidate: &str) -> bool {
+    if written == candidate {
+        return false;
+    }
+    if written.eq_ignore_ascii_case(candidate) {
+        return true;
+    }
+    let distance = strsim::damerau_levenshtein(written, candidate);
+    // Short names tolerate one edit, longer ones about a third of their length.
+    let allowed = (written.chars().count().max(candidate.chars().count()) / 3).max(1);
+    distance <= allowed
+}
+
+/// Up to three candidates close to `written`, closest first, ties in the order given.
+pub(crate) fn similar<'a>(written: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut scored: Vec<(usize, usize, &str)> = candidates
+        .enumerate()
+        .filter(|(_, c)| close(written, c))
+        .map(|(i, c)| (strsim::damerau_levenshtein(written, c), i, c))
+        .collect();
+    scored.sort_unstable();
+    let mut out: Vec<String> = Vec::new();
+    for (_, _, c) in scored {
+        if !out.iter().any(|o| o == c) {
+            out.push(c.to_owned());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+/// `did you mean `a`?` / `did you mean `a` or `b`?`, or nothing.
+pub(crate) fn did_you_mean(suggestions: &[String]) -> Option<String> {
+    match suggestions {
+        [] => None,
+        [one] => Some(format!("did you mean `{one}`?")),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(|s| format!("`{s}`")).collect();
+            Some(format!("did you mean {} or `{last}`?", init.join(", ")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(similar("Enitty", ["Entity", "Host", "Resource"].into_iter()), ["Entity"]);
+        assert_eq!(similar("x", ["y", "zz"].into_iter()), ["y"]);
+        assert!(similar("completely", ["other"].into_iter()).is_empty());
+        assert_eq!(did_you_mean(&["a".into(), "b".into()]).unwrap_or_default(), "did you mean `a` or `b`?");
+    }
+}

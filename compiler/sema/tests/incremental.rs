@@ -1,0 +1,116 @@
+//! Incrementality, proven by the queries that execute: after an edit inside a statement block,
+//! only the edited file's own queries run again. Its summary and imports come out equal, so the
+//! loaded-module set, the type table and the other files' diagnostics are reused.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::sync::Arc;
+
+use modelc_db::{Project, SourceFile, TestDb};
+use modelc_diagnostics::FileId;
+use salsa::Setter as _;
+
+const MAIN: &str = "import web\nimport lib\nweb::Server(name=\"a\")\n";
+const WEB: &str = "import lib\nentity Server extends lib::Base:\n    string name\nend\n\
+                   implementation listen for Server:\n    x = 1\nend\nimplement Server using listen\n";
+const LIB: &str = "entity Base:\nend\n";
+
+struct Fixture {
+    db: TestDb,
+    files: Vec<SourceFile>,
+    project: Project,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let db = TestDb::with_log();
+        let mut files = Vec::new();
+        let mut modules = Vec::new();
+        let mut add = |namespace: &str, text: &str| {
+            let id = FileId(u32::try_from(files.len()).unwrap());
+            let file = SourceFile::new(&db, format!("{namespace}.cf"), Arc::from(text), id);
+            files.push(file);
+            modules.push((namespace.to_owned(), file));
+        };
+        add("__config__", MAIN);
+        add("web", WEB);
+        add("lib", LIB);
+        for std_file in modelc_stdlib::FILES {
+            add(std_file.namespace, std_file.text);
+        }
+        let project = Project::new(&db, modules, vec!["__config__".to_owned()]);
+        let fixture = Fixture { db, files, project };
+        assert_eq!(fixture.diagnostics(), Vec::<String>::new());
+        fixture.db.take_executed();
+        fixture
+    }
+
+    fn diagnostics(&self) -> Vec<String> {
+        modelc_sema::check_project(&self.db, self.project).iter().map(|d| d.message.clone()).collect()
+    }
+
+    /// Checks everything, like `modelc check`, and returns the queries that executed.
+    fn recheck(&self) -> Vec<String> {
+        let _ = self.diagnostics();
+        let mut executed = self.db.take_executed();
+        executed.sort();
+        executed
+    }
+
+    fn edit_web(&mut self, from: &str, to: &str) {
+        let text = WEB.replace(from, to);
+        assert_ne!(text, WEB, "the edit must change something");
+        self.files[1].set_text(&mut self.db).to(Arc::from(text));
+    }
+}
+
+/// The salsa key of a query on a file, as the event log prints it.
+fn key(query: &str, file: SourceFile) -> String {
+    format!("{query}({:?})", salsa::plumbing::AsId::as_id(&file))
+}
+
+#[test]
+fn an_edit_inside_a_block_rechecks_only_that_file() {
+    let mut fixture = Fixture::new();
+    let web = fixture.files[1];
+    fixture.edit_web("    x = 1\n", "    x = 1 + 2\n    y = [x, 3]\n");
+    let executed = fixture.recheck();
+    let own = [key("imports", web), key("item_summary", web), key("parse", web)];
+    for query in &own {
+        assert!(executed.contains(query), "{query} should rerun: {executed:?}");
+    }
+    let others: Vec<&String> =
+        executed.iter().filter(|q| !own.contains(q) && !q.starts_with("file_diagnostics")).collect();
+    assert!(others.is_empty(), "queries of other files or of the project reran: {others:?}");
+    // Exactly one file's diagnostics were recomputed: the edited one.
+    assert_eq!(executed.iter().filter(|q| q.starts_with("file_diagnostics")).count(), 1, "{executed:?}");
+}
+
+#[test]
+fn an_error_introduced_by_an_edit_is_reported_and_fixing_it_clears_it() {
+    let mut fixture = Fixture::new();
+    fixture.edit_web("    x = 1\n", "    x = nosuch::y\n");
+    let diagnostics = fixture.diagnostics();
+    assert_eq!(diagnostics, ["namespace `nosuch` not found"]);
+    fixture.edit_web("    x = 1\n", "    x = 2\n");
+    assert_eq!(fixture.diagnostics(), Vec::<String>::new());
+}
+
+#[test]
+fn changing_a_declaration_rebuilds_the_type_table_and_rechecks_its_users() {
+    let mut fixture = Fixture::new();
+    fixture.edit_web("    string name\n", "    string title\n");
+    let executed = fixture.recheck();
+    assert!(executed.iter().any(|q| q.starts_with("model_index(")), "{executed:?}");
+    // main.cf constructs `web::Server(name=...)`, which is now wrong.
+    let diagnostics = fixture.diagnostics();
+    assert_eq!(diagnostics, ["entity `web::Server` has no attribute `name`"]);
+}
+
+#[test]
+fn changing_an_import_reloads_modules() {
+    let mut fixture = Fixture::new();
+    fixture.edit_web("import lib\n", "import lib\nimport nosuch\n");
+    let executed = fixture.recheck();
+    assert!(executed.iter().any(|q| q.starts_with("loaded_modules(")), "{executed:?}");
+    assert_eq!(fixture.diagnostics(), ["module `nosuch` not found"]);
+}

@@ -1,0 +1,32 @@
+//! UI tests of `modelc check`: each model in `tests/ui/check` (a `.cf` file, or a `project-*`
+//! directory with modules) is checked, and what a user sees is a snapshot. The comment at the
+//! top of each input says which diagnostics it is about.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::path::{Path, PathBuf};
+
+use modelc_tests::modelc;
+
+fn inputs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/check");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cf") || p.join("project.yml").is_file())
+        .collect();
+    inputs.sort();
+    inputs
+}
+
+#[test]
+fn check_diagnostics_as_users_see_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/check");
+    let inputs = inputs();
+    assert!(inputs.len() >= 10, "the UI inputs are missing");
+    for input in inputs {
+        let name = input.file_stem().unwrap().to_str().unwrap().to_owned();
+        let relative = input.strip_prefix(&dir).unwrap().to_str().unwrap().to_owned();
+        let out = modelc(&["--color", "never", "check", &relative], &dir);
+        insta::assert_snapshot!(name, format!("exit status {}\n{}", out.code, out.stderr));
+    }
+}
