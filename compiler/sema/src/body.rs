@@ -210,17 +210,7 @@ impl<'a> Checker<'a> {
                 if index.attribute_in_family(entity, &attr.name) {
                     return None;
                 }
-                let names: Vec<&str> = index.attribute_names(entity).into_iter().collect();
-                let mut d = Diagnostic::new(
-                    &codes::UNKNOWN_ATTRIBUTE,
-                    format!("entity `{entity}` has no attribute `{}`", attr.name),
-                )
-                .primary(self.file, attr.span, "no such attribute");
-                if let Some(help) =
-                    crate::suggest::did_you_mean(&crate::suggest::similar(&attr.name, names.into_iter()))
-                {
-                    d = d.help(help);
-                }
+                let d = self.unknown_attribute(entity, attr);
                 self.runtime(d);
                 None
             }
@@ -234,6 +224,18 @@ impl<'a> Checker<'a> {
                 None
             }
             _ => None,
+        }
+    }
+
+    /// "entity E has no attribute x", with a suggestion among E's attributes.
+    pub(crate) fn unknown_attribute(&self, entity: &str, attr: &Ident) -> Diagnostic {
+        let names: Vec<&str> = self.index.attribute_names(entity).into_iter().collect();
+        let d =
+            Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{}`", attr.name))
+                .primary(self.file, attr.span, "no such attribute");
+        match crate::suggest::did_you_mean(&crate::suggest::similar(&attr.name, names.into_iter())) {
+            Some(help) => d.help(help),
+            None => d,
         }
     }
 
@@ -875,17 +877,7 @@ impl<'a> Checker<'a> {
                             self.check_expr(value, None);
                             continue;
                         }
-                        let names: Vec<&str> = self.index.attribute_names(&entity).into_iter().collect();
-                        let mut d = Diagnostic::new(
-                            &codes::UNKNOWN_ATTRIBUTE,
-                            format!("entity `{entity}` has no attribute `{}`", name.name),
-                        )
-                        .primary(self.file, name.span, "no such attribute");
-                        if let Some(help) =
-                            crate::suggest::did_you_mean(&crate::suggest::similar(&name.name, names.into_iter()))
-                        {
-                            d = d.help(help);
-                        }
+                        let d = self.unknown_attribute(&entity, name);
                         self.error(d);
                         self.check_expr(value, None);
                         continue;

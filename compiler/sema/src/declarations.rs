@@ -99,19 +99,24 @@ impl<'a> Checker<'a> {
 
     /// Resolves a reference that must name an entity, reporting why it does not.
     pub(crate) fn resolve_entity(&mut self, written: &TypeRef) -> Option<String> {
-        match self.scope.resolve_type(self.index, &written.text()) {
-            Ok(Resolved { fqn, kind: TypeKind::Entity }) => Some(fqn),
+        self.resolve_kind(&written.text(), written.span, TypeKind::Entity, "entity")
+    }
+
+    /// Resolves a name that must be of one kind, reporting why it is not.
+    fn resolve_kind(&mut self, written: &str, span: Span, expected: TypeKind, what: &str) -> Option<String> {
+        match self.scope.resolve_type(self.index, written) {
+            Ok(Resolved { fqn, kind }) if kind == expected => Some(fqn),
             Ok(Resolved { fqn, kind }) => {
                 let d = Diagnostic::new(
                     &codes::WRONG_KIND_OF_NAME,
-                    format!("`{fqn}` is {}, not an entity", kind.describe()),
+                    format!("`{fqn}` is {}, not {}", kind.describe(), expected.describe()),
                 )
-                .primary(self.file, written.span, "an entity is needed here");
+                .primary(self.file, span, format!("{} is needed here", expected.describe()));
                 self.error(d);
                 None
             }
             Err(error) => {
-                let d = self.resolve_error(&error, written.span, "entity");
+                let d = self.resolve_error(&error, span, what);
                 self.error(d);
                 None
             }
@@ -502,22 +507,6 @@ impl<'a> Checker<'a> {
     }
 
     fn resolve_implementation(&mut self, path: &modelc_syntax::ast::Path) -> Option<String> {
-        match self.scope.resolve_type(self.index, &path.text()) {
-            Ok(Resolved { fqn, kind: TypeKind::Implementation }) => Some(fqn),
-            Ok(Resolved { fqn, kind }) => {
-                let d = Diagnostic::new(
-                    &codes::WRONG_KIND_OF_NAME,
-                    format!("`{fqn}` is {}, not an implementation", kind.describe()),
-                )
-                .primary(self.file, path.span, "an implementation is needed here");
-                self.error(d);
-                None
-            }
-            Err(error) => {
-                let d = self.resolve_error(&error, path.span, "implementation");
-                self.error(d);
-                None
-            }
-        }
+        self.resolve_kind(&path.text(), path.span, TypeKind::Implementation, "implementation")
     }
 }
