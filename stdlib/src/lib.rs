@@ -1,12 +1,14 @@
 //! The `std` module of the language, embedded in the binary: its model files (entities,
 //! typedefs, implementations and the predefined operating systems), its templates, and the
-//! signatures of its plugins, which are implemented in Rust.
+//! signatures of its plugins, and the plugins themselves, implemented in Rust ([`plugins`]).
 //!
 //! The model files are ordinary `.cf` source, checked by the same compiler as user code; a test
 //! keeps them free of diagnostics.
 
+pub mod plugins;
 pub mod signatures;
 
+pub use plugins::{BindError, BoundArgs, PluginContext, PluginError, bind, call};
 pub use signatures::{Param, ParamKind, PluginSignature};
 
 /// One file of the std module: the namespace it defines, a display name, and its text.

@@ -478,7 +478,7 @@ impl<'a> Checker<'a> {
 
     fn check_var_named(&mut self, path: &Path, depth: usize) -> Inferred {
         if path.segments.len() > 1 {
-            let (name, prefix) = path.segments.split_last().map(|(n, p)| (n, p)).unwrap_or((&path.segments[0], &[]));
+            let (name, prefix) = path.segments.split_last().unwrap_or((&path.segments[0], &[]));
             let prefix_text: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
             let prefix_text = prefix_text.join("::");
             let prefix_span = prefix.first().map_or(path.span, |f| f.span.to(prefix.last().map_or(f.span, |l| l.span)));
@@ -1026,7 +1026,7 @@ impl<'a> Checker<'a> {
             args.iter().filter_map(|a| if let Arg::Keyword(n, _) = a { Some(n.name.clone()) } else { None }).collect();
         names.sort();
         let indexes = self.index.indexes(&entity);
-        if !indexes.iter().any(|index| *index == names.as_slice()) {
+        if !indexes.contains(&names.as_slice()) {
             let known: Vec<String> = indexes.iter().map(|i| format!("({})", i.join(", "))).collect();
             let mut d = Diagnostic::new(
                 &codes::NO_MATCHING_INDEX,

@@ -66,7 +66,8 @@ impl FileScope<'_> {
                         name: written.to_owned(),
                         suggestions: index
                             .type_names(&namespace)
-                            .filter_map(|n| crate::suggest::close(name, n).then(|| format!("{prefix}::{n}")))
+                            .filter(|n| crate::suggest::close(name, n))
+                            .map(|n| format!("{prefix}::{n}"))
                             .take(3)
                             .collect(),
                         namespace,

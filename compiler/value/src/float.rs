@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn presentations_match_python() {
-        assert_eq!(format_abs(3.14159, 'f', Some(2), false, false), "3.14");
+        assert_eq!(format_abs(1.23456, 'f', Some(2), false, false), "1.23");
         assert_eq!(format_abs(2.5, 'f', Some(0), false, false), "2");
         assert_eq!(format_abs(1234.5, 'e', None, false, false), "1.234500e+03");
         assert_eq!(format_abs(1234.5, 'E', Some(1), false, false), "1.2E+03");

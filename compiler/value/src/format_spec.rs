@@ -255,7 +255,7 @@ fn group(digits: &str, sep: Option<char>, size: usize) -> String {
     let chars: Vec<char> = digits.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
-        if i > 0 && (chars.len() - i) % size == 0 {
+        if i > 0 && (chars.len() - i).is_multiple_of(size) {
             out.push(sep);
         }
         out.push(*c);
@@ -322,7 +322,7 @@ mod tests {
 
     #[test]
     fn floats_follow_python() {
-        assert_eq!(ok(Value::Float(3.14159), "8.2f"), "    3.14");
+        assert_eq!(ok(Value::Float(1.23456), "8.2f"), "    1.23");
         assert_eq!(ok(Value::Float(1.0), ">5"), "  1.0");
         assert_eq!(ok(Value::Float(1234.5), ",.1f"), "1,234.5");
         assert_eq!(ok(Value::Float(-1.5), "08.2f"), "-0001.50");

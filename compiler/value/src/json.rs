@@ -150,14 +150,7 @@ impl Parser<'_> {
     }
 
     fn starts_with(&self, word: &str) -> bool {
-        let mut i = self.pos;
-        for c in word.chars() {
-            if self.chars.get(i) != Some(&c) {
-                return false;
-            }
-            i += 1;
-        }
-        true
+        word.chars().enumerate().all(|(i, c)| self.chars.get(self.pos + i) == Some(&c))
     }
 
     /// One value, containers included, with an explicit stack (no recursion, so no depth

@@ -80,7 +80,8 @@ mod tests {
 
     #[test]
     fn accessors_check_types() {
-        let args = BoundArgs::new().with("s", "x").with("n", true).with("l", Value::list(vec![])).with("o", Value::Null);
+        let args =
+            BoundArgs::new().with("s", "x").with("n", true).with("l", Value::list(vec![])).with("o", Value::Null);
         assert_eq!(args.str_arg("s"), Ok("x"));
         assert_eq!(args.int_arg("n"), Ok(1));
         assert_eq!(args.opt_str_arg("o"), Ok(None));

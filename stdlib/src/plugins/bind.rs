@@ -56,13 +56,26 @@ impl BoundArgs {
 /// plugin's name as the reference does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BindError {
-    TooManyPositional { max: usize, given: usize },
+    TooManyPositional {
+        max: usize,
+        given: usize,
+    },
     /// Required parameters without a value; `keyword_only` for those after `*args`.
-    Missing { names: Vec<String>, keyword_only: bool },
-    UnexpectedKeyword { name: String },
-    MultipleValues { name: String },
+    Missing {
+        names: Vec<String>,
+        keyword_only: bool,
+    },
+    UnexpectedKeyword {
+        name: String,
+    },
+    MultipleValues {
+        name: String,
+    },
     /// A default in the signature table that is not a literal we know (a bug in the table).
-    BadDefault { param: String, literal: String },
+    BadDefault {
+        param: String,
+        literal: String,
+    },
 }
 
 impl BindError {

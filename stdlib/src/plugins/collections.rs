@@ -54,7 +54,9 @@ fn subscript_int(o: &Value, index: i64) -> Result<Value> {
                 .ok_or_else(|| PluginError::external("IndexError", "string index out of range"))
         }
         Value::Dict(_) => Err(PluginError::external("KeyError", index.to_string())),
-        other => Err(PluginError::external("TypeError", format!("'{}' object is not subscriptable", other.type_name()))),
+        other => {
+            Err(PluginError::external("TypeError", format!("'{}' object is not subscriptable", other.type_name())))
+        }
     }
 }
 
@@ -119,7 +121,10 @@ pub(crate) fn flatten(args: &BoundArgs) -> Result<Value> {
             Value::Str(s) => out.extend(s.chars().map(|c| Value::from(c.to_string()))),
             Value::Dict(d) => out.extend(d.keys().map(|k| Value::from(k.as_str()))),
             other => {
-                return Err(PluginError::external("TypeError", format!("'{}' object is not iterable", other.type_name())));
+                return Err(PluginError::external(
+                    "TypeError",
+                    format!("'{}' object is not iterable", other.type_name()),
+                ));
             }
         }
     }
@@ -148,10 +153,7 @@ pub(crate) fn key_sort(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<
     let items = args.list_arg("items")?;
     let names: Vec<&str> = match args.value("key")? {
         Value::Str(s) => vec![s],
-        Value::List(l) => l
-            .iter()
-            .map(|k| k.as_str().ok_or_else(|| attribute_name_error(k)))
-            .collect::<Result<_>>()?,
+        Value::List(l) => l.iter().map(|k| k.as_str().ok_or_else(|| attribute_name_error(k))).collect::<Result<_>>()?,
         other => return Err(attribute_name_error(other)),
     };
     let single = matches!(args.value("key")?, Value::Str(_));
@@ -186,7 +188,10 @@ pub(crate) fn python_getattr(obj: &Value, name: &str, ctx: &mut dyn PluginContex
 
 /// A stable merge sort whose comparison may fail (Python raises on unorderable values); it
 /// never panics, whatever the comparison returns.
-fn try_merge_sort<T, E>(items: Vec<T>, cmp: impl Fn(&T, &T) -> std::result::Result<Ordering, E> + Copy) -> std::result::Result<Vec<T>, E> {
+fn try_merge_sort<T, E>(
+    items: Vec<T>,
+    cmp: impl Fn(&T, &T) -> std::result::Result<Ordering, E> + Copy,
+) -> std::result::Result<Vec<T>, E> {
     if items.len() <= 1 {
         return Ok(items);
     }
@@ -299,10 +304,7 @@ mod tests {
         assert_eq!(u(vec![Value::Null, Value::Null]), Ok(false));
         assert_eq!(u(vec![Value::Unknown, Value::Unknown]), Ok(true));
         assert_eq!(u(vec![Value::Float(f64::NAN), Value::Float(f64::NAN)]), Ok(true));
-        assert_eq!(
-            unique(&list_of(vec![ints(&[1])])).unwrap_err().to_string(),
-            "TypeError: unhashable type: 'list'"
-        );
+        assert_eq!(unique(&list_of(vec![ints(&[1])])).unwrap_err().to_string(), "TypeError: unhashable type: 'list'");
     }
 
     #[test]
@@ -322,7 +324,10 @@ mod tests {
         assert_eq!(shown(&seq(3, 0).unwrap()), "[0, 1, 2]");
         assert_eq!(shown(&seq(3, 2).unwrap()), "[2, 3, 4]");
         assert_eq!(shown(&seq(-1, 0).unwrap()), "[]");
-        assert_eq!(seq(2, i64::MAX).unwrap_err().to_string(), "OverflowError: integer out of range (integers are 64-bit)");
+        assert_eq!(
+            seq(2, i64::MAX).unwrap_err().to_string(),
+            "OverflowError: integer out of range (integers are 64-bit)"
+        );
         assert!(seq(i64::MAX, 0).is_err());
     }
 
@@ -349,8 +354,8 @@ mod tests {
         let mut ctx = TestContext::new();
         let a = ctx.instance("__config__::A", &[("k", Value::str("x"))]);
         let b = ctx.instance("__config__::A", &[("k", Value::Int(1))]);
-        let err = key_sort(&BoundArgs::new().with("items", Value::list(vec![a, b])).with("key", "k"), &mut ctx)
-            .unwrap_err();
+        let err =
+            key_sort(&BoundArgs::new().with("items", Value::list(vec![a, b])).with("key", "k"), &mut ctx).unwrap_err();
         assert!(err.to_string().starts_with("TypeError: '<' not supported between instances of"), "{err}");
     }
 

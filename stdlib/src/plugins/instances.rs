@@ -49,9 +49,8 @@ pub(crate) fn familyof(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<
     let Value::Instance(mut current) = *args.value("member")? else {
         return Err(PluginError::invalid("std::familyof needs an instance of std::OS"));
     };
-    let name_is = |ctx: &mut dyn PluginContext, id| -> Result<bool> {
-        Ok(ctx.attribute(id, "name")?.as_str() == Some(family))
-    };
+    let name_is =
+        |ctx: &mut dyn PluginContext, id| -> Result<bool> { Ok(ctx.attribute(id, "name")?.as_str() == Some(family)) };
     if name_is(ctx, current)? {
         return Ok(Value::Bool(true));
     }
@@ -144,7 +143,7 @@ mod tests {
         let mut ctx = TestContext::new();
         let os = ctx.instance("std::OS", &[("name", Value::str("x"))]);
         ctx.set(&os, "family", Err(AttributeError::NotYetSet));
-        assert_eq!(family(&mut ctx, &os, "y"), Err(PluginError::NotYetSet));
+        assert_eq!(family(&mut ctx, &os, "y").unwrap_err(), PluginError::NotYetSet);
     }
 
     #[test]

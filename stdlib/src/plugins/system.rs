@@ -167,7 +167,8 @@ mod tests {
     #[test]
     fn print_shows_values_as_the_reference_does() {
         let mut ctx = TestContext::new();
-        for v in [Value::Null, Value::Bool(true), Value::Float(2.0), Value::list(vec![Value::Int(1), Value::str("a")])] {
+        for v in [Value::Null, Value::Bool(true), Value::Float(2.0), Value::list(vec![Value::Int(1), Value::str("a")])]
+        {
             print(&BoundArgs::new().with("message", v), &mut ctx).unwrap();
         }
         let os = ctx.instance("std::OS", &[]);
@@ -209,10 +210,7 @@ mod tests {
         assert_eq!(env(&mut ctx, "NOPE", Value::str("d")).as_str(), Some("d"));
         assert!(ctx.warnings.is_empty());
         assert!(env(&mut ctx, "NOPE", Value::Null).is_unknown());
-        assert_eq!(
-            ctx.warnings,
-            ["Environment variable NOPE doesn't exist, returning Unknown(source='NOPE') instead"]
-        );
+        assert_eq!(ctx.warnings, ["Environment variable NOPE doesn't exist, returning Unknown(source='NOPE') instead"]);
         let env_int = |ctx: &mut TestContext, name: &str, default: Value| {
             get_env_int(&BoundArgs::new().with("name", name).with("default_value", default), ctx)
         };
@@ -257,8 +255,11 @@ mod tests {
         let res = ctx.instance("__config__::R", &[]);
         ctx.facts.push((res.clone(), "size".into(), Value::Int(3)));
         let fact = |ctx: &mut TestContext, name: &str, default: Value| {
-            getfact(&BoundArgs::new().with("resource", res.clone()).with("fact_name", name).with("default_value", default), ctx)
-                .unwrap()
+            getfact(
+                &BoundArgs::new().with("resource", res.clone()).with("fact_name", name).with("default_value", default),
+                ctx,
+            )
+            .unwrap()
         };
         assert!(fact(&mut ctx, "size", Value::Null).py_eq(&Value::Int(3)));
         assert!(fact(&mut ctx, "other", Value::Null).is_unknown());

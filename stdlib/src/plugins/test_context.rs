@@ -69,8 +69,7 @@ impl TestContext {
     }
 
     fn derives_from(&self, entity: &str, target: &str) -> bool {
-        entity == target
-            || self.parents.get(entity).is_some_and(|ps| ps.iter().any(|p| self.derives_from(p, target)))
+        entity == target || self.parents.get(entity).is_some_and(|ps| ps.iter().any(|p| self.derives_from(p, target)))
     }
 }
 
@@ -78,7 +77,10 @@ impl PluginContext for TestContext {
     fn attribute(&mut self, instance: InstanceId, attribute: &str) -> Result<Value, AttributeError> {
         let i = self.get(instance).ok_or_else(|| AttributeError::NotFound("no such instance".into()))?;
         i.attrs.get(attribute).cloned().unwrap_or_else(|| {
-            Err(AttributeError::NotFound(format!("could not find attribute with name: {attribute} in type {}", i.entity)))
+            Err(AttributeError::NotFound(format!(
+                "could not find attribute with name: {attribute} in type {}",
+                i.entity
+            )))
         })
     }
 
