@@ -17,7 +17,8 @@ use crate::types::{BaseType, CASTS, Inferred, StaticType, ValueType};
 /// What the context expects of an expression's value: the attribute it is assigned to.
 #[derive(Clone, Copy)]
 pub(crate) struct Hint<'h> {
-    pub attribute: &'h AttrDef,
+    /// The attribute, when it is known; `None` for `x.attr = …` where `x`'s type is not.
+    pub attribute: Option<&'h AttrDef>,
     /// The expression is directly the value (not through a variable): the reference checks
     /// constructor types statically then.
     pub direct: bool,
@@ -102,6 +103,7 @@ impl<'a> Checker<'a> {
     pub(crate) fn check_typedef_constraint(&mut self, typedef: &'a Typedef) {
         let Constraint::Expr(expr) = &typedef.constraint else { return };
         self.in_typedef = true;
+        self.typedef_depth = self.blocks.len();
         self.uncertain("a typedef constraint runs only when a value of the type is checked", |c| {
             c.check_expr(expr, None);
         });
@@ -130,8 +132,15 @@ impl<'a> Checker<'a> {
                 }
             }
             Stmt::If(if_) => {
-                for (condition, _) in &if_.branches {
-                    let inferred = self.check_expr(condition, None);
+                for (i, (condition, _)) in if_.branches.iter().enumerate() {
+                    // `elif` conditions are evaluated only when the branches before them fail.
+                    let inferred = if i == 0 {
+                        self.check_expr(condition, None)
+                    } else {
+                        self.uncertain("an elif condition is evaluated only when the conditions before it fail", |c| {
+                            c.check_expr(condition, None)
+                        })
+                    };
                     if let Some(ty) = inferred.certain()
                         && *ty != StaticType::Bool
                     {
@@ -186,7 +195,8 @@ impl<'a> Checker<'a> {
                     .help("use `=` to set it");
                     self.runtime(d);
                 }
-                let hint = attribute.map(|attribute| Hint { attribute, direct: false });
+                // There is a left-hand side even when its attribute is not known.
+                let hint = Some(Hint { attribute, direct: false });
                 let inferred = self.check_expr(value, hint);
                 if let Some(def) = attribute {
                     self.check_value_fits(def, value, &inferred);
@@ -390,7 +400,7 @@ impl<'a> Checker<'a> {
                 Inferred::definite(StaticType::List)
             }
             ExprKind::ListComp { element, fors, guards } => {
-                self.check_list_comprehension(element, fors, guards);
+                self.check_list_comprehension(element, fors, guards, hint);
                 Inferred::definite(StaticType::List)
             }
             ExprKind::Dict(entries) => {
@@ -436,7 +446,14 @@ impl<'a> Checker<'a> {
                 }
             }
             ExprKind::IsDefined(inner) => {
-                self.check_expr(inner, None);
+                // `d[k] is defined` means `k in d and d[k] != null and d[k] != []`: never a
+                // lookup error.
+                if let ExprKind::MapLookup { object, key } = &inner.kind {
+                    self.check_expr(object, None);
+                    self.check_expr(key, None);
+                } else {
+                    self.check_expr(inner, None);
+                }
                 Inferred::maybe_unknown(StaticType::Bool)
             }
             ExprKind::Error => Inferred::any(),
@@ -516,7 +533,8 @@ impl<'a> Checker<'a> {
     /// then the instance, then the file's top level.
     fn lookup_var(&mut self, name: &Ident, depth: usize) -> Inferred {
         if self.in_typedef {
-            if name.name == "self" {
+            let local = self.blocks.iter().skip(self.typedef_depth).any(|b| b.vars.contains_key(name.name.as_str()));
+            if name.name == "self" || local {
                 return Inferred::any();
             }
             let d = Diagnostic::new(
@@ -544,7 +562,7 @@ impl<'a> Checker<'a> {
                     return found;
                 }
                 match var.value {
-                    Some(value) if depth < INFER_DEPTH => self.infer_quietly(value, depth + 1),
+                    Some(value) if depth < INFER_DEPTH => self.infer_quietly(value, depth + 1, level),
                     _ => Inferred::any(),
                 }
             }
@@ -606,7 +624,9 @@ impl<'a> Checker<'a> {
     }
 
     /// Infers the type of a variable's value without reporting (it is checked where written).
-    fn infer_quietly(&mut self, value: &Expr, depth: usize) -> Inferred {
+    /// The value was written in block `level`: names in it resolve from there, not from where
+    /// the variable is used (an inner block may shadow them).
+    fn infer_quietly(&mut self, value: &Expr, depth: usize, level: usize) -> Inferred {
         match &value.kind {
             ExprKind::Int(_) => Inferred::definite(StaticType::Int),
             ExprKind::Float(_) => Inferred::definite(StaticType::Float),
@@ -620,10 +640,10 @@ impl<'a> Checker<'a> {
                 _ => Inferred::any(),
             },
             ExprKind::Var(path) if path.segments.len() == 1 && depth < INFER_DEPTH => {
-                let name = &path.segments[0];
-                let found = self.blocks.iter().rev().find_map(|b| b.vars.get(name.name.as_str()).copied());
-                match found.and_then(|v| v.value) {
-                    Some(next) if !std::ptr::eq(next, value) => self.infer_quietly(next, depth + 1),
+                match self.visible_var(&path.segments[0].name, level) {
+                    Some((found_at, Some(next))) if !std::ptr::eq(next, value) => {
+                        self.infer_quietly(next, depth + 1, found_at)
+                    }
                     _ => Inferred::any(),
                 }
             }
@@ -847,20 +867,16 @@ impl<'a> Checker<'a> {
             self.check_args(args);
             return Inferred::any();
         };
-        if let Some(hint) = hint
-            && hint.direct
-        {
-            let expected = match &hint.attribute.kind {
+        if let Some(Hint { attribute: Some(attribute), direct: true }) = hint {
+            let expected = match &attribute.kind {
+                AttrKind::Relation { target, .. } if target.is_empty() => None,
                 AttrKind::Relation { target, .. } => (!self.index.is_subtype(&entity, target)).then(|| target.clone()),
                 AttrKind::Value { ty, .. } => Some(ty.to_string()),
             };
             if let Some(expected) = expected {
                 let d = Diagnostic::new(
                     &codes::TYPE_MISMATCH,
-                    format!(
-                        "can not assign a value of type `{entity}` to `{}` of type `{expected}`",
-                        hint.attribute.name
-                    ),
+                    format!("can not assign a value of type `{entity}` to `{}` of type `{expected}`", attribute.name),
                 )
                 .primary(self.file, written.span, format!("an instance of `{entity}`"));
                 self.error(d);
@@ -882,7 +898,10 @@ impl<'a> Checker<'a> {
                         self.check_expr(value, None);
                         continue;
                     };
-                    let inferred = self.check_expr(value, Some(Hint { attribute: def, direct: true }));
+                    // The reference checks the types of nested constructors statically, except
+                    // for index attributes, which it evaluates before the instance exists.
+                    let in_index = self.index.indexes(&entity).iter().any(|i| i.contains(&name.name));
+                    let inferred = self.check_expr(value, Some(Hint { attribute: Some(def), direct: !in_index }));
                     self.check_value_fits(def, value, &inferred);
                 }
                 Arg::Splat(value) => {
@@ -921,7 +940,7 @@ impl<'a> Checker<'a> {
             Err(error) => error,
         };
         if written.namespace.is_empty()
-            && let Some(Hint { attribute: AttrDef { kind: AttrKind::Relation { target, .. }, .. }, .. }) = hint
+            && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
         {
             let mut candidates: Vec<&str> = self
                 .index
@@ -953,7 +972,8 @@ impl<'a> Checker<'a> {
 
     /// `**d` where `d` is a constant dict: its keys must be attributes not given explicitly.
     fn check_splat_keys(&mut self, entity: &str, value: &Expr, args: &[Arg]) {
-        let Some(consteval::Const::Dict(entries)) = self.constant_value(value, 0) else { return };
+        let here = self.blocks.len().saturating_sub(1);
+        let Some(consteval::Const::Dict(entries)) = self.constant_value(value, 0, here) else { return };
         for (key, _) in entries {
             let explicit = args.iter().any(|a| matches!(a, Arg::Keyword(name, _) if name.name == key));
             if explicit {
@@ -972,22 +992,28 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// The constant value of an expression, following variables assigned exactly once.
-    fn constant_value(&self, expr: &Expr, depth: usize) -> Option<consteval::Const> {
+    /// The constant value of an expression written in block `level`, following variables
+    /// assigned exactly once (each resolved from the block it is written in).
+    fn constant_value(&self, expr: &Expr, depth: usize, level: usize) -> Option<consteval::Const> {
         if let ExprKind::Var(path) = &expr.kind
             && let [name] = path.segments.as_slice()
         {
             if depth >= INFER_DEPTH {
                 return None;
             }
-            let var = self.blocks.iter().rev().find_map(|b| b.vars.get(name.name.as_str()).copied())?;
-            return self.constant_value(var.value?, depth + 1);
+            let (found_at, value) = self.visible_var(&name.name, level)?;
+            return self.constant_value(value?, depth + 1, found_at);
         }
         consteval::eval(expr, None)
     }
 
+    /// The variable `name` as seen from block `level`: the block declaring it and its value.
+    fn visible_var(&self, name: &str, level: usize) -> Option<(usize, Option<&'a Expr>)> {
+        self.blocks.get(..=level)?.iter().enumerate().rev().find_map(|(i, b)| b.vars.get(name).map(|v| (i, v.value)))
+    }
+
     fn check_index_attributes_given(&mut self, expr: &Expr, entity: &str, given: &[&str], hint: Option<Hint<'a>>) {
-        let inverse = match hint.map(|h| &h.attribute.kind) {
+        let inverse = match hint.and_then(|h| h.attribute).map(|a| &a.kind) {
             Some(AttrKind::Relation { inverse: Some(inverse), .. }) => Some(inverse.as_str()),
             _ => None,
         };
@@ -1002,6 +1028,11 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+        // Like the reference: without a left-hand side, or with two or more missing, the
+        // constructor can never work. With a left-hand side and one missing, the inverse of the
+        // assigned relation may fill it when the statement runs.
+        let static_error = hint.is_none() || missing.len() > 1;
+        let unknown_target = hint.is_some_and(|h| h.attribute.is_none());
         for attribute in missing {
             let d = Diagnostic::new(
                 &codes::MISSING_INDEX_ATTRIBUTE,
@@ -1011,7 +1042,11 @@ impl<'a> Checker<'a> {
             .help(format!(
                 "pass `{attribute}=…`: instances of an indexed entity are identified by their index attributes"
             ));
-            self.error(d);
+            if static_error {
+                self.error(d);
+            } else if !unknown_target {
+                self.runtime(d);
+            }
         }
     }
 
@@ -1026,7 +1061,13 @@ impl<'a> Checker<'a> {
             args.iter().filter_map(|a| if let Arg::Keyword(n, _) = a { Some(n.name.clone()) } else { None }).collect();
         names.sort();
         let indexes = self.index.indexes(&entity);
-        if !indexes.contains(&names.as_slice()) {
+        let declared_invalid = self
+            .index
+            .ancestry(&entity)
+            .iter()
+            .flat_map(|d| &d.invalid_indexes)
+            .any(|i| i.iter().all(|a| names.contains(a)) && i.len() == names.len());
+        if !indexes.contains(&names.as_slice()) && !declared_invalid && !self.index.is_incomplete(&entity) {
             let known: Vec<String> = indexes.iter().map(|i| format!("({})", i.join(", "))).collect();
             let mut d = Diagnostic::new(
                 &codes::NO_MATCHING_INDEX,
@@ -1048,6 +1089,7 @@ impl<'a> Checker<'a> {
         element: &'a Expr,
         fors: &'a [modelc_syntax::ast::CompFor],
         guards: &'a [Expr],
+        hint: Option<Hint<'a>>,
     ) {
         let mut block = Block::default();
         for (i, comp) in fors.iter().enumerate() {
@@ -1074,29 +1116,31 @@ impl<'a> Checker<'a> {
             block.vars.insert(&comp.var.name, Var { value: None });
         }
         self.blocks.push(block);
-        let body_runs = fors.iter().all(|f| runs_at_least_once(&f.iterable));
-        let reason = "a list comprehension body runs once per element";
+        // The first guard runs for every element; the element and later guards only for the
+        // elements that pass the guards before them.
+        let iteration_runs = fors.iter().all(|f| runs_at_least_once(&f.iterable));
+        let reason = "a list comprehension body runs once per element (that passes the guards)";
         let saved = (self.certain, self.uncertain_reason);
-        if !body_runs && self.certain {
-            (self.certain, self.uncertain_reason) = (false, reason);
-        }
-        {
-            let c = &mut *self;
-            c.check_expr(element, None);
-            for guard in guards {
-                let inferred = c.check_expr(guard, None);
-                if let Some(ty) = inferred.certain()
-                    && *ty != StaticType::Bool
-                {
-                    let d = Diagnostic::new(
-                        &codes::NON_BOOLEAN_CONDITION,
-                        "the guard of a list comprehension is not a boolean",
-                    )
-                    .primary(c.file, guard.span, format!("this is {}", ty.describe()));
-                    c.runtime(d);
-                }
+        for (i, guard) in guards.iter().enumerate() {
+            if self.certain && (!iteration_runs || i > 0) {
+                (self.certain, self.uncertain_reason) = (false, reason);
+            }
+            let inferred = self.check_expr(guard, None);
+            if let Some(ty) = inferred.certain()
+                && *ty != StaticType::Bool
+            {
+                let d = Diagnostic::new(
+                    &codes::NON_BOOLEAN_CONDITION,
+                    "the guard of a list comprehension is not a boolean",
+                )
+                .primary(self.file, guard.span, format!("this is {}", ty.describe()));
+                self.runtime(d);
             }
         }
+        if self.certain && (!iteration_runs || !guards.is_empty()) {
+            (self.certain, self.uncertain_reason) = (false, reason);
+        }
+        self.check_expr(element, hint);
         (self.certain, self.uncertain_reason) = saved;
         self.blocks.pop();
     }
@@ -1193,9 +1237,15 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// A list literal with elements: a loop over it runs its body.
+/// A list literal with an element that is certainly there after flattening and certainly not
+/// unknown (a scalar literal or a constructor): a loop over it runs its body.
 fn runs_at_least_once(iterable: &Expr) -> bool {
-    matches!(&iterable.kind, ExprKind::List(items) if !items.is_empty())
+    let ExprKind::List(items) = &iterable.kind else { return false };
+    items.iter().any(|item| match &item.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Null | ExprKind::Construct { .. } => true,
+        ExprKind::Str(s) => !s.has_interpolation(),
+        _ => false,
+    })
 }
 
 /// What reading an attribute gives: the declared type, possibly unknown.

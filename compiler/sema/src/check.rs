@@ -35,6 +35,7 @@ pub(crate) fn check_file(
         instance: None,
         impl_depth: 0,
         in_typedef: false,
+        typedef_depth: 0,
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
@@ -73,8 +74,10 @@ pub(crate) struct Checker<'a> {
     /// `blocks[impl_depth..]` belong to the implementation body; lookups reach the instance
     /// after them and the file's top level after that.
     pub impl_depth: usize,
-    /// Checking a typedef constraint: only `self` is bound.
+    /// Checking a typedef constraint: only `self` (and comprehension variables, in blocks from
+    /// `typedef_depth` on) are bound.
     pub in_typedef: bool,
+    pub typedef_depth: usize,
 }
 
 impl<'a> Checker<'a> {

@@ -56,6 +56,9 @@ impl Const {
     }
 
     fn py_eq(&self, other: &Const) -> bool {
+        if let (Some(a), Some(b)) = (self.as_int(), other.as_int()) {
+            return a == b;
+        }
         match (self, other) {
             (Const::Str(a), Const::Str(b)) => a == b,
             (Const::Null, Const::Null) => true,
@@ -137,12 +140,12 @@ fn binary(op: BinOp, lhs: &Expr, rhs: &Expr, self_value: Option<&Const>) -> Opti
         BinOp::Eq => Const::Bool(left.py_eq(&right)),
         BinOp::Ne => Const::Bool(!left.py_eq(&right)),
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-            let (a, b) = (left.as_number()?, right.as_number()?);
+            let ordering = compare(&left, &right)?;
             Const::Bool(match op {
-                BinOp::Lt => a < b,
-                BinOp::Le => a <= b,
-                BinOp::Gt => a > b,
-                _ => a >= b,
+                BinOp::Lt => ordering.is_lt(),
+                BinOp::Le => ordering.is_le(),
+                BinOp::Gt => ordering.is_gt(),
+                _ => ordering.is_ge(),
             })
         }
         BinOp::In | BinOp::NotIn => {
@@ -170,7 +173,12 @@ fn arithmetic(op: BinOp, left: &Const, right: &Const) -> Option<Const> {
             BinOp::Add => Const::Int(a.checked_add(b)?),
             BinOp::Sub => Const::Int(a.checked_sub(b)?),
             BinOp::Mul => Const::Int(a.checked_mul(b)?),
-            BinOp::Mod if b != 0 => Const::Int(a.rem_euclid(b) + if b < 0 && a.rem_euclid(b) != 0 { b } else { 0 }),
+            BinOp::Mod if b != 0 => {
+                // Python: the result has the sign of the divisor.
+                // `i128::MIN % -1` overflows in Rust; any number modulo ±1 is 0.
+                let r = if b.abs() == 1 { 0 } else { a.checked_rem_euclid(b)? };
+                Const::Int(if b < 0 && r != 0 { r + b } else { r })
+            }
             _ => return None,
         });
     }
@@ -184,10 +192,50 @@ fn arithmetic(op: BinOp, left: &Const, right: &Const) -> Option<Const> {
     }))
 }
 
+/// Compares two numbers the way Python does: integers exactly, mixed int and float only
+/// where the integer converts exactly (otherwise not decided here).
+fn compare(left: &Const, right: &Const) -> Option<std::cmp::Ordering> {
+    if let (Some(a), Some(b)) = (left.as_int(), right.as_int()) {
+        return Some(a.cmp(&b));
+    }
+    const EXACT: i128 = 1 << 53;
+    let exact = |c: &Const| c.as_int().is_none_or(|i| (-EXACT..=EXACT).contains(&i));
+    if !exact(left) || !exact(right) {
+        return None;
+    }
+    left.as_number()?.partial_cmp(&right.as_number()?)
+}
+
 /// Python `re.match`: anchored at the start only.
 fn regex_matches(pattern: &str, text: &str) -> Option<bool> {
-    let regex = fancy_regex::Regex::new(&format!("\\A(?:{pattern})")).ok()?;
+    let regex = fancy_regex::Regex::new(&format!("\\A(?:{})", python_dollar(pattern))).ok()?;
     regex.is_match(text).ok()
+}
+
+/// In Python, `$` also matches just before a final newline; here it does only at the very
+/// end. Rewrites each `$` outside a character class to Python's meaning.
+fn python_dollar(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let (mut escaped, mut in_class) = (false, false);
+    for c in pattern.chars() {
+        match c {
+            _ if escaped => {
+                escaped = false;
+                out.push(c);
+                continue;
+            }
+            '\\' => escaped = true,
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '$' if !in_class => {
+                out.push_str("(?=\\n?\\z)");
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Why a constant does not fit a type.
@@ -250,4 +298,22 @@ fn validate_base(index: &ModelIndex, base: &BaseType, value: &Const, depth: usiz
         }
     };
     if ok { Ok(()) } else { Err(Violation::Type(format!("Invalid value {}, expected {base}", value.repr()))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_regex_and_number_semantics() {
+        assert_eq!(regex_matches("^a$", "a\n"), Some(true));
+        assert_eq!(regex_matches("^a[$]", "a$"), Some(true));
+        assert_eq!(regex_matches("ab", "abzzz"), Some(true));
+        assert_eq!(regex_matches("ab", "zab"), Some(false));
+        let (big, bigger) = (Const::Int(9_007_199_254_740_992), Const::Int(9_007_199_254_740_993));
+        assert!(!big.py_eq(&bigger));
+        assert_eq!(compare(&big, &bigger), Some(std::cmp::Ordering::Less));
+        assert_eq!(arithmetic(BinOp::Mod, &Const::Int(i128::MIN), &Const::Int(-1)), Some(Const::Int(0)));
+        assert_eq!(arithmetic(BinOp::Mod, &Const::Int(7), &Const::Int(-3)), Some(Const::Int(-2)));
+    }
 }

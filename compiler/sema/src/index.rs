@@ -105,6 +105,8 @@ pub struct EntityDef {
     pub attributes: IndexMap<String, AttrDef>,
     /// Own indexes (inherited ones are found through the parents).
     pub indexes: Vec<Vec<String>>,
+    /// Indexes declared with an attribute that cannot be indexed (reported by their file).
+    pub invalid_indexes: Vec<Vec<String>>,
     /// A written parent did not resolve (an error reported where it is written): what the
     /// entity has is not fully known, so missing attributes are not reported.
     pub incomplete: bool,
@@ -187,7 +189,8 @@ impl ModelIndex {
                         _ => incomplete = true,
                     }
                 }
-                if entity.parents.is_empty() && fqn != "std::Entity" {
+                // Also when no written parent resolved: whatever they were, they were entities.
+                if parents.is_empty() && fqn != "std::Entity" {
                     parents.push("std::Entity".to_owned());
                 }
                 let mut attributes = IndexMap::new();
@@ -212,6 +215,7 @@ impl ModelIndex {
                         parents,
                         attributes,
                         indexes: Vec::new(),
+                        invalid_indexes: Vec::new(),
                         incomplete,
                     },
                 );
@@ -294,6 +298,10 @@ impl ModelIndex {
                     })
                 });
                 if !valid {
+                    // Kept aside, so that lookups on it are not reported as well.
+                    if let Some(def) = self.entities.get_mut(&r.fqn) {
+                        def.invalid_indexes.push(attributes.clone());
+                    }
                     continue;
                 }
                 if let Some(def) = self.entities.get_mut(&r.fqn) {

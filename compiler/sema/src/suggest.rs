@@ -8,10 +8,15 @@ pub(crate) fn close(written: &str, candidate: &str) -> bool {
     if written.eq_ignore_ascii_case(candidate) {
         return true;
     }
-    let distance = strsim::damerau_levenshtein(written, candidate);
-    // Short names tolerate one edit, longer ones about a third of their length.
-    let allowed = (written.chars().count().max(candidate.chars().count()) / 3).max(1);
-    distance <= allowed
+    let (a, b) = (written.chars().count(), candidate.chars().count());
+    // Short names tolerate one edit, longer ones about a third of their length. Names whose
+    // lengths differ by more than that cannot be close; very long ones are not compared (the
+    // distance costs time and memory proportional to the product of the lengths).
+    let allowed = (a.max(b) / 3).max(1);
+    if a.abs_diff(b) > allowed || a.max(b) > 128 {
+        return false;
+    }
+    strsim::damerau_levenshtein(written, candidate) <= allowed
 }
 
 /// Up to three candidates close to `written`, closest first, ties in the order given.
