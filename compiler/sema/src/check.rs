@@ -10,7 +10,7 @@ use modelc_db::ImportSummary;
 use modelc_diagnostics::{Diagnostic, FileId, Severity, Span, codes};
 use modelc_syntax::ast::{Expr, File, Item, Stmt};
 
-use crate::index::ModelIndex;
+use crate::index::{ModelIndex, TypeKind};
 use crate::loading::LoadedModules;
 use crate::resolve::{FileScope, ResolveError};
 
@@ -115,6 +115,21 @@ impl<'a> Checker<'a> {
     pub(crate) fn resolve_error(&self, error: &ResolveError, span: Span, what: &str) -> Diagnostic {
         match error {
             ResolveError::NotFound { name, namespace, suggestions } => {
+                // Suggest only names of the kind wanted here: an entity for an entity.
+                let wanted = match what {
+                    "entity" => Some(TypeKind::Entity),
+                    "implementation" => Some(TypeKind::Implementation),
+                    "plugin" => Some(TypeKind::Plugin),
+                    _ => None,
+                };
+                let suggestions: Vec<String> = suggestions
+                    .iter()
+                    .filter(|s| {
+                        wanted.is_none_or(|kind| self.scope.resolve_type(self.index, s).is_ok_and(|r| r.kind == kind))
+                    })
+                    .cloned()
+                    .collect();
+                let suggestions = &suggestions;
                 let mut d = Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find {what} `{name}`"))
                     .primary(self.file, span, "not found in this scope")
                     .note(format!("looked in namespace `{namespace}`"));

@@ -12,6 +12,10 @@ pub(crate) fn close(written: &str, candidate: &str) -> bool {
     // Short names tolerate one edit, longer ones about a third of their length. Names whose
     // lengths differ by more than that cannot be close; very long ones are not compared (the
     // distance costs time and memory proportional to the product of the lengths).
+    // One- and two-letter names differ from almost everything by one edit: only case counts.
+    if a.max(b) < 3 {
+        return false;
+    }
     let allowed = (a.max(b) / 3).max(1);
     if a.abs_diff(b) > allowed || a.max(b) > 128 {
         return false;
@@ -58,7 +62,8 @@ mod tests {
     #[test]
     fn suggests_close_names_only() {
         assert_eq!(similar("Enitty", ["Entity", "Host", "Resource"].into_iter()), ["Entity"]);
-        assert_eq!(similar("x", ["y", "zz"].into_iter()), ["y"]);
+        assert!(similar("x", ["y", "zz"].into_iter()).is_empty());
+        assert_eq!(similar("a", ["A", "b"].into_iter()), ["A"]);
         assert!(similar("completely", ["other"].into_iter()).is_empty());
         assert_eq!(did_you_mean(&["a".into(), "b".into()]).unwrap_or_default(), "did you mean `a` or `b`?");
     }
