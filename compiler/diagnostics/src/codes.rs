@@ -79,6 +79,7 @@ codes! {
     IMPORT_CYCLE = "W0101" "import-cycle" Warning;
     BUILTIN_TYPE_SHADOWED = "W0102" "builtin-type-shadowed" Warning;
     DEPRECATED = "W0103" "deprecated" Warning;
+    VARIABLE_SHADOWED = "W0104" "variable-shadowed" Warning;
     DUPLICATE_ATTRIBUTE = "E0201" "duplicate-attribute" Error;
     INCOMPATIBLE_ATTRIBUTE = "E0202" "incompatible-attribute" Error;
     INHERITANCE_CYCLE = "E0203" "inheritance-cycle" Error;

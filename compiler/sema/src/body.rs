@@ -43,7 +43,7 @@ impl<'a> Checker<'a> {
                 .entry(&name.name)
                 // Assigned more than once: the value is not known statically.
                 .and_modify(|v| v.value = None)
-                .or_insert(Var { value: Some(&assign.value) });
+                .or_insert(Var { value: Some(&assign.value), declared_at: name.span });
         }
         block
     }
@@ -51,13 +51,43 @@ impl<'a> Checker<'a> {
     fn check_block(&mut self, stmts: &'a [Stmt], extra: Option<(&'a Ident, Option<&'a Expr>)>) {
         let mut block = self.declare_block(stmts.iter());
         if let Some((var, value)) = extra {
-            block.vars.insert(&var.name, Var { value });
+            block.vars.insert(&var.name, Var { value, declared_at: var.span });
         }
+        self.warn_shadowing(&block);
         self.blocks.push(block);
         for stmt in stmts {
             self.check_stmt(stmt);
         }
         self.blocks.pop();
+    }
+
+    /// A variable of a nested block with the name of one in an enclosing block is a new
+    /// variable: assigning it does not change the outer one, which surprises.
+    fn warn_shadowing(&mut self, block: &Block<'a>) {
+        // An implementation body starts a new scope chain (instance, then the file's top level).
+        let enclosing = if self.impl_depth > 0 && self.blocks.len() == self.impl_depth {
+            return;
+        } else if self.impl_depth > 0 {
+            &self.blocks[self.impl_depth..]
+        } else {
+            &self.blocks[..]
+        };
+        let mut found: Vec<(Span, Span, &str)> = Vec::new();
+        for (name, var) in &block.vars {
+            if let Some(outer) = enclosing.iter().rev().find_map(|b| b.vars.get(name)) {
+                found.push((var.declared_at, outer.declared_at, name));
+            }
+        }
+        for (inner, outer, name) in found {
+            let d = Diagnostic::new(
+                &codes::VARIABLE_SHADOWED,
+                format!("variable `{name}` shadows a variable of an enclosing block"),
+            )
+            .primary(self.file, inner, "this is a new variable, visible only in this block")
+            .secondary(self.file, outer, "the outer variable, which keeps its value")
+            .help("use another name; to add to a relation of an outer instance, assign `x.attr = …`");
+            self.error(d);
+        }
     }
 
     pub(crate) fn check_implementation_body(&mut self, implementation: &'a Implementation) {
@@ -1113,8 +1143,9 @@ impl<'a> Checker<'a> {
                 .primary(self.file, comp.iterable.span, format!("this is {}", ty.describe()));
                 self.runtime(d);
             }
-            block.vars.insert(&comp.var.name, Var { value: None });
+            block.vars.insert(&comp.var.name, Var { value: None, declared_at: comp.var.span });
         }
+        self.warn_shadowing(&block);
         self.blocks.push(block);
         // The first guard runs for every element; the element and later guards only for the
         // elements that pass the guards before them.

@@ -44,10 +44,11 @@ pub(crate) fn check_file(
 }
 
 /// A variable declared in a block: the expression assigned to it when there is exactly one
-/// assignment (to infer its type).
+/// assignment (to infer its type), and where it is first declared.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Var<'a> {
     pub value: Option<&'a Expr>,
+    pub declared_at: Span,
 }
 
 /// One lexical block's variables.
