@@ -71,6 +71,9 @@ pub struct Case {
     pub error_message: Option<String>,
     #[serde(default)]
     pub error_line: Option<u32>,
+    /// What the model printed, for cases that print (the reference's log lines included).
+    #[serde(default)]
+    pub stdout: Option<String>,
 }
 
 /// Reads every conformance case.

@@ -34,6 +34,16 @@ fn every_registered_code_is_produced_by_some_input() {
         let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
         produced.extend(diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()));
     }
+    // The execution UI inputs, compiled.
+    for entry in std::fs::read_dir(root.join("tests/ui/compile")).unwrap() {
+        let input = entry.unwrap().path();
+        if input.extension().is_none_or(|e| e != "cf") {
+            continue;
+        }
+        let out = modelc(&["--format", "json", "compile", input.to_str().unwrap()], &dir);
+        let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+        produced.extend(diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()));
+    }
     let registered: BTreeSet<String> = modelc_tests::registered_codes().into_iter().collect();
     let never: Vec<&String> = registered.difference(&produced).collect();
     assert!(never.is_empty(), "registered codes no test input produces: {never:?}");

@@ -30,3 +30,32 @@ fn check_diagnostics_as_users_see_them() {
         insta::assert_snapshot!(name, format!("exit status {}\n{}", out.code, out.stderr));
     }
 }
+
+/// UI tests of `modelc compile`: each model in `tests/ui/compile` is compiled with its instances
+/// dumped, and what a user sees (printed lines, instances, diagnostics, summary) is a snapshot.
+#[test]
+fn compile_results_as_users_see_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/compile");
+    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    inputs.retain(|p| p.extension().is_some_and(|e| e == "cf"));
+    inputs.sort();
+    assert!(inputs.len() >= 10, "the compile UI inputs are missing");
+    for input in inputs {
+        let name = input.file_stem().unwrap().to_str().unwrap().to_owned();
+        let file = input.file_name().unwrap().to_str().unwrap().to_owned();
+        let out = modelc(&["--color", "never", "compile", "--dump-instances", &file], &dir);
+        // The summary's timing changes from run to run.
+        let stderr: Vec<String> = out
+            .stderr
+            .lines()
+            .map(|l| match l.split_once(" instances in ") {
+                Some((count, _)) => format!("{count} instances in [time]"),
+                None => l.to_owned(),
+            })
+            .collect();
+        insta::assert_snapshot!(
+            format!("compile-{name}"),
+            format!("exit status {}\n--- stdout\n{}--- stderr\n{}\n", out.code, out.stdout, stderr.join("\n"))
+        );
+    }
+}

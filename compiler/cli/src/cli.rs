@@ -37,6 +37,15 @@ pub enum Command {
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
     },
+    /// Compile a model: check it, then execute it to find every instance. Prints what
+    /// `std::print` printed (stdout) and a summary of the instances by type (stderr).
+    Compile {
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// Print every instance with its attribute values to stdout.
+        #[arg(long)]
+        dump_instances: bool,
+    },
     /// Explain a diagnostic code, e.g. `modelc explain E0006`.
     Explain {
         #[arg(value_name = "CODE")]

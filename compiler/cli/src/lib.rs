@@ -6,6 +6,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI is where output is printed")]
 
 mod cli;
+mod compile;
 mod output;
 
 use std::ffi::OsString;
@@ -90,6 +91,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
     match cli.command {
         Command::Parse { files, dump_ast } => parse(&files, dump_ast, cli.format, color, io),
         Command::Check { path } => check(path.as_deref(), cli.format, color, io),
+        Command::Compile { path, dump_instances } => {
+            compile::run(path.as_deref(), dump_instances, cli.format, color, io)
+        }
         Command::Explain { code } => explain(&code, io),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "modelc", io.stdout);
@@ -150,7 +154,7 @@ pub fn registered_codes() -> Vec<&'static str> {
     codes::ALL.iter().map(|c| c.id).collect()
 }
 
-fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
+pub(crate) fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
     let _ = writeln!(io.stderr, "error: {message}");
     EXIT_USAGE
 }

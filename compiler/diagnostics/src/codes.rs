@@ -99,6 +99,17 @@ codes! {
     EXTEND_SINGLE_VALUED = "E0217" "extend-single-valued" Error;
     CONSTRAINT_VIOLATION = "E0218" "constraint-violation" Error;
     WRONG_KIND_OF_NAME = "E0219" "wrong-kind-of-name" Error;
+    DOUBLE_SET = "E0301" "double-set" Error;
+    UNSET_ATTRIBUTE = "E0302" "unset-attribute" Error;
+    NO_IMPLEMENTATION = "E0303" "no-implementation" Error;
+    MODIFIED_AFTER_FREEZE = "E0304" "modified-after-freeze" Error;
+    RELATION_ARITY_EXCEEDED = "E0305" "relation-arity-exceeded" Error;
+    UNMATCHED_INDEX_LOOKUP = "E0306" "unmatched-index-lookup" Error;
+    INDEX_CONFLICT = "E0307" "index-conflict" Error;
+    MISSING_OPTIONAL_VALUE = "E0308" "missing-optional-value" Error;
+    PLUGIN_FAILED = "E0309" "plugin-failed" Error;
+    MISSING_DICT_KEY = "E0310" "missing-dict-key" Error;
+    INCOMPLETE_EXECUTION = "E0311" "incomplete-execution" Error;
 }
 
 /// Looks a code up by its id, case-insensitively (`e0001` finds `E0001`).

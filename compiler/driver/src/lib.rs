@@ -49,3 +49,46 @@ pub fn parse_all(files: &SourceFiles, mut visit: impl FnMut(&Parse)) -> Vec<Diag
     }
     diagnostics
 }
+
+/// Checks a loaded target and, when it has no errors, executes it (spec execution §1): every
+/// instance with its attributes, what `std::print` printed, and every diagnostic.
+pub fn compile(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
+    sources::add_std(loaded);
+    let db = RootDatabase::default();
+    let inputs = db.add_files(&loaded.files);
+    let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
+    let project = modelc_db::Project::new(&db, modules, loaded.roots.clone());
+    let mut diagnostics = modelc_sema::check_project(&db, project);
+    let modules = modelc_sema::loaded_modules(&db, project);
+    let files = modules.files.len();
+    if diagnostics.iter().any(Diagnostic::is_error) || loaded.diagnostics.iter().any(Diagnostic::is_error) {
+        return Compiled { diagnostics, files, model: None };
+    }
+    let index = modelc_sema::model_index(&db, project);
+    let units = modules
+        .files
+        .iter()
+        .map(|(namespace, file)| modelc_exec::Unit {
+            namespace: namespace.clone(),
+            file_id: file.id(&db),
+            display_name: file.name(&db).clone(),
+            text: file.text(&db),
+            file: &modelc_db::parse(&db, *file).file,
+            imports: modelc_db::imports(&db, *file),
+        })
+        .collect();
+    let program = modelc_exec::Program::new(units, index);
+    let mut outcome = modelc_exec::execute(&program, world);
+    diagnostics.append(&mut outcome.diagnostics);
+    Compiled { diagnostics, files, model: Some(outcome) }
+}
+
+/// What `compile` produced.
+#[derive(Debug)]
+pub struct Compiled {
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many files were loaded (std included).
+    pub files: usize,
+    /// The executed model; `None` when checking found errors and nothing ran.
+    pub model: Option<modelc_exec::Outcome>,
+}

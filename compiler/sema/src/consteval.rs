@@ -115,7 +115,7 @@ pub fn eval(expr: &Expr, self_value: Option<&Const>) -> Option<Const> {
             _ => return None,
         },
         ExprKind::Regex(regex) => match self_value? {
-            Const::Str(s) => Const::Bool(regex_matches(&regex.pattern, s)?),
+            Const::Str(s) => Const::Bool(regex_match(&regex.pattern, s)?),
             _ => return None,
         },
         ExprKind::Binary { op, lhs, rhs } => binary(*op, lhs, rhs, self_value)?,
@@ -207,7 +207,7 @@ fn compare(left: &Const, right: &Const) -> Option<std::cmp::Ordering> {
 }
 
 /// Python `re.match`: anchored at the start only.
-fn regex_matches(pattern: &str, text: &str) -> Option<bool> {
+pub fn regex_match(pattern: &str, text: &str) -> Option<bool> {
     let regex = fancy_regex::Regex::new(&format!("\\A(?:{})", python_dollar(pattern))).ok()?;
     regex.is_match(text).ok()
 }
@@ -283,7 +283,7 @@ fn validate_base(index: &ModelIndex, base: &BaseType, value: &Const, depth: usiz
             let holds = match &def.constraint {
                 Some(Constraint::Expr(expr)) => eval(expr, Some(value)),
                 Some(Constraint::Regex(regex)) => match value {
-                    Const::Str(s) => regex_matches(&regex.pattern, s).map(Const::Bool),
+                    Const::Str(s) => regex_match(&regex.pattern, s).map(Const::Bool),
                     _ => None,
                 },
                 None => None,
@@ -306,10 +306,10 @@ mod tests {
 
     #[test]
     fn python_regex_and_number_semantics() {
-        assert_eq!(regex_matches("^a$", "a\n"), Some(true));
-        assert_eq!(regex_matches("^a[$]", "a$"), Some(true));
-        assert_eq!(regex_matches("ab", "abzzz"), Some(true));
-        assert_eq!(regex_matches("ab", "zab"), Some(false));
+        assert_eq!(regex_match("^a$", "a\n"), Some(true));
+        assert_eq!(regex_match("^a[$]", "a$"), Some(true));
+        assert_eq!(regex_match("ab", "abzzz"), Some(true));
+        assert_eq!(regex_match("ab", "zab"), Some(false));
         let (big, bigger) = (Const::Int(9_007_199_254_740_992), Const::Int(9_007_199_254_740_993));
         assert!(!big.py_eq(&bigger));
         assert_eq!(compare(&big, &bigger), Some(std::cmp::Ordering::Less));

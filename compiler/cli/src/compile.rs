@@ -1,0 +1,56 @@
+//! `modelc compile [PATH]`: check, execute, and summarise the instances a model produces.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use modelc_driver::locate;
+
+use crate::output::Reporter;
+use crate::{Format, Io, usage_error};
+
+pub(crate) fn run(path: Option<&Path>, dump_instances: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let started = Instant::now();
+    let target = match locate(path, &io.cwd) {
+        Ok(target) => target,
+        Err(error) => return usage_error(io, &error.to_string()),
+    };
+    let mut loaded = match modelc_driver::load(&target, &io.cwd) {
+        Ok(loaded) => loaded,
+        Err(error) => return usage_error(io, &error.to_string()),
+    };
+    let compiled = modelc_driver::compile(&mut loaded, world());
+    let elapsed = started.elapsed();
+    let mut diagnostics = loaded.diagnostics.clone();
+    diagnostics.extend(compiled.diagnostics);
+    if let Some(model) = &compiled.model {
+        // Printed lines are the model's own output: stdout, unless stdout carries JSON.
+        let out: &mut dyn Write = if format == Format::Json { &mut *io.stderr } else { &mut *io.stdout };
+        for line in &model.printed {
+            let _ = writeln!(out, "{line}");
+        }
+        if dump_instances && format == Format::Human {
+            let _ = write!(io.stdout, "{}", model.graph.render());
+        }
+    }
+    let status = Reporter { files: &loaded.files, format, color, file_count: compiled.files }.finish(
+        io,
+        &mut diagnostics,
+        "compiled",
+    );
+    if let (Some(model), Format::Human, 0) = (&compiled.model, format, status) {
+        let total: usize = model.instances_by_entity.values().sum();
+        let _ = writeln!(io.stderr, "{total} instances in {:.1} ms", elapsed.as_secs_f64() * 1000.0);
+        let width = model.instances_by_entity.values().max().map_or(1, |n| n.to_string().len());
+        for (entity, count) in &model.instances_by_entity {
+            let _ = writeln!(io.stderr, "  {count:>width$} {entity}");
+        }
+    }
+    status
+}
+
+/// What the model may read from outside: the process environment and the clock.
+fn world() -> modelc_exec::World {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
+    modelc_exec::World { env: std::env::vars().collect(), now }
+}

@@ -1,0 +1,235 @@
+//! Plugin calls and casts: arguments bound to the plugin's signature, the call made through the
+//! std implementation with this engine as its [`PluginContext`], and the result memoised so a
+//! call is made once per evaluation (spec §4.12, execution §1.8).
+
+use modelc_diagnostics::{Diagnostic, codes};
+use modelc_sema::index::TypeKind;
+use modelc_stdlib::plugins::{AttributeError, ModuleDir, ServerSettings};
+use modelc_stdlib::{PluginContext, PluginError};
+use modelc_syntax::ast::{Arg, Expr, Path};
+use modelc_value::{InstanceId, Value};
+
+use crate::engine::{Engine, Eval, Stop};
+use crate::store::{CellId, ScopeId, TaskId};
+
+impl<'a> Engine<'a> {
+    pub(crate) fn eval_call(
+        &mut self,
+        task: TaskId,
+        call: &'a Expr,
+        function: &'a Path,
+        args: &'a [Arg],
+        scope: ScopeId,
+    ) -> Eval<Value> {
+        let key = (call as *const Expr, scope);
+        if let Some(value) = self.tasks[task.0 as usize].memo.get(&key) {
+            return Ok(value.clone());
+        }
+        let mut positional = Vec::new();
+        let mut keywords: Vec<(String, Value)> = Vec::new();
+        for arg in args {
+            match arg {
+                Arg::Positional(e) => positional.push(self.eval(task, e, scope)?),
+                Arg::Keyword(name, e) => keywords.push((name.name.clone(), self.eval(task, e, scope)?)),
+                Arg::Splat(_) => {}
+            }
+        }
+        for arg in args {
+            if let Arg::Splat(e) = arg {
+                match self.eval(task, e, scope)? {
+                    Value::Dict(d) => keywords.extend(d.iter().map(|(k, v)| (k.clone(), v.clone()))),
+                    Value::Unknown => return Ok(Value::Unknown),
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            e.span,
+                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
+                            &format!("this is {}", other.type_name()),
+                        ));
+                    }
+                }
+            }
+        }
+        let written = function.text();
+        let result = if function.segments.len() == 1 && modelc_sema::types::CASTS.contains(&written.as_str()) {
+            if !keywords.is_empty() || positional.len() != 1 {
+                return Err(self.fail(
+                    scope,
+                    call.span,
+                    Diagnostic::new(&codes::INVALID_ARGUMENTS, "a type cast takes exactly one positional argument"),
+                    "",
+                ));
+            }
+            crate::ops::cast(&written, &positional[0], &|i| self.describe(i)).map_err(|message| {
+                self.fail(scope, call.span, Diagnostic::new(&codes::PLUGIN_FAILED, message), "the cast failed")
+            })?
+        } else {
+            let unit = &self.program.units[self.unit_of(scope)];
+            let resolved = unit.scope().resolve_type(self.program.index, &written);
+            let Some(signature) =
+                resolved.ok().filter(|r| r.kind == TypeKind::Plugin).and_then(|r| self.program.index.plugin(&r.fqn))
+            else {
+                return Err(self.fail(
+                    scope,
+                    function.span,
+                    Diagnostic::new(&codes::UNAVAILABLE_PLUGIN, format!("`{written}` is not a plugin modelc can run")),
+                    "",
+                ));
+            };
+            let name = format!("std::{}", signature.name);
+            let bound = modelc_stdlib::bind(signature, positional, keywords).map_err(|e| {
+                self.fail(scope, call.span, Diagnostic::new(&codes::INVALID_ARGUMENTS, e.message(&name)), "")
+            })?;
+            let mut host = Host { engine: self, scope, missing: None };
+            match modelc_stdlib::call(signature.name, bound, &mut host) {
+                Ok(value) => value,
+                Err(PluginError::NotYetSet) => {
+                    let missing = host.missing;
+                    return match missing {
+                        Some(cell) => Err(Stop::Wait(cell)),
+                        None => Ok(Value::Unknown),
+                    };
+                }
+                Err(error) => {
+                    let (code, message) = match &error {
+                        PluginError::NotFound { message } => (&codes::UNDEFINED_VARIABLE, message.clone()),
+                        PluginError::OptionalEmpty { message } => (&codes::MISSING_OPTIONAL_VALUE, message.clone()),
+                        other => (&codes::PLUGIN_FAILED, format!("exception in plugin {name}: {other}")),
+                    };
+                    return Err(self.fail(scope, call.span, Diagnostic::new(code, message), "raised here"));
+                }
+            }
+        };
+        self.tasks[task.0 as usize].memo.insert(key, result.clone());
+        Ok(result)
+    }
+}
+
+/// The engine as the std plugins see it.
+struct Host<'e, 'a> {
+    engine: &'e mut Engine<'a>,
+    scope: ScopeId,
+    /// The cell a plugin found unset: the call waits for it.
+    missing: Option<CellId>,
+}
+
+impl Host<'_, '_> {
+    fn read(&mut self, cell: CellId) -> Result<Value, AttributeError> {
+        match self.engine.read_cell(cell, self.scope, modelc_diagnostics::Span::default()) {
+            Ok(value) => Ok(value),
+            Err(Stop::Wait(cell)) => {
+                self.missing = Some(cell);
+                Err(AttributeError::NotYetSet)
+            }
+            Err(Stop::Fail(d)) => Err(AttributeError::OptionalEmpty(d.message)),
+            Err(Stop::Listen) => Err(AttributeError::NotYetSet),
+        }
+    }
+}
+
+impl PluginContext for Host<'_, '_> {
+    fn attribute(&mut self, instance: InstanceId, attribute: &str) -> Result<Value, AttributeError> {
+        let i = &self.engine.instances[instance.0 as usize];
+        match i.attributes.get(attribute) {
+            Some(cell) => {
+                let cell = *cell;
+                self.read(cell)
+            }
+            None => Err(AttributeError::NotFound(format!(
+                "could not find attribute with name: {attribute} in type {}",
+                i.entity
+            ))),
+        }
+    }
+
+    fn entity_name(&self, instance: InstanceId) -> String {
+        self.engine.instances[instance.0 as usize].entity.clone()
+    }
+
+    fn is_instance_of(&self, instance: InstanceId, entity: &str) -> Result<bool, String> {
+        if !self.engine.program.index.entities.contains_key(entity) {
+            return Err(format!("could not find type {entity}"));
+        }
+        Ok(self.engine.program.index.is_subtype(&self.engine.instances[instance.0 as usize].entity, entity))
+    }
+
+    fn display_instance(&self, instance: InstanceId) -> String {
+        self.engine.describe(instance)
+    }
+
+    fn print(&mut self, line: &str) {
+        self.engine.printed.push(line.to_owned());
+    }
+
+    fn warn(&mut self, _message: &str) {}
+
+    fn read_module_file(&mut self, module: &str, dir: ModuleDir, path: &str) -> Result<String, String> {
+        if module == "std" && dir == ModuleDir::Templates {
+            return modelc_stdlib::template(path)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("template {path} not found"));
+        }
+        Err(format!("{module}/{path}: module files are not available to this compile"))
+    }
+
+    fn module_file_path(&mut self, module: &str, _dir: ModuleDir, path: &str) -> Result<String, String> {
+        Err(format!("{module}/{path}: module files are not available to this compile"))
+    }
+
+    fn list_module_dir(&mut self, module: &str, _dir: ModuleDir, path: &str) -> Result<Vec<String>, String> {
+        Err(format!("{module}/{path}: module files are not available to this compile"))
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.engine.world.env.get(name).cloned()
+    }
+
+    fn unix_time(&self) -> i64 {
+        self.engine.world.now
+    }
+
+    fn random_alphanumeric(&mut self, length: usize) -> String {
+        // Deterministic: the same model compiles to the same result.
+        "x".repeat(length)
+    }
+
+    fn stored_password(&mut self, _id: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
+    fn store_password(&mut self, _id: &str, _password: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn environment_id(&self) -> Option<String> {
+        None
+    }
+
+    fn environment_name(&mut self) -> Option<String> {
+        None
+    }
+
+    fn environment_server(&mut self) -> Option<String> {
+        None
+    }
+
+    fn server_settings(&self) -> ServerSettings {
+        ServerSettings::default()
+    }
+
+    fn server_token(&mut self, _client_types: &[String]) -> Result<String, String> {
+        Err("no server is configured".to_owned())
+    }
+
+    fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {
+        None
+    }
+
+    fn scope_variable(&mut self, name: &str) -> Result<Value, AttributeError> {
+        match self.engine.lookup_name(name, self.scope) {
+            Some(crate::eval::Named::Instance(i)) => Ok(Value::Instance(i)),
+            Some(crate::eval::Named::Cell(cell)) => self.read(cell),
+            None => Err(AttributeError::NotFound(format!("variable {name} not found"))),
+        }
+    }
+}

@@ -1,0 +1,642 @@
+//! Evaluating expressions (spec §4.8–4.10): values, variables, attributes, operators, calls,
+//! constructors and lookups. A missing value stops evaluation with `Stop::Wait`; the task runs
+//! again later, and memoised effects (constructors, plugin calls) are not repeated.
+
+use indexmap::IndexMap;
+use modelc_diagnostics::{Diagnostic, Span, codes};
+use modelc_sema::index::TypeKind;
+use modelc_syntax::ast::{Arg, Expr, ExprKind, FStrPart, Ident, Path, StrPart};
+use modelc_value::{InstanceId, Value};
+
+use crate::engine::{Engine, Eval, Stop};
+use crate::store::{CellId, CellKind, ScopeId, TaskId};
+
+/// What a name refers to.
+pub(crate) enum Named {
+    Cell(CellId),
+    /// `self` in an implementation.
+    Instance(InstanceId),
+}
+
+impl<'a> Engine<'a> {
+    pub(crate) fn eval(&mut self, task: TaskId, expr: &'a Expr, scope: ScopeId) -> Eval<Value> {
+        Ok(match &expr.kind {
+            ExprKind::Int(text) => match text.parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => {
+                    return Err(self.fail(
+                        scope,
+                        expr.span,
+                        Diagnostic::new(&codes::INVALID_OPERAND, "integer out of range"),
+                        "integers are 64-bit in modelc",
+                    ));
+                }
+            },
+            ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Null => Value::Null,
+            ExprKind::Str(s) => {
+                let mut out = String::new();
+                for part in &s.parts {
+                    match part {
+                        StrPart::Text(t) => out.push_str(t),
+                        StrPart::Interpolation(path) => {
+                            let value = self.eval_chain(task, path, scope)?;
+                            if value.is_unknown() {
+                                return Ok(Value::Unknown);
+                            }
+                            out.push_str(&self.interpolate(&value));
+                        }
+                    }
+                }
+                Value::str(out)
+            }
+            ExprKind::FStr(f) => match self.eval_fstring(task, &f.parts, scope)? {
+                Some(s) => Value::str(s),
+                None => Value::Unknown,
+            },
+            ExprKind::Regex(regex) => {
+                let subject = self.read_name(task, "self", regex.span, scope)?;
+                match subject {
+                    Value::Str(s) => Value::Bool(python_match(&regex.pattern, &s)),
+                    Value::Unknown => Value::Unknown,
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            regex.span,
+                            Diagnostic::new(&codes::INVALID_OPERAND, "a regex can only match strings"),
+                            &format!("`self` is {}", other.type_name()),
+                        ));
+                    }
+                }
+            }
+            ExprKind::Var(path) => self.eval_var(task, path, scope)?,
+            ExprKind::Attr { object, attr } => {
+                let object = self.eval(task, object, scope)?;
+                self.read_attribute(object, attr, scope)?
+            }
+            ExprKind::Call { function, args } => self.eval_call(task, expr, function, args, scope)?,
+            ExprKind::Construct { entity, args } => self.construct(task, expr, entity, args, scope, None)?,
+            ExprKind::IndexLookup { entity, args } => {
+                let resolved = self.resolve_entity(scope, &entity.text(), entity.span)?;
+                let keys = self.eval_keywords(task, args, scope)?;
+                self.lookup(&resolved, keys, scope, entity.span)?
+            }
+            ExprKind::RelationLookup { object, relation, args } => {
+                let object = self.eval(task, object, scope)?;
+                let Value::Instance(instance) = object else { return Ok(Value::Unknown) };
+                let entity = self.instances[instance.0 as usize].entity.clone();
+                let def = self.program.index.attribute(&entity, &relation.name).cloned();
+                let Some(modelc_sema::index::AttrDef {
+                    kind: modelc_sema::index::AttrKind::Relation { target, inverse: Some(inverse), .. },
+                    ..
+                }) = def
+                else {
+                    return Err(self.fail(
+                        scope,
+                        relation.span,
+                        Diagnostic::new(&codes::NO_MATCHING_INDEX, "a relation lookup needs a bidirectional relation"),
+                        "not a bidirectional relation",
+                    ));
+                };
+                let mut keys = self.eval_keywords(task, args, scope)?;
+                keys.push((inverse, Value::Instance(instance)));
+                self.lookup(&target, keys, scope, relation.span)?
+            }
+            ExprKind::MapLookup { object, key } => {
+                let container = self.eval(task, object, scope)?;
+                let key = self.eval(task, key, scope)?;
+                match (&container, &key) {
+                    (Value::Unknown, _) | (_, Value::Unknown) => Value::Unknown,
+                    (Value::Dict(d), Value::Str(k)) => match d.get(&**k) {
+                        Some(v) => v.clone(),
+                        None => {
+                            let options: Vec<&str> = d.keys().map(String::as_str).collect();
+                            return Err(self.fail(
+                                scope,
+                                expr.span,
+                                Diagnostic::new(
+                                    &codes::MISSING_DICT_KEY,
+                                    format!("key {k} not found in dict, options are [{}]", options.join(", ")),
+                                ),
+                                "no such key",
+                            ));
+                        }
+                    },
+                    (Value::Dict(_), other) => {
+                        return Err(self.fail(
+                            scope,
+                            expr.span,
+                            Diagnostic::new(&codes::INVALID_DICT_LOOKUP, "dict keys must be strings"),
+                            &format!("the key is {}", other.type_name()),
+                        ));
+                    }
+                    (other, _) => {
+                        return Err(self.fail(
+                            scope,
+                            expr.span,
+                            Diagnostic::new(&codes::INVALID_DICT_LOOKUP, "dict lookup is only possible on dicts"),
+                            &format!("this is {}", other.type_name()),
+                        ));
+                    }
+                }
+            }
+            ExprKind::List(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    match self.eval(task, item, scope)? {
+                        // List literals flatten one level.
+                        Value::List(inner) => out.extend(inner.iter().cloned()),
+                        other => out.push(other),
+                    }
+                }
+                Value::list(out)
+            }
+            ExprKind::ListComp { element, fors, guards } => {
+                self.eval_comprehension(task, element, fors, guards, scope)?
+            }
+            ExprKind::Dict(entries) => {
+                let mut out = IndexMap::new();
+                for entry in entries {
+                    let key = entry.key.as_constant().unwrap_or_default();
+                    let value = self.eval(task, &entry.value, scope)?;
+                    out.insert(key, value);
+                }
+                Value::dict(out)
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.eval_binary(task, *op, lhs, rhs, expr.span, scope)?,
+            ExprKind::Not(inner) => match self.eval(task, inner, scope)? {
+                Value::Bool(b) => Value::Bool(!b),
+                Value::Unknown => Value::Unknown,
+                other => {
+                    return Err(self.fail(
+                        scope,
+                        inner.span,
+                        Diagnostic::new(&codes::INVALID_OPERAND, "`not` can only be applied to a boolean"),
+                        &format!("this is {}", other.type_name()),
+                    ));
+                }
+            },
+            ExprKind::Conditional { condition, then, otherwise } => match self.eval(task, condition, scope)? {
+                Value::Bool(true) => self.eval(task, then, scope)?,
+                Value::Bool(false) => self.eval(task, otherwise, scope)?,
+                Value::Unknown => Value::Unknown,
+                other => {
+                    return Err(self.fail(
+                        scope,
+                        condition.span,
+                        Diagnostic::new(
+                            &codes::NON_BOOLEAN_CONDITION,
+                            "the condition of a conditional expression must be a boolean",
+                        ),
+                        &format!("this is {}", other.type_name()),
+                    ));
+                }
+            },
+            ExprKind::IsDefined(inner) => self.eval_is_defined(task, inner, scope)?,
+            ExprKind::Error => Value::Unknown,
+        })
+    }
+
+    /// `a.b.c` in an interpolation.
+    fn eval_chain(&mut self, task: TaskId, path: &'a [Ident], scope: ScopeId) -> Eval<Value> {
+        let Some((first, rest)) = path.split_first() else { return Ok(Value::Unknown) };
+        let mut value = self.read_name(task, &first.name, first.span, scope)?;
+        for attr in rest {
+            value = self.read_attribute(value, attr, scope)?;
+        }
+        Ok(value)
+    }
+
+    fn eval_fstring(&mut self, task: TaskId, parts: &'a [FStrPart], scope: ScopeId) -> Eval<Option<String>> {
+        let mut out = String::new();
+        for part in parts {
+            match part {
+                FStrPart::Text(t) => out.push_str(t),
+                FStrPart::Field(field) => {
+                    if field.path.is_empty() {
+                        return Err(self.fail(
+                            scope,
+                            field.span,
+                            Diagnostic::new(
+                                &codes::INVALID_FSTRING,
+                                "f-strings do not support positional substitutions via '{}'",
+                            )
+                            .help("name a variable or attribute between the braces, e.g. `{name}`"),
+                            "positional field",
+                        ));
+                    }
+                    let mut value = self.eval_chain(task, &field.path, scope)?;
+                    if value.is_unknown() {
+                        return Ok(None);
+                    }
+                    // `!s` formats the `str()` of the value, `!r` and `!a` its `repr()`.
+                    match field.conversion {
+                        Some('s') => value = Value::str(self.interpolate(&value)),
+                        Some('r') => value = Value::str(modelc_value::py_repr(&value, &|i| self.describe(i))),
+                        Some('a') => value = Value::str(ascii(&modelc_value::py_repr(&value, &|i| self.describe(i)))),
+                        _ => {}
+                    }
+                    let Some(spec) = self.eval_fstring(task, &field.spec, scope)? else { return Ok(None) };
+                    let text = if spec.is_empty() {
+                        self.interpolate(&value)
+                    } else {
+                        let name = |i: InstanceId| self.describe(i);
+                        modelc_value::format_spec::format_value(&value, &spec, &name).map_err(|e| {
+                            self.fail(
+                                scope,
+                                field.span,
+                                Diagnostic::new(&codes::INVALID_OPERAND, e.to_string()),
+                                "invalid format",
+                            )
+                        })?
+                    };
+                    out.push_str(&text);
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    pub(crate) fn interpolate(&self, value: &Value) -> String {
+        modelc_value::interpolate(value, &|i| self.describe(i))
+    }
+
+    fn eval_var(&mut self, task: TaskId, path: &Path, scope: ScopeId) -> Eval<Value> {
+        if let [name] = path.segments.as_slice() {
+            return self.read_name(task, &name.name, name.span, scope);
+        }
+        let cell = self.qualified_var(path, scope)?;
+        self.read_cell(cell, scope, path.span)
+    }
+
+    /// `ns::x`: a top-level variable of another (imported) namespace.
+    pub(crate) fn qualified_var(&mut self, path: &Path, scope: ScopeId) -> Eval<CellId> {
+        let (name, prefix) = path.segments.split_last().unwrap_or((&path.segments[0], &[]));
+        let prefix: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
+        let unit = &self.program.units[self.unit_of(scope)];
+        let namespace = unit.scope().namespace_of(self.program.index, &prefix.join("::")).ok();
+        let target = namespace.and_then(|ns| self.program.units.iter().position(|u| u.namespace == ns));
+        match target.and_then(|u| self.scope(self.unit_scopes[u]).vars.get(&name.name).copied()) {
+            Some(cell) => Ok(cell),
+            None => Err(self.fail(
+                scope,
+                path.span,
+                Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {} not found", path.text())),
+                "not found",
+            )),
+        }
+    }
+
+    /// Resolves an unqualified name: blocks, then the instance (implementations), then the
+    /// file's top level.
+    pub(crate) fn lookup_name(&self, name: &str, scope: ScopeId) -> Option<Named> {
+        let mut current = Some(scope);
+        while let Some(id) = current {
+            let s = self.scope(id);
+            if let Some(cell) = s.vars.get(name) {
+                return Some(Named::Cell(*cell));
+            }
+            if let Some(instance) = s.instance {
+                if name == "self" {
+                    return Some(Named::Instance(instance));
+                }
+                if let Some(cell) = self.instances[instance.0 as usize].attributes.get(name) {
+                    return Some(Named::Cell(*cell));
+                }
+            }
+            current = s.parent;
+        }
+        None
+    }
+
+    pub(crate) fn read_name(&mut self, _task: TaskId, name: &str, span: Span, scope: ScopeId) -> Eval<Value> {
+        match self.lookup_name(name, scope) {
+            Some(Named::Instance(i)) => Ok(Value::Instance(i)),
+            Some(Named::Cell(cell)) => self.read_cell(cell, scope, span),
+            None => Err(self.fail(
+                scope,
+                span,
+                Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {name} not found")),
+                "not defined here",
+            )),
+        }
+    }
+
+    /// The complete value of a cell, or a wait for it.
+    pub(crate) fn read_cell(&mut self, cell: CellId, scope: ScopeId, span: Span) -> Eval<Value> {
+        let c = self.cell(cell);
+        if !c.is_ready() {
+            return Err(Stop::Wait(cell));
+        }
+        match &c.kind {
+            CellKind::List { .. } => {
+                if let Some(Value::Null) = &c.value {
+                    return Ok(Value::list(Vec::new()));
+                }
+                Ok(Value::list(c.items.clone()))
+            }
+            CellKind::Optional { .. } if c.value.is_none() => {
+                let owner = self.owner_text(cell);
+                Err(self.fail(
+                    scope,
+                    span,
+                    Diagnostic::new(
+                        &codes::MISSING_OPTIONAL_VALUE,
+                        format!("optional variable accessed that has no value ({owner})"),
+                    ),
+                    "this optional relation has no value",
+                ))
+            }
+            _ => Ok(c.value.clone().unwrap_or(Value::Null)),
+        }
+    }
+
+    pub(crate) fn owner_text(&self, cell: CellId) -> String {
+        match &self.cell(cell).owner {
+            crate::store::Owner::Variable(name) => format!("variable `{name}`"),
+            crate::store::Owner::Attribute { instance, name } => {
+                format!("attribute `{name}` of `{}`", self.describe(*instance))
+            }
+            crate::store::Owner::Lookup { entity, key, .. } => format!("lookup {entity}[{key}]"),
+        }
+    }
+
+    /// The cell of attribute `attr` of `object`.
+    pub(crate) fn attribute_cell(&self, object: &Value, attr: &Ident, scope: ScopeId) -> Eval<Option<CellId>> {
+        match object {
+            Value::Instance(i) => {
+                let instance = &self.instances[i.0 as usize];
+                match instance.attributes.get(&attr.name) {
+                    Some(cell) => Ok(Some(*cell)),
+                    None => Err(self.fail(
+                        scope,
+                        attr.span,
+                        Diagnostic::new(
+                            &codes::UNKNOWN_ATTRIBUTE,
+                            format!("could not find attribute with name: {} in type {}", attr.name, instance.entity),
+                        ),
+                        "no such attribute",
+                    )),
+                }
+            }
+            Value::Unknown => Ok(None),
+            Value::List(_) => Err(self.fail(
+                scope,
+                attr.span,
+                Diagnostic::new(
+                    &codes::INVALID_OPERAND,
+                    format!("can not get attribute {}: the value is not an entity but a list", attr.name),
+                ),
+                "attribute of a list",
+            )),
+            other => Err(self.fail(
+                scope,
+                attr.span,
+                Diagnostic::new(
+                    &codes::INVALID_OPERAND,
+                    format!("can not get attribute {}: {} is not an entity", attr.name, other.type_name()),
+                ),
+                "attribute of a non-entity",
+            )),
+        }
+    }
+
+    fn read_attribute(&mut self, object: Value, attr: &Ident, scope: ScopeId) -> Eval<Value> {
+        match self.attribute_cell(&object, attr, scope)? {
+            Some(cell) => self.read_cell(cell, scope, attr.span),
+            None => Ok(Value::Unknown),
+        }
+    }
+
+    fn eval_is_defined(&mut self, task: TaskId, inner: &'a Expr, scope: ScopeId) -> Eval<Value> {
+        let cell = match &inner.kind {
+            ExprKind::Attr { object, attr } => {
+                let object = self.eval(task, object, scope)?;
+                self.attribute_cell(&object, attr, scope)?
+            }
+            ExprKind::Var(path) if path.segments.len() == 1 => match self.lookup_name(&path.segments[0].name, scope) {
+                Some(Named::Cell(cell)) => Some(cell),
+                Some(Named::Instance(_)) => return Ok(Value::Bool(true)),
+                None => {
+                    return Err(self.fail(
+                        scope,
+                        path.span,
+                        Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {} not found", path.text())),
+                        "not defined here",
+                    ));
+                }
+            },
+            ExprKind::MapLookup { object, key } => {
+                let container = self.eval(task, object, scope)?;
+                let key = self.eval(task, key, scope)?;
+                return Ok(match (container, key) {
+                    (Value::Dict(d), Value::Str(k)) => Value::Bool(
+                        d.get(&*k).is_some_and(|v| !v.is_null() && !matches!(v, Value::List(l) if l.is_empty())),
+                    ),
+                    (Value::Unknown, _) | (_, Value::Unknown) => Value::Unknown,
+                    _ => Value::Bool(false),
+                });
+            }
+            _ => {
+                let value = self.eval(task, inner, scope)?;
+                return Ok(defined(&value));
+            }
+        };
+        let Some(cell) = cell else { return Ok(Value::Unknown) };
+        let c = self.cell(cell);
+        // A relation is defined as soon as it has a value; "not defined" needs the freeze.
+        if c.is_multi() && !c.items.is_empty() {
+            return Ok(Value::Bool(true));
+        }
+        if !c.is_ready() {
+            return Err(Stop::Wait(cell));
+        }
+        let value = match &c.kind {
+            CellKind::List { .. } => Value::list(c.items.clone()),
+            _ => c.value.clone().unwrap_or(Value::Null),
+        };
+        Ok(defined(&value))
+    }
+
+    fn eval_comprehension(
+        &mut self,
+        task: TaskId,
+        element: &'a Expr,
+        fors: &'a [modelc_syntax::ast::CompFor],
+        guards: &'a [Expr],
+        scope: ScopeId,
+    ) -> Eval<Value> {
+        // Every combination of the loop variables, each in its own scope.
+        let mut scopes = vec![scope];
+        for comp in fors {
+            let mut next = Vec::new();
+            for s in scopes {
+                let iterable = self.eval(task, &comp.iterable, s)?;
+                let items = match iterable {
+                    Value::List(items) => items,
+                    Value::Unknown => continue,
+                    other => {
+                        return Err(self.fail(
+                            s,
+                            comp.iterable.span,
+                            Diagnostic::new(
+                                &codes::NOT_ITERABLE,
+                                format!(
+                                    "a list comprehension can only be applied to lists and relations, got {}",
+                                    other.type_name()
+                                ),
+                            ),
+                            "not a list",
+                        ));
+                    }
+                };
+                for (n, item) in items.iter().enumerate() {
+                    let key = (comp as *const modelc_syntax::ast::CompFor, s, n);
+                    let bound = match self.tasks[task.0 as usize].bindings.get(&key) {
+                        Some(bound) => *bound,
+                        None => {
+                            let bound = self.bind_scope(s, &comp.var, item.clone());
+                            self.tasks[task.0 as usize].bindings.insert(key, bound);
+                            bound
+                        }
+                    };
+                    next.push(bound);
+                }
+            }
+            scopes = next;
+        }
+        let mut out = Vec::new();
+        'elements: for s in scopes {
+            for guard in guards {
+                match self.eval(task, guard, s)? {
+                    Value::Bool(true) => {}
+                    Value::Bool(false) => continue 'elements,
+                    Value::Unknown => {
+                        out.push(Value::Unknown);
+                        continue 'elements;
+                    }
+                    other => {
+                        return Err(self.fail(
+                            s,
+                            guard.span,
+                            Diagnostic::new(
+                                &codes::NON_BOOLEAN_CONDITION,
+                                "the condition of a list comprehension must be a boolean",
+                            ),
+                            &format!("this is {}", other.type_name()),
+                        ));
+                    }
+                }
+            }
+            match self.eval(task, element, s)? {
+                Value::List(inner) => out.extend(inner.iter().cloned()),
+                other => out.push(other),
+            }
+        }
+        Ok(Value::list(out))
+    }
+
+    /// A scope with one variable bound, for a comprehension or loop iteration.
+    pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &Ident, value: Value) -> ScopeId {
+        let cell = self.new_cell(CellKind::Variable, crate::store::Owner::Variable(var.name.clone()));
+        self.cell_mut(cell).value = Some(value);
+        let unit = self.unit_of(parent);
+        let id = crate::store::ScopeId(self.scopes.len() as u32);
+        let mut vars = IndexMap::new();
+        vars.insert(var.name.clone(), cell);
+        self.scopes.push(crate::store::Scope { vars, parent: Some(parent), instance: None, unit });
+        id
+    }
+
+    /// Keyword arguments of a lookup or constructor, `**dict` expanded.
+    pub(crate) fn eval_keywords(
+        &mut self,
+        task: TaskId,
+        args: &'a [Arg],
+        scope: ScopeId,
+    ) -> Eval<Vec<(String, Value)>> {
+        let mut out: Vec<(String, Value)> = Vec::new();
+        for arg in args {
+            match arg {
+                Arg::Keyword(name, value) => {
+                    let value = self.eval(task, value, scope)?;
+                    out.push((name.name.clone(), value));
+                }
+                Arg::Splat(expr) => match self.eval(task, expr, scope)? {
+                    Value::Dict(d) => {
+                        for (k, v) in d.iter() {
+                            if out.iter().any(|(n, _)| n == k) {
+                                return Err(self.fail(
+                                    scope,
+                                    expr.span,
+                                    Diagnostic::new(
+                                        &codes::DUPLICATE_KEYWORD_ARGUMENT,
+                                        format!("the attribute {k} is set twice"),
+                                    ),
+                                    "`**` sets it again",
+                                ));
+                            }
+                            out.push((k.clone(), v.clone()));
+                        }
+                    }
+                    Value::Unknown => {}
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            expr.span,
+                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
+                            &format!("this is {}", other.type_name()),
+                        ));
+                    }
+                },
+                Arg::Positional(value) => {
+                    self.eval(task, value, scope)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn resolve_entity(&self, scope: ScopeId, written: &str, span: Span) -> Eval<String> {
+        let unit = &self.program.units[self.unit_of(scope)];
+        match unit.scope().resolve_type(self.program.index, written) {
+            Ok(r) if r.kind == TypeKind::Entity => Ok(r.fqn),
+            _ => Err(self.fail(
+                scope,
+                span,
+                Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find entity `{written}`")),
+                "not found",
+            )),
+        }
+    }
+}
+
+/// `is defined` on a value: not null and not an empty list.
+fn defined(value: &Value) -> Value {
+    match value {
+        Value::Unknown => Value::Unknown,
+        Value::Null => Value::Bool(false),
+        Value::List(l) => Value::Bool(!l.is_empty()),
+        _ => Value::Bool(true),
+    }
+}
+
+/// Python's `re.match`: anchored at the start only.
+pub(crate) fn python_match(pattern: &str, text: &str) -> bool {
+    modelc_sema::consteval::regex_match(pattern, text).unwrap_or(false)
+}
+
+/// Python's `ascii()` of a `repr()`: non-ASCII characters escaped.
+fn ascii(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match u32::from(c) {
+            0..=0x7f => out.push(c),
+            n @ 0x80..=0xff => out.push_str(&format!("\\x{n:02x}")),
+            n @ 0x100..=0xffff => out.push_str(&format!("\\u{n:04x}")),
+            n => out.push_str(&format!("\\U{n:08x}")),
+        }
+    }
+    out
+}

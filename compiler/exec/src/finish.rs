@@ -1,0 +1,97 @@
+//! End-of-compile validation (execution §1.9): lookups that never matched, instances without an
+//! implementation, attributes never set, relations below their lower bound, and statements
+//! that never ran. All are collected and reported together.
+
+use modelc_diagnostics::{Diagnostic, codes};
+use modelc_value::Value;
+
+use crate::engine::{Engine, TaskKind};
+use crate::store::{CellKind, Owner};
+
+impl Engine<'_> {
+    pub fn final_checks(&mut self) -> Vec<Diagnostic> {
+        let mut errors = Vec::new();
+        for cell in self.parked.values() {
+            if let Owner::Lookup { entity, key, file, span } = &self.cell(*cell).owner {
+                errors.push(
+                    Diagnostic::new(
+                        &codes::UNMATCHED_INDEX_LOOKUP,
+                        format!("no match in index on type {entity} with key {key}"),
+                    )
+                    .primary(*file, *span, "no instance with this key was constructed"),
+                );
+            }
+        }
+        for (scope, annotation) in &self.unknown_annotations {
+            errors.push(
+                Diagnostic::new(&codes::TYPE_MISMATCH, "the value of a relation annotation is unknown")
+                    .primary(self.file_of(*scope), annotation.span, "unknown at compile time")
+                    .note("annotations are exported with the model, so their value must be known"),
+            );
+        }
+        for instance in &self.instances {
+            let here = |d: Diagnostic| d.primary(instance.file, instance.span, "constructed here");
+            if !instance.implemented {
+                errors.push(here(
+                    Diagnostic::new(
+                        &codes::NO_IMPLEMENTATION,
+                        format!("unable to select implementation for entity {}", instance.entity),
+                    )
+                    .help(format!(
+                        "add `implement {} using std::none` if it needs no implementation",
+                        short(&instance.entity)
+                    )),
+                ));
+            }
+            for (name, cell) in &instance.attributes {
+                let c = self.cell(*cell);
+                let message = match &c.kind {
+                    CellKind::Attribute(_) | CellKind::Single { .. } if c.value.is_none() => {
+                        Some(format!("attribute `{name}` is not set"))
+                    }
+                    CellKind::List { lower, .. }
+                        if (c.items.len() as u64) < *lower && !matches!(c.value, Some(Value::Null)) =>
+                    {
+                        Some(format!("attribute `{name}` requires {lower} values but only {} are set", c.items.len()))
+                    }
+                    _ => None,
+                };
+                if let Some(message) = message {
+                    let described =
+                        format!("{} (instantiated at {}:{})", instance.entity, instance.file_name, instance.line);
+                    let mut d = here(Diagnostic::new(
+                        &codes::UNSET_ATTRIBUTE,
+                        format!("the object `{described}` is not complete: {message}"),
+                    ));
+                    let owner = self.program.index.attribute(&instance.entity, name).map(|a| a.owner.clone());
+                    if let Some((file, span)) = owner.and_then(|o| self.program.declarations.get(&(o, name.clone()))) {
+                        d = d.secondary(*file, *span, "declared here");
+                    }
+                    errors.push(d);
+                }
+            }
+        }
+        if errors.is_empty() {
+            let stuck = self.tasks.iter().filter(|t| !t.done && matches!(t.kind, TaskKind::Stmt(_))).count();
+            if stuck > 0 {
+                let first = self.tasks.iter().find(|t| !t.done && matches!(t.kind, TaskKind::Stmt(_)));
+                let mut d = Diagnostic::new(
+                    &codes::INCOMPLETE_EXECUTION,
+                    format!("not all statements executed: {stuck} wait for values that never come"),
+                )
+                .help("look for variables defined in terms of each other, such as `a = b` and `b = a`");
+                if let Some(task) = first
+                    && let TaskKind::Stmt(stmt) = task.kind
+                {
+                    d = d.primary(self.file_of(task.scope), stmt.span(), "this statement never ran");
+                }
+                errors.push(d);
+            }
+        }
+        errors
+    }
+}
+
+fn short(entity: &str) -> &str {
+    entity.strip_prefix("__config__::").unwrap_or(entity)
+}

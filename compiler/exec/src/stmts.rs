@@ -1,0 +1,294 @@
+//! Running one task: a statement, an `implement … when` condition, or a step of a `for` loop
+//! over a relation (spec §4.2, §4.7, §4.8, execution §1.5–1.6).
+
+use modelc_diagnostics::{Diagnostic, codes};
+use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
+use modelc_value::Value;
+
+use crate::engine::{Engine, Eval, Stop, TaskKind};
+use crate::store::{CellKind, ScopeId, TaskId};
+
+impl<'a> Engine<'a> {
+    pub(crate) fn execute(&mut self, id: TaskId) -> Eval<()> {
+        let scope = self.tasks[id.0 as usize].scope;
+        match &self.tasks[id.0 as usize].kind {
+            TaskKind::Stmt(stmt) => {
+                let stmt: &'a Stmt = stmt;
+                self.execute_stmt(id, stmt, scope)
+            }
+            TaskKind::Condition { instance, implementations, condition } => {
+                let (instance, implementations, condition) = (*instance, implementations.clone(), *condition);
+                match self.eval(id, condition, scope)? {
+                    // An unknown condition selects the implementation (spec §4.7).
+                    Value::Bool(true) | Value::Unknown => self.apply(instance, &implementations),
+                    Value::Bool(false) => {}
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            condition.span,
+                            Diagnostic::new(
+                                &codes::NON_BOOLEAN_CONDITION,
+                                format!(
+                                    "invalid value `{}`: the condition for a conditional implementation can only be a boolean expression",
+                                    self.interpolate(&other)
+                                ),
+                            ),
+                            "not a boolean",
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            TaskKind::Constraint => Ok(()),
+            TaskKind::Annotation(expr) => {
+                let expr: &'a Expr = expr;
+                if self.eval(id, expr, scope)?.is_unknown() {
+                    self.unknown_annotations.push((scope, expr));
+                }
+                Ok(())
+            }
+            TaskKind::ForEach { cell, var, body, seen } => {
+                let (cell, var, body, seen): (_, &'a Ident, &'a [Stmt], usize) = (*cell, var, body, *seen);
+                let items: Vec<Value> = self.cell(cell).items[seen..].to_vec();
+                for item in &items {
+                    if !item.is_unknown() {
+                        self.emit_block(body, Some(scope), None, self.unit_of(scope), Some((var, item.clone())));
+                    }
+                }
+                if let TaskKind::ForEach { seen, .. } = &mut self.tasks[id.0 as usize].kind {
+                    *seen += items.len();
+                }
+                if self.cell(cell).frozen {
+                    return Ok(());
+                }
+                if !self.cell(cell).listeners.contains(&id) {
+                    self.cell_mut(cell).listeners.push(id);
+                }
+                Err(Stop::Listen)
+            }
+        }
+    }
+
+    fn execute_stmt(&mut self, id: TaskId, stmt: &'a Stmt, scope: ScopeId) -> Eval<()> {
+        match stmt {
+            Stmt::Assign(assign) => self.execute_assign(id, &assign.target, assign.op, &assign.value, scope),
+            Stmt::Expr(expr) => self.eval(id, expr, scope).map(|_| ()),
+            Stmt::If(if_) => {
+                self.take_eager_promises(id, stmt, scope);
+                for (condition, body) in &if_.branches {
+                    match self.eval(id, condition, scope)? {
+                        Value::Bool(true) => {
+                            self.emit_block(body, Some(scope), None, self.unit_of(scope), None);
+                            return Ok(());
+                        }
+                        Value::Bool(false) => {}
+                        // An unknown condition runs no branch.
+                        Value::Unknown => return Ok(()),
+                        other => {
+                            return Err(self.fail(
+                                scope,
+                                condition.span,
+                                Diagnostic::new(
+                                    &codes::NON_BOOLEAN_CONDITION,
+                                    format!(
+                                        "invalid value `{}`: the condition for an if statement can only be a boolean expression",
+                                        self.interpolate(&other)
+                                    ),
+                                ),
+                                "not a boolean",
+                            ));
+                        }
+                    }
+                }
+                if let Some(body) = &if_.else_body {
+                    self.emit_block(body, Some(scope), None, self.unit_of(scope), None);
+                }
+                Ok(())
+            }
+            Stmt::For(for_) => {
+                self.take_eager_promises(id, stmt, scope);
+                // A loop over a relation runs its body for each value as it arrives.
+                if let ExprKind::Attr { object, attr } = &for_.iterable.kind {
+                    let object = self.eval(id, object, scope)?;
+                    if let Some(cell) = self.attribute_cell(&object, attr, scope)?
+                        && matches!(self.cell(cell).kind, CellKind::List { .. })
+                    {
+                        let listener =
+                            self.spawn(TaskKind::ForEach { cell, var: &for_.var, body: &for_.body, seen: 0 }, scope);
+                        // The loop's promises stay open until the relation is complete.
+                        let promises = std::mem::take(&mut self.tasks[id.0 as usize].promises);
+                        self.tasks[listener.0 as usize].promises = promises;
+                        return Ok(());
+                    }
+                }
+                match self.eval(id, &for_.iterable, scope)? {
+                    Value::List(items) => {
+                        for item in items.iter() {
+                            if !item.is_unknown() {
+                                self.emit_block(
+                                    &for_.body,
+                                    Some(scope),
+                                    None,
+                                    self.unit_of(scope),
+                                    Some((&for_.var, item.clone())),
+                                );
+                            }
+                        }
+                        Ok(())
+                    }
+                    Value::Unknown => Ok(()),
+                    other => Err(self.fail(
+                        scope,
+                        for_.iterable.span,
+                        Diagnostic::new(
+                            &codes::NOT_ITERABLE,
+                            format!("a for loop can only be applied to lists and relations, not {}", other.type_name()),
+                        ),
+                        "not a list",
+                    )),
+                }
+            }
+            Stmt::Error(_) => Ok(()),
+        }
+    }
+
+    fn execute_assign(
+        &mut self,
+        id: TaskId,
+        target: &'a Expr,
+        op: AssignOp,
+        value: &'a Expr,
+        scope: ScopeId,
+    ) -> Eval<()> {
+        match &target.kind {
+            ExprKind::Var(path) if path.segments.len() == 1 => {
+                let name = &path.segments[0].name;
+                let cell = self.scope(scope).vars.get(name).copied();
+                let Some(cell) = cell else {
+                    return Err(self.fail(
+                        scope,
+                        target.span,
+                        Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {name} not found")),
+                        "",
+                    ));
+                };
+                let value = self.eval(id, value, scope)?;
+                self.assign(cell, value, scope, target.span)
+            }
+            ExprKind::Var(path) => Err(self.fail(
+                scope,
+                path.span,
+                Diagnostic::new(&codes::ASSIGN_TO_QUALIFIED_NAME, format!("variable {} not found", path.text())),
+                "only variables of this file can be assigned",
+            )),
+            ExprKind::Attr { object, attr } => {
+                let object_value = self.eval(id, object, scope)?;
+                let Some(cell) = self.attribute_cell(&object_value, attr, scope)? else { return Ok(()) };
+                let multi = self.cell(cell).is_multi();
+                if op == AssignOp::Extend && !multi {
+                    return Err(self.fail(
+                        scope,
+                        target.span,
+                        Diagnostic::new(
+                            &codes::EXTEND_SINGLE_VALUED,
+                            "can not use += on relations with multiplicity 1",
+                        ),
+                        "holds a single value",
+                    ));
+                }
+                if self.cell(cell).is_delayed() {
+                    self.promise(id, cell);
+                }
+                let lhs = match &object_value {
+                    Value::Instance(i) => Some((*i, attr.name.clone())),
+                    _ => None,
+                };
+                let value = self.eval_with_lhs(id, value, scope, lhs)?;
+                self.assign(cell, value, scope, target.span)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A value assigned to a relation: constructors in it learn the relation (its inverse may
+    /// complete their index).
+    fn eval_with_lhs(
+        &mut self,
+        id: TaskId,
+        value: &'a Expr,
+        scope: ScopeId,
+        lhs: Option<(modelc_value::InstanceId, String)>,
+    ) -> Eval<Value> {
+        match &value.kind {
+            ExprKind::Construct { entity, args } => self.construct(id, value, entity, args, scope, lhs),
+            ExprKind::List(items) if lhs.is_some() => {
+                let mut out = Vec::new();
+                for item in items {
+                    match self.eval_with_lhs(id, item, scope, lhs.clone())? {
+                        Value::List(inner) => out.extend(inner.iter().cloned()),
+                        other => out.push(other),
+                    }
+                }
+                Ok(Value::list(out))
+            }
+            _ => self.eval(id, value, scope),
+        }
+    }
+
+    /// `if` and `for` promise the relations their blocks add to (`v.attr = …` with `v` from
+    /// outside the block), so they are not frozen before the blocks are emitted.
+    fn take_eager_promises(&mut self, id: TaskId, stmt: &'a Stmt, scope: ScopeId) {
+        let mut targets: Vec<(&'a str, &'a Ident)> = Vec::new();
+        let mut declared: Vec<&'a str> = Vec::new();
+        collect_targets(stmt, &mut targets, &mut declared);
+        for (var, attr) in targets {
+            if declared.contains(&var) {
+                continue;
+            }
+            let Some(named) = self.lookup_name(var, scope) else { continue };
+            let value = match named {
+                crate::eval::Named::Instance(i) => Value::Instance(i),
+                crate::eval::Named::Cell(cell) => match &self.cell(cell).value {
+                    Some(v) => v.clone(),
+                    None => continue,
+                },
+            };
+            if let Value::Instance(i) = value
+                && let Some(cell) = self.instances[i.0 as usize].attributes.get(&attr.name).copied()
+                && self.cell(cell).is_delayed()
+            {
+                self.promise(id, cell);
+            }
+        }
+    }
+}
+
+/// The `v.attr` assignment targets inside a statement's blocks, and the names declared there.
+fn collect_targets<'a>(stmt: &'a Stmt, targets: &mut Vec<(&'a str, &'a Ident)>, declared: &mut Vec<&'a str>) {
+    let blocks: Vec<&'a [Stmt]> = match stmt {
+        Stmt::If(if_) => if_.branches.iter().map(|(_, b)| b.as_slice()).chain(if_.else_body.as_deref()).collect(),
+        Stmt::For(for_) => {
+            declared.push(&for_.var.name);
+            vec![&for_.body]
+        }
+        _ => Vec::new(),
+    };
+    for block in blocks {
+        for inner in block {
+            if let Stmt::Assign(assign) = inner {
+                match &assign.target.kind {
+                    ExprKind::Var(path) if path.segments.len() == 1 => declared.push(&path.segments[0].name),
+                    ExprKind::Attr { object, attr } => {
+                        if let ExprKind::Var(path) = &object.kind
+                            && let [var] = path.segments.as_slice()
+                        {
+                            targets.push((&var.name, attr));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            collect_targets(inner, targets, declared);
+        }
+    }
+}

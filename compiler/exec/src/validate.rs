@@ -1,0 +1,160 @@
+//! Validating values against declared types (spec §3.2, §3.4): the base type, `[]`, `?`, and
+//! typedef constraints. A constraint is evaluated by the engine itself, in a scope that holds
+//! only `self`, so plugins work in it and any other name is an error, as in the reference.
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+use modelc_diagnostics::Diagnostic;
+use modelc_sema::consteval;
+use modelc_sema::types::{BaseType, ValueType};
+use modelc_syntax::ast::{Constraint, Expr};
+use modelc_value::Value;
+
+use crate::engine::{Engine, Stop, TaskKind};
+use crate::store::{CellKind, Owner, Scope, ScopeId, TaskId};
+
+/// Why a value does not fit its type.
+pub(crate) enum Misfit {
+    /// The base type rejects it.
+    Invalid(String),
+    /// A typedef constraint rejects it.
+    Violated(String),
+    /// Evaluating a constraint failed.
+    Failed(Box<Diagnostic>),
+}
+
+/// Constraint results already computed: `(typedef, repr of the value)` → holds.
+pub(crate) type ConstraintCache = HashMap<(String, String), bool>;
+
+impl<'a> Engine<'a> {
+    /// Checks `value` against `ty`.
+    pub(crate) fn check_type(&mut self, ty: &ValueType, value: &Value) -> Result<(), Misfit> {
+        if value.is_unknown() {
+            return Ok(());
+        }
+        if value.is_null() {
+            return if ty.nullable {
+                Ok(())
+            } else {
+                Err(Misfit::Invalid(format!("invalid value 'null', expected {ty}")))
+            };
+        }
+        if ty.list {
+            let Value::List(items) = value else {
+                return Err(Misfit::Invalid(format!("invalid value '{}', expected {ty}", self.interpolate(value))));
+            };
+            let element = ValueType { base: ty.base.clone(), list: false, nullable: false };
+            return items.iter().try_for_each(|item| self.check_type(&element, item));
+        }
+        self.check_base(&ty.base, value, 0)
+    }
+
+    fn check_base(&mut self, base: &BaseType, value: &Value, depth: usize) -> Result<(), Misfit> {
+        let ok = match base {
+            BaseType::String => matches!(value, Value::Str(_)),
+            BaseType::Int => matches!(value, Value::Int(_) | Value::Bool(_)),
+            BaseType::Float => matches!(value, Value::Float(_)),
+            BaseType::Number => matches!(value, Value::Int(_) | Value::Bool(_) | Value::Float(_)),
+            BaseType::Bool => matches!(value, Value::Bool(_)),
+            BaseType::List => matches!(value, Value::List(items) if items.iter().all(literal)),
+            BaseType::Dict => matches!(value, Value::Dict(entries) if entries.values().all(literal)),
+            BaseType::Entity(_) => matches!(value, Value::Instance(_)),
+            BaseType::Any | BaseType::Unresolved => true,
+            BaseType::Typedef(fqn) => {
+                let Some(def) = self.program.index.typedefs.get(fqn) else { return Ok(()) };
+                if depth < 16 {
+                    self.check_base(&def.base.clone(), value, depth + 1)?;
+                }
+                if !self.constraint_holds(fqn, value)? {
+                    return Err(Misfit::Violated(format!(
+                        "invalid value '{}', does not match the constraint of {fqn}",
+                        self.interpolate(value)
+                    )));
+                }
+                true
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Misfit::Invalid(format!("invalid value '{}', expected {base}", self.interpolate(value))))
+        }
+    }
+
+    /// Evaluates typedef `fqn`'s constraint for `value` (cached per value).
+    fn constraint_holds(&mut self, fqn: &str, value: &Value) -> Result<bool, Misfit> {
+        let Some((unit, constraint)) = self.program.constraints.get(fqn).copied() else { return Ok(true) };
+        let key = (fqn.to_owned(), modelc_value::py_repr(value, &|i| format!("#{}", i.0)));
+        if let Some(holds) = self.constraint_cache.get(&key) {
+            return Ok(*holds);
+        }
+        let holds = match constraint {
+            Constraint::Regex(regex) => match value {
+                Value::Str(s) => consteval::regex_match(&regex.pattern, s).unwrap_or(false),
+                _ => false,
+            },
+            Constraint::Expr(expr) => self.eval_constraint(expr, unit, value)?,
+        };
+        self.constraint_cache.insert(key, holds);
+        Ok(holds)
+    }
+
+    fn eval_constraint(&mut self, expr: &'a Expr, unit: usize, value: &Value) -> Result<bool, Misfit> {
+        let task = self.constraint_task();
+        let cell = self.new_cell(CellKind::Variable, Owner::Variable("self".to_owned()));
+        self.cell_mut(cell).value = Some(value.clone());
+        let scope = ScopeId(self.scopes.len() as u32);
+        let mut vars = IndexMap::new();
+        vars.insert("self".to_owned(), cell);
+        self.scopes.push(Scope { vars, parent: None, instance: None, unit });
+        match self.eval(task, expr, scope) {
+            Ok(Value::Bool(b)) => Ok(b),
+            // Undecidable here: an unknown value passes, like everywhere else.
+            Ok(_) | Err(Stop::Wait(_) | Stop::Listen) => Ok(true),
+            Err(Stop::Fail(diagnostic)) => Err(Misfit::Failed(diagnostic)),
+        }
+    }
+
+    /// The task constraint evaluations run in: never scheduled, it only holds memoised calls.
+    fn constraint_task(&mut self) -> TaskId {
+        if let Some(task) = self.constraint_task {
+            return task;
+        }
+        let id = TaskId(self.tasks.len() as u32);
+        self.tasks.push(crate::engine::Task::new(TaskKind::Constraint, ScopeId(0)));
+        self.tasks[id.0 as usize].done = true;
+        self.constraint_task = Some(id);
+        id
+    }
+}
+
+/// Values a `list` or `dict` attribute may hold: no instances.
+fn literal(value: &Value) -> bool {
+    match value {
+        Value::Instance(_) => false,
+        Value::List(items) => items.iter().all(literal),
+        Value::Dict(entries) => entries.values().all(literal),
+        _ => true,
+    }
+}
+
+pub(crate) fn from_const(value: consteval::Const) -> Option<Value> {
+    use consteval::Const;
+    Some(match value {
+        Const::Null => Value::Null,
+        Const::Bool(b) => Value::Bool(b),
+        Const::Int(i) => Value::Int(i64::try_from(i).ok()?),
+        Const::Float(f) => Value::Float(f),
+        Const::Str(s) => Value::str(s),
+        Const::List(items) => Value::list(items.into_iter().map(from_const).collect::<Option<_>>()?),
+        Const::Dict(entries) => Value::dict(
+            entries.into_iter().map(|(k, v)| Some((k, from_const(v)?))).collect::<Option<IndexMap<_, _>>>()?,
+        ),
+    })
+}
+
+/// The value of a constant expression (attribute defaults).
+pub(crate) fn constant(expr: &Expr) -> Option<Value> {
+    from_const(consteval::eval(expr, None)?)
+}

@@ -1,0 +1,113 @@
+//! `modelc compile` gives every conformance case the reference's verdict: it accepts what the
+//! reference accepts, printing the same lines, and rejects what the reference rejects with a
+//! code that fits the reference's error class and a label on the reference's line. The cases
+//! where modelc differs on purpose are listed, with the reason, in
+//! `tests/conformance/compile-differences.txt`, and that list is kept exact.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::path::Path;
+
+use modelc_tests::{Case, conformance_cases, modelc, scratch_dir, shared_dir};
+
+/// The diagnostic codes that fit each of the reference's error classes, static and run time.
+fn fitting_codes(class: &str) -> &'static [&'static str] {
+    match class {
+        "TypeNotFoundException" => &["E0103", "E0109"],
+        "MissingImportException" => &["E0104"],
+        "DuplicateException" => &["E0107", "E0201", "E0202", "E0307"],
+        "CycleException" => &["E0203"],
+        "IndexException" => &["E0206"],
+        "IndexAttributeMissingInConstructorException" => &["E0209"],
+        "IndexCollisionException" => &["E0307"],
+        "TypingException" => &["E0204", "E0207", "E0208", "E0210", "E0211", "E0212", "E0215", "E0217"],
+        "NotFoundException" => &["E0105", "E0106", "E0110", "E0207", "E0216", "E0306"],
+        "AttributeException" => &["E0210", "E0218", "E0301", "E0304", "E0305"],
+        "DoubleSetException" => &["E0301"],
+        "UnsetException" => &["E0302"],
+        "OptionalValueException" => &["E0308"],
+        "KeyException" => &["E0310"],
+        "ExternalException" | "WrappingRuntimeException" => &["E0309"],
+        // Several errors found at the end of the compile.
+        "MultiException" => &["E0210", "E0302", "E0303", "E0306"],
+        "RuntimeException" => &[
+            "E0004", "E0023", "E0111", "E0205", "E0210", "E0211", "E0213", "E0214", "E0216", "E0303", "E0305", "E0309",
+            "E0311",
+        ],
+        _ => &[],
+    }
+}
+
+/// Lines the reference's logger writes to the same stream as `std::print` (`compiler  WARNING …`).
+fn is_log_line(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    words.next().is_some() && words.next() == Some("WARNING")
+}
+
+/// How modelc's result for one case differs from the reference's, if it does.
+fn disagreement(case: &Case, dir: &Path) -> Option<String> {
+    std::fs::write(dir.join("main.cf"), &case.source).unwrap();
+    let out = modelc(&["--format", "json", "compile", "main.cf"], dir);
+    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    let errors: Vec<&serde_json::Value> = diagnostics.iter().filter(|d| d["severity"] == "error").collect();
+    let Some(class) = case.error_class.as_deref() else {
+        if let Some(error) = errors.first() {
+            return Some(format!("rejected ({}: {}), but the reference accepts it", error["code"], error["message"]));
+        }
+        assert_eq!(out.code, 0, "{}: exit code", case.id);
+        // With `--format json`, printed lines go to stderr. The order in which independent
+        // statements print follows the scheduler; the lines themselves must be the same.
+        let expected = case.stdout.as_deref()?;
+        let mut want: Vec<&str> = expected.lines().filter(|l| !is_log_line(l)).collect();
+        let mut got: Vec<&str> = out.stderr.lines().collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        return (want != got).then(|| format!("printed {got:?}, the reference prints {want:?}"));
+    };
+    let Some(first) = errors.first() else {
+        return Some(format!("accepted, the reference rejects it ({class}: {:?})", case.error_message));
+    };
+    assert_eq!(out.code, 1, "{}: exit code", case.id);
+    let fits = |code: &str| {
+        if class == "ParserException" { code.starts_with("E00") } else { fitting_codes(class).contains(&code) }
+    };
+    let Some(code) = errors.iter().map(|e| e["code"].as_str().unwrap()).find(|c| fits(c)) else {
+        return Some(format!("({class}) no fitting error, first is {}: {}", first["code"], first["message"]));
+    };
+    let lines: Vec<u64> =
+        errors.iter().flat_map(|e| e["labels"].as_array().unwrap()).map(|l| l["line"].as_u64().unwrap()).collect();
+    // At the end of a file the reference names a line past the last one (see deviations.md).
+    match case.error_line {
+        Some(expected) if code != "E0007" && !lines.contains(&u64::from(expected)) => {
+            Some(format!("({class}) errors on lines {lines:?}, the reference says {expected}"))
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn compile_verdicts_match_the_reference() {
+    let Some(shared) = shared_dir("compile_verdicts_match_the_reference") else { return };
+    let listed_text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/compile-differences.txt"))
+            .unwrap();
+    let listed: Vec<&str> = listed_text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    let cases = conformance_cases(&shared);
+    assert!(cases.len() > 400, "the conformance file looks truncated");
+    let dir = scratch_dir("conformance-compile");
+    let mut failures = Vec::new();
+    let mut agreeing = 0;
+    for case in &cases {
+        match (disagreement(case, &dir), listed.contains(&case.id.as_str())) {
+            (None, false) => agreeing += 1,
+            (None, true) => failures.push(format!("{}: agrees now; remove it from compile-differences.txt", case.id)),
+            (Some(why), false) => failures.push(format!("{}: {why}", case.id)),
+            (Some(_), true) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(agreeing + listed.len(), cases.len());
+}
