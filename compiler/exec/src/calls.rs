@@ -22,7 +22,7 @@ impl<'a> Engine<'a> {
         scope: ScopeId,
     ) -> Eval<Value> {
         let key = (call as *const Expr, scope);
-        if let Some(value) = self.tasks[task.0 as usize].memo.get(&key) {
+        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
             return Ok(value.clone());
         }
         let mut positional = Vec::new();
@@ -100,7 +100,7 @@ impl<'a> Engine<'a> {
                 }
             }
         };
-        self.tasks[task.0 as usize].memo.insert(key, result.clone());
+        self.memoise(key, result.clone());
         Ok(result)
     }
 }
@@ -129,28 +129,24 @@ impl Host<'_, '_> {
 
 impl PluginContext for Host<'_, '_> {
     fn attribute(&mut self, instance: InstanceId, attribute: &str) -> Result<Value, AttributeError> {
-        let i = &self.engine.instances[instance.0 as usize];
-        match i.attributes.get(attribute) {
-            Some(cell) => {
-                let cell = *cell;
-                self.read(cell)
-            }
+        match self.engine.attr_cell(instance, attribute) {
+            Some(cell) => self.read(cell),
             None => Err(AttributeError::NotFound(format!(
                 "could not find attribute with name: {attribute} in type {}",
-                i.entity
+                self.engine.entity_of(instance)
             ))),
         }
     }
 
     fn entity_name(&self, instance: InstanceId) -> String {
-        self.engine.instances[instance.0 as usize].entity.clone()
+        self.engine.entity_of(instance).to_owned()
     }
 
     fn is_instance_of(&self, instance: InstanceId, entity: &str) -> Result<bool, String> {
         if !self.engine.program.index.entities.contains_key(entity) {
             return Err(format!("could not find type {entity}"));
         }
-        Ok(self.engine.program.index.is_subtype(&self.engine.instances[instance.0 as usize].entity, entity))
+        Ok(self.engine.program.index.is_subtype(self.engine.entity_of(instance), entity))
     }
 
     fn display_instance(&self, instance: InstanceId) -> String {

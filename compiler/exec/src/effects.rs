@@ -20,18 +20,23 @@ impl<'a> Engine<'a> {
     /// Assigns `value` to `cell`: once for single cells (an equal value again is fine), added
     /// to list relations.
     pub(crate) fn assign(&mut self, cell: CellId, value: Value, scope: ScopeId, span: Span) -> Eval<()> {
-        let kind = self.cell(cell).kind.clone();
+        let kind = self.cell(cell).kind;
         match kind {
             CellKind::Variable | CellKind::Lookup => self.set_once(cell, value, scope, span),
             CellKind::Attribute(ty) => {
-                self.validate(&ty, &value, cell, scope, span)?;
+                // An equal value again is a no-op, checked before the type (as the reference
+                // does): index merges re-assign every attribute.
+                if self.cell(cell).value.as_ref().is_some_and(|old| old.py_eq(&value)) {
+                    return Ok(());
+                }
+                self.validate(ty, &value, cell, scope, span)?;
                 self.set_once(cell, value, scope, span)
             }
             CellKind::Single { target } => {
                 if value.is_unknown() {
                     return self.set_once(cell, value, scope, span);
                 }
-                self.check_instance(&value, &target, cell, scope, span)?;
+                self.check_instance(&value, target, cell, scope, span)?;
                 let new = self.cell(cell).value.is_none();
                 self.set_once(cell, value.clone(), scope, span)?;
                 if new {
@@ -50,7 +55,7 @@ impl<'a> Engine<'a> {
                     return Err(self.modified_after_freeze(cell, scope, span));
                 }
                 if !value.is_null() && !value.is_unknown() {
-                    self.check_instance(&value, &target, cell, scope, span)?;
+                    self.check_instance(&value, target, cell, scope, span)?;
                 }
                 let file = self.file_of(scope);
                 let c = self.cell_mut(cell);
@@ -66,7 +71,7 @@ impl<'a> Engine<'a> {
                 let items: Vec<Value> = match value {
                     Value::List(items) => items.iter().cloned().collect(),
                     Value::Null => {
-                        if !self.cell(cell).items.is_empty() {
+                        if !self.cell(cell).items().is_empty() {
                             let owner = self.owner_text(cell);
                             return Err(self.fail(
                                 scope,
@@ -88,12 +93,12 @@ impl<'a> Engine<'a> {
                     if item.is_unknown() {
                         continue;
                     }
-                    self.check_instance(&item, &target, cell, scope, span)?;
-                    if self.cell(cell).items.iter().any(|i| i.py_eq(&item)) {
+                    self.check_instance(&item, target, cell, scope, span)?;
+                    if self.cell(cell).items().iter().any(|i| i.py_eq(&item)) {
                         continue;
                     }
                     if self.cell(cell).frozen {
-                        let at_upper = upper.is_some_and(|u| self.cell(cell).items.len() as u64 >= u);
+                        let at_upper = self.cell(cell).items().len() >= upper as usize;
                         if at_upper {
                             let owner = self.owner_text(cell);
                             return Err(self.fail(
@@ -108,11 +113,13 @@ impl<'a> Engine<'a> {
                         }
                         return Err(self.modified_after_freeze(cell, scope, span));
                     }
-                    self.cell_mut(cell).items.push(item.clone());
-                    let listeners = self.cell(cell).listeners.clone();
-                    self.run_queue.extend(listeners);
+                    self.cell_mut(cell).push_item(item.clone());
+                    for k in 0..self.cell(cell).listeners().len() {
+                        let listener = self.cell(cell).listeners()[k];
+                        self.run_queue.push_back(listener);
+                    }
                     self.set_inverse(cell, &item, scope, span)?;
-                    if upper.is_some_and(|u| self.cell(cell).items.len() as u64 >= u) {
+                    if self.cell(cell).items().len() >= upper as usize {
                         self.freeze(cell);
                     }
                 }
@@ -174,18 +181,16 @@ impl<'a> Engine<'a> {
         )
     }
 
-    fn check_instance(&self, value: &Value, target: &str, cell: CellId, scope: ScopeId, span: Span) -> Eval<()> {
+    fn check_instance(&self, value: &Value, target: &'a str, cell: CellId, scope: ScopeId, span: Span) -> Eval<()> {
         let ok = match value {
-            Value::Instance(i) => {
-                target.is_empty() || self.program.index.is_subtype(&self.instances[i.0 as usize].entity, target)
-            }
+            Value::Instance(i) => target.is_empty() || self.is_subtype(self.entity_of(*i), target),
             _ => false,
         };
         if ok {
             return Ok(());
         }
         let what = match value {
-            Value::Instance(i) => format!("an instance of {}", self.instances[i.0 as usize].entity),
+            Value::Instance(i) => format!("an instance of {}", self.entity_of(*i)),
             other => format!("'{}' ({})", self.interpolate(other), other.type_name()),
         };
         Err(self.fail(
@@ -201,20 +206,19 @@ impl<'a> Engine<'a> {
 
     /// Sets the other end of a bidirectional relation.
     fn set_inverse(&mut self, cell: CellId, value: &Value, scope: ScopeId, span: Span) -> Eval<()> {
-        let (Owner::Attribute { instance, name }, Value::Instance(target)) = (self.cell(cell).owner.clone(), value)
+        let (Owner::Attribute { instance, position }, Value::Instance(target)) = (self.cell(cell).owner, value) else {
+            return Ok(());
+        };
+        let target = *target;
+        let plan = &self.plans[self.instances[instance.0 as usize].plan as usize];
+        let Some(AttrKind::Relation { inverse: Some(inverse), .. }) = plan.defs.get(position as usize).map(|d| &d.kind)
         else {
             return Ok(());
         };
-        let entity = self.instances[instance.0 as usize].entity.clone();
-        let Some(AttrKind::Relation { inverse: Some(inverse), .. }) =
-            self.program.index.attribute(&entity, &name).map(|d| d.kind.clone())
-        else {
-            return Ok(());
-        };
-        let Some(other) = self.instances[target.0 as usize].attributes.get(&inverse).copied() else { return Ok(()) };
+        let Some(other) = self.attr_cell(target, inverse) else { return Ok(()) };
         let me = Value::Instance(instance);
         let c = self.cell(other);
-        if c.items.iter().any(|i| i.py_eq(&me)) || c.value.as_ref().is_some_and(|v| v.py_eq(&me)) {
+        if c.items().iter().any(|i| i.py_eq(&me)) || c.value.as_ref().is_some_and(|v| v.py_eq(&me)) {
             return Ok(());
         }
         self.assign(other, me, scope, span)
@@ -266,93 +270,88 @@ impl<'a> Engine<'a> {
         written: &'a TypeRef,
         args: &'a [Arg],
         scope: ScopeId,
-        lhs: Option<(InstanceId, String)>,
+        lhs: Option<(InstanceId, &'a str)>,
     ) -> Eval<Value> {
         let key = (expr as *const Expr, scope);
-        if let Some(value) = self.tasks[task.0 as usize].memo.get(&key) {
+        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
             return Ok(value.clone());
         }
-        let entity = self.resolve_entity(scope, &written.text(), written.span)?;
-        let mut given = self.eval_keywords(task, args, scope)?;
-        for (name, _) in &given {
-            if self.program.index.attribute(&entity, name).is_none() {
+        let plan_id = self.constructed_plan(scope, written)?;
+        let plan = std::rc::Rc::clone(&self.plans[plan_id as usize]);
+        let entity = plan.fqn;
+        let mut given: Vec<(&'a str, Value)> = Vec::with_capacity(plan.names.len());
+        for (name, value) in self.eval_keywords(task, args, scope)? {
+            let Some(position) = plan.position(&name) else {
                 return Err(self.fail(
                     scope,
                     written.span,
                     Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("no attribute {name} on type {entity}")),
                     "in this constructor",
                 ));
-            }
+            };
+            given.push((plan.names[position as usize], value));
         }
-        if let Some((owner, relation)) = &lhs {
-            let owner_entity = self.instances[owner.0 as usize].entity.clone();
-            if let Some(AttrKind::Relation { inverse: Some(inverse), .. }) =
-                self.program.index.attribute(&owner_entity, relation).map(|d| d.kind.clone())
-                && !given.iter().any(|(n, _)| *n == inverse)
-                && self.program.index.indexes(&entity).iter().any(|i| i.contains(&inverse))
-            {
-                given.push((inverse, Value::Instance(*owner)));
-            }
+        if let Some((owner, relation)) = lhs
+            && let Some(AttrKind::Relation { inverse: Some(inverse), .. }) =
+                self.attr_def(owner, relation).map(|d| &d.kind)
+            && !given.iter().any(|(n, _)| *n == inverse)
+            && plan.indexes.iter().any(|(_, attrs)| attrs.contains(inverse))
+            && let Some(position) = plan.position(inverse)
+        {
+            given.push((plan.names[position as usize], Value::Instance(owner)));
         }
         // Defaults are assigned like constructor arguments.
-        let mut defaults = Vec::new();
-        for (name, default, unit) in self.program.defaults_of(&entity) {
-            if given.iter().any(|(n, _)| *n == name) {
-                continue;
+        let given_count = given.len();
+        for (name, value) in &plan.defaults {
+            if !given[..given_count].iter().any(|(n, _)| n == name) {
+                given.push((name, value.clone()));
             }
-            let value = crate::validate::constant(default).unwrap_or(Value::Null);
-            let _ = unit;
-            defaults.push((name, value));
         }
-        let all: Vec<(String, Value)> = given.iter().cloned().chain(defaults.iter().cloned()).collect();
-        // Index keys, for the entity and every ancestor's indexes.
-        let mut keys: Vec<(String, String)> = Vec::new();
-        for owner in self.program.index.ancestry(&entity) {
-            for index in &owner.indexes {
-                let mut parts = Vec::new();
-                for attr in index {
-                    match all.iter().find(|(n, _)| n == attr) {
-                        Some((_, value)) => parts.push(format!("{attr}={}", self.key_repr(&entity, attr, value))),
-                        None => {
-                            return Err(self.fail(
-                                scope,
-                                expr.span,
-                                Diagnostic::new(
-                                    &codes::MISSING_INDEX_ATTRIBUTE,
-                                    format!("missing attribute '{attr}': {entity}.{attr} is part of an index"),
-                                ),
-                                "in this constructor",
-                            ));
-                        }
-                    }
+        // Index keys, for the entity's own and every ancestor's indexes.
+        let mut keys: Vec<(&'a str, String)> = Vec::with_capacity(plan.indexes.len());
+        for (owner, attrs) in &plan.indexes {
+            let mut key = String::new();
+            for attr in *attrs {
+                let Some((_, value)) = given.iter().find(|(n, _)| n == attr) else {
+                    return Err(self.fail(
+                        scope,
+                        expr.span,
+                        Diagnostic::new(
+                            &codes::MISSING_INDEX_ATTRIBUTE,
+                            format!("missing attribute '{attr}': {entity}.{attr} is part of an index"),
+                        ),
+                        "in this constructor",
+                    ));
+                };
+                if !key.is_empty() {
+                    key.push_str(", ");
                 }
-                keys.push((owner.fqn.clone(), parts.join(", ")));
+                key.push_str(attr);
+                key.push('=');
+                self.write_key_value(&mut key, &plan, attr, value);
+            }
+            keys.push((owner, key));
+        }
+        let mut found: Option<InstanceId> = None;
+        for key in &keys {
+            let Some(hit) = self.index.get(key).copied() else { continue };
+            match found {
+                None => found = Some(hit),
+                Some(first) if first != hit => {
+                    return Err(self.inconsistent_indexes(scope, expr.span, entity, first, hit));
+                }
+                Some(_) => {}
             }
         }
-        let found: Vec<InstanceId> = keys.iter().filter_map(|k| self.index.get(k).copied()).collect();
-        let instance = if let Some(first) = found.first().copied() {
-            if let Some(second) = found.iter().copied().find(|f| *f != first) {
-                let [a, b] = [first, second].map(|i| &self.instances[i.0 as usize]);
-                return Err(self.fail(
-                    scope,
-                    expr.span,
-                    Diagnostic::new(
-                        &codes::INDEX_CONFLICT,
-                        format!("inconsistent indexes: this {entity} matches two different instances"),
-                    )
-                    .secondary(a.file, a.span, "one index finds this instance")
-                    .secondary(b.file, b.span, "another index finds this one"),
-                    "matches both",
-                ));
-            }
-            if self.instances[first.0 as usize].entity != entity {
+        let instance = if let Some(first) = found {
+            if self.instances[first.0 as usize].plan != plan_id {
                 let other = &self.instances[first.0 as usize];
                 return Err(self.fail(
                     scope,
                     expr.span,
                     Diagnostic::new(
                         &codes::INDEX_CONFLICT,
-                        format!("an instance of {} has the same index key as this {entity}", other.entity),
+                        format!("an instance of {} has the same index key as this {entity}", self.entity_of(first)),
                     )
                     .secondary(other.file, other.span, "the other instance is constructed here"),
                     "duplicate key in index",
@@ -364,34 +363,53 @@ impl<'a> Engine<'a> {
             if depth > MAX_CONSTRUCTION_DEPTH {
                 return Err(self.runaway_construction(scope, expr.span));
             }
-            let instance = self.create(&entity, scope, expr.span, &keys);
+            let instance = self.create(plan_id, scope, expr.span, keys);
             self.instances[instance.0 as usize].depth = depth;
             instance
         };
-        for (name, value) in all {
-            let cell = self.instances[instance.0 as usize].attributes[&name];
+        for (name, value) in given {
+            let cell = self.attr_cell(instance, name).expect("checked against the plan");
             self.assign(cell, value, scope, expr.span)?;
         }
-        if found.is_empty() {
-            self.select_implementations(instance);
+        if found.is_none() {
+            self.select_implementations(instance, &plan);
         }
         let value = Value::Instance(instance);
-        self.tasks[task.0 as usize].memo.insert(key, value.clone());
+        self.memoise(key, value.clone());
         Ok(value)
     }
 
-    /// How a value is written in an index key (Python `repr`; floats for float attributes).
-    fn key_repr(&self, entity: &str, attr: &str, value: &Value) -> String {
-        let float = matches!(
-            self.program.index.attribute(entity, attr).map(|d| &d.kind),
-            Some(AttrKind::Value { ty, .. }) if ty.base == modelc_sema::types::BaseType::Float
-        );
-        let value = match value {
-            #[allow(clippy::cast_precision_loss, reason = "the reference casts float index values")]
-            Value::Int(i) if float => Value::Float(*i as f64),
-            other => other.clone(),
-        };
-        modelc_value::py_repr(&value, &|i| format!("#{}", i.0))
+    /// The plan of the entity a constructor names (resolved once per constructor).
+    fn constructed_plan(&mut self, scope: ScopeId, written: &'a TypeRef) -> Eval<u32> {
+        if let Some(plan) = self.constructors.get(&(written as *const TypeRef)) {
+            return Ok(*plan);
+        }
+        let entity = self.resolve_entity(scope, &written.text(), written.span)?;
+        let plan = self.plan_of(&entity);
+        self.constructors.insert(written as *const TypeRef, plan);
+        Ok(plan)
+    }
+
+    fn inconsistent_indexes(
+        &self,
+        scope: ScopeId,
+        span: Span,
+        entity: &str,
+        first: InstanceId,
+        second: InstanceId,
+    ) -> crate::engine::Stop {
+        let [a, b] = [first, second].map(|i| &self.instances[i.0 as usize]);
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(
+                &codes::INDEX_CONFLICT,
+                format!("inconsistent indexes: this {entity} matches two different instances"),
+            )
+            .secondary(a.file, a.span, "one index finds this instance")
+            .secondary(b.file, b.span, "another index finds this one"),
+            "matches both",
+        )
     }
 
     /// How deep in implementations code runs: 0 at the top level, and one more than the
@@ -416,12 +434,11 @@ impl<'a> Engine<'a> {
             let s = self.scope(id);
             current = s.parent;
             if let Some(instance) = s.instance {
-                let i = &self.instances[instance.0 as usize];
-                let here = format!("{} ({}:{})", i.entity, i.file_name, i.line);
+                let here = format!("{} ({})", self.entity_of(instance), self.constructed_at(instance));
                 if chain.len() < 4 && chain.last() != Some(&here) {
                     chain.push(here);
                 }
-                current = Some(i.origin);
+                current = Some(self.instances[instance.0 as usize].origin);
             }
         }
         self.fail(
@@ -429,7 +446,9 @@ impl<'a> Engine<'a> {
             span,
             Diagnostic::new(
                 &codes::INCOMPLETE_EXECUTION,
-                format!("instances are constructed {MAX_CONSTRUCTION_DEPTH} implementations deep: the construction never ends"),
+                format!(
+                    "instances are constructed {MAX_CONSTRUCTION_DEPTH} implementations deep: the construction never ends"
+                ),
             )
             .note(if chain.len() == 1 {
                 format!("each {} is constructed by the implementation of the one before", chain[0])
@@ -441,69 +460,69 @@ impl<'a> Engine<'a> {
         )
     }
 
+    /// Writes a value the way an index key holds it: Python `repr`, floats for float
+    /// attributes, instances by identity.
+    fn write_key_value(&self, key: &mut String, plan: &crate::plans::EntityPlan<'a>, attr: &str, value: &Value) {
+        use std::fmt::Write as _;
+        let float = plan.position(attr).is_some_and(|p| {
+            matches!(plan.kinds[p as usize], CellKind::Attribute(ty) if ty.base == modelc_sema::types::BaseType::Float)
+        });
+        match value {
+            #[allow(clippy::cast_precision_loss, reason = "the reference casts float index values")]
+            Value::Int(i) if float => modelc_value::write_repr(key, &Value::Float(*i as f64), &|_| String::new()),
+            Value::Int(i) => {
+                let _ = write!(key, "{i}");
+            }
+            Value::Instance(i) => {
+                let _ = write!(key, "#{}", i.0);
+            }
+            other => modelc_value::write_repr(key, other, &|i| format!("#{}", i.0)),
+        }
+    }
+
     /// A new instance with a cell for every attribute, entered in its indexes.
-    fn create(&mut self, entity: &str, scope: ScopeId, span: Span, keys: &[(String, String)]) -> InstanceId {
+    fn create(&mut self, plan_id: u32, scope: ScopeId, span: Span, keys: Vec<(&'a str, String)>) -> InstanceId {
         let id = InstanceId(self.instances.len() as u32);
-        let file = self.file_of(scope);
-        let unit = self.unit_of(scope);
-        let (file_name, line) = self.location(unit, span);
+        let plan = std::rc::Rc::clone(&self.plans[plan_id as usize]);
+        let first = CellId(self.cells.len() as u32);
         self.instances.push(Instance {
-            entity: entity.to_owned(),
-            attributes: indexmap::IndexMap::new(),
-            file,
+            plan: plan_id,
+            first,
+            file: self.file_of(scope),
             span,
-            line,
-            file_name,
+            unit: self.unit_of(scope) as u32,
             applied: Vec::new(),
             implemented: false,
             depth: 0,
             origin: scope,
         });
-        let names: Vec<String> = self.program.index.attribute_names(entity).into_iter().map(str::to_owned).collect();
-        for name in names {
-            let Some(def) = self.program.index.attribute(entity, &name) else { continue };
-            let kind = match &def.kind {
-                AttrKind::Value { ty, .. } => CellKind::Attribute(ty.clone()),
-                AttrKind::Relation { target, bounds, .. } if bounds.is_optional() => {
-                    CellKind::Optional { target: target.clone() }
-                }
-                AttrKind::Relation { target, bounds, .. } if bounds.is_single() => {
-                    CellKind::Single { target: target.clone() }
-                }
-                AttrKind::Relation { target, bounds, .. } => {
-                    CellKind::List { target: target.clone(), lower: bounds.lower, upper: bounds.upper }
-                }
-            };
-            let cell = self.new_cell(kind, Owner::Attribute { instance: id, name: name.clone() });
-            if name == "self" {
+        for (position, (name, kind)) in plan.names.iter().zip(&plan.kinds).enumerate() {
+            let cell = self.new_cell(*kind, Owner::Attribute { instance: id, position: position as u32 });
+            if *name == "self" {
                 // `self` is the instance itself in its implementations: an attribute of that
                 // name already holds it, and setting it is a double set (as in the reference).
                 self.cell_mut(cell).value = Some(Value::Instance(id));
             }
-            self.instances[id.0 as usize].attributes.insert(name, cell);
         }
         for key in keys {
-            self.index.insert(key.clone(), id);
-            if let Some(cell) = self.parked.swap_remove(key) {
+            if let Some(cell) = self.parked.swap_remove(&key) {
                 self.cell_mut(cell).value = Some(Value::Instance(id));
                 self.wake(cell);
             }
+            self.index.insert(key, id);
         }
         id
     }
 
     /// Schedules the `implement` statements of a new instance (spec §4.7).
-    fn select_implementations(&mut self, instance: InstanceId) {
-        let entity = self.instances[instance.0 as usize].entity.clone();
-        let program = self.program;
-        for def in program.implements_of(&entity) {
-            let unit_scope = self.unit_scopes[def.unit];
-            let scope = self.instance_scope(instance, unit_scope, def.unit);
+    fn select_implementations(&mut self, instance: InstanceId, plan: &crate::plans::EntityPlan<'a>) {
+        for def in &plan.implements {
             match &def.statement.condition {
                 None => self.apply(instance, &def.implementations),
                 Some(condition) => {
+                    let scope = self.instance_scope(instance, self.unit_scopes[def.unit], def.unit);
                     self.spawn(
-                        TaskKind::Condition { instance, implementations: def.implementations.clone(), condition },
+                        TaskKind::Condition { instance, implementations: &def.implementations, condition },
                         scope,
                     );
                 }
@@ -515,7 +534,8 @@ impl<'a> Engine<'a> {
     pub(crate) fn instance_scope(&mut self, instance: InstanceId, parent: ScopeId, unit: usize) -> ScopeId {
         let id = ScopeId(self.scopes.len() as u32);
         self.scopes.push(crate::store::Scope {
-            vars: indexmap::IndexMap::new(),
+            first_var: CellId(0),
+            var_count: 0,
             parent: Some(parent),
             instance: Some(instance),
             unit,
@@ -524,14 +544,14 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs implementations for an instance, each at most once.
-    pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &[String]) {
+    pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &'a [String]) {
         self.instances[instance.0 as usize].implemented = true;
         let program = self.program;
         for name in implementations {
-            if self.instances[instance.0 as usize].applied.contains(name) {
+            if self.instances[instance.0 as usize].applied.contains(&name.as_str()) {
                 continue;
             }
-            self.instances[instance.0 as usize].applied.push(name.clone());
+            self.instances[instance.0 as usize].applied.push(name);
             let Some((unit, implementation)) = program.implementations.get(name) else { continue };
             let scope = self.instance_scope(instance, self.unit_scopes[*unit], *unit);
             self.emit_block(&implementation.body, Some(scope), None, *unit, None);
@@ -542,7 +562,7 @@ impl<'a> Engine<'a> {
     pub(crate) fn lookup(
         &mut self,
         entity: &str,
-        mut keys: Vec<(String, Value)>,
+        mut keys: Vec<(std::borrow::Cow<'_, str>, Value)>,
         scope: ScopeId,
         span: Span,
     ) -> Eval<Value> {
@@ -550,10 +570,14 @@ impl<'a> Engine<'a> {
             return Ok(Value::Unknown);
         }
         keys.sort_by(|a, b| a.0.cmp(&b.0));
-        let names: Vec<String> = keys.iter().map(|(n, _)| n.clone()).collect();
-        let owner =
-            self.program.index.ancestry(entity).into_iter().find(|d| d.indexes.contains(&names)).map(|d| d.fqn.clone());
-        let Some(owner) = owner else {
+        let plan_id = self.plan_of(entity);
+        let plan = std::rc::Rc::clone(&self.plans[plan_id as usize]);
+        let found = plan
+            .indexes
+            .iter()
+            .find(|(_, attrs)| attrs.len() == keys.len() && attrs.iter().zip(&keys).all(|(a, (k, _))| a == k));
+        let Some((owner, _)) = found else {
+            let names: Vec<&str> = keys.iter().map(|(n, _)| n.as_ref()).collect();
             return Err(self.fail(
                 scope,
                 span,
@@ -564,32 +588,32 @@ impl<'a> Engine<'a> {
                 "no such index",
             ));
         };
-        let parts: Vec<String> = keys.iter().map(|(n, v)| format!("{n}={}", self.key_repr(entity, n, v))).collect();
-        let key = (owner, parts.join(", "));
-        if let Some(instance) = self.index.get(&key) {
-            let instance = *instance;
-            if self.program.index.is_subtype(&self.instances[instance.0 as usize].entity, entity) {
-                return Ok(Value::Instance(instance));
+        let mut text = String::new();
+        for (n, v) in &keys {
+            if !text.is_empty() {
+                text.push_str(", ");
             }
+            text.push_str(n);
+            text.push('=');
+            self.write_key_value(&mut text, &plan, n, v);
+        }
+        let key = (*owner, text);
+        if let Some(instance) = self.index.get(&key).copied()
+            && self.is_subtype(self.entity_of(instance), plan.fqn)
+        {
+            return Ok(Value::Instance(instance));
         }
         let cell = match self.parked.get(&key) {
             Some(cell) => *cell,
             None => {
-                let file = self.file_of(scope);
-                let cell = self.new_cell(
-                    CellKind::Lookup,
-                    Owner::Lookup { entity: entity.to_owned(), key: key.1.clone(), file, span },
-                );
+                let owner =
+                    crate::store::LookupOwner { entity: plan.fqn, key: key.1.clone(), file: self.file_of(scope), span };
+                self.lookups.push(owner);
+                let cell = self.new_cell(CellKind::Lookup, Owner::Lookup(self.lookups.len() as u32 - 1));
                 self.parked.insert(key, cell);
                 cell
             }
         };
         Err(crate::engine::Stop::Wait(cell))
-    }
-
-    /// File name and 1-based line of a span in a unit.
-    pub(crate) fn location(&self, unit: usize, span: Span) -> (String, usize) {
-        let u = &self.program.units[unit];
-        (u.display_name.clone(), u.line_of(span.start))
     }
 }

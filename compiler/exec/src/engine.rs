@@ -4,11 +4,14 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use rustc_hash::FxHashMap;
+
 use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
 use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
 use modelc_value::{InstanceId, Value};
 
+use crate::chunked::Chunked;
 use crate::program::Program;
 use crate::store::{Cell, CellId, CellKind, Instance, Owner, Scope, ScopeId, TaskId};
 
@@ -18,7 +21,7 @@ pub(crate) enum TaskKind<'a> {
     /// An `implement … when` condition for one instance.
     Condition {
         instance: InstanceId,
-        implementations: Vec<String>,
+        implementations: &'a [String],
         condition: &'a Expr,
     },
     /// The body of a `for` over a relation, run for each value as it arrives.
@@ -37,21 +40,39 @@ pub(crate) enum TaskKind<'a> {
 pub(crate) struct Task<'a> {
     pub kind: TaskKind<'a>,
     pub scope: ScopeId,
+    pub done: bool,
+    /// What only some tasks need, allocated on first use (most tasks run once, to the end).
+    pub state: Option<Box<TaskState>>,
+}
+
+#[derive(Default)]
+pub(crate) struct TaskState {
     /// Results of sub-expressions with effects (constructors, plugin calls), so that running the
-    /// task again after a wait does not repeat them.
-    /// Keyed by expression and scope: one expression runs once per comprehension element.
-    pub memo: HashMap<(*const Expr, ScopeId), Value>,
+    /// task again after a wait does not repeat them. Keyed by expression and scope: one
+    /// expression runs once per comprehension element.
+    pub memo: FxHashMap<(*const Expr, ScopeId), Value>,
     /// The scopes of comprehension elements, kept so that a re-run binds the same scopes (and
     /// finds its memoised effects): `(comprehension clause, parent scope, element)` → scope.
-    pub bindings: HashMap<(*const modelc_syntax::ast::CompFor, ScopeId, usize), ScopeId>,
-    pub done: bool,
+    pub bindings: FxHashMap<(*const modelc_syntax::ast::CompFor, ScopeId, usize), ScopeId>,
     /// Cells this task promised to add to (released when it finishes).
     pub promises: Vec<CellId>,
 }
 
 impl<'a> Task<'a> {
     pub(crate) fn new(kind: TaskKind<'a>, scope: ScopeId) -> Task<'a> {
-        Task { kind, scope, memo: HashMap::new(), bindings: HashMap::new(), done: false, promises: Vec::new() }
+        Task { kind, scope, done: false, state: None }
+    }
+
+    pub(crate) fn state(&mut self) -> &mut TaskState {
+        self.state.get_or_insert_with(Box::default)
+    }
+
+    pub(crate) fn memo(&self, key: (*const Expr, ScopeId)) -> Option<&Value> {
+        self.state.as_ref()?.memo.get(&key)
+    }
+
+    pub(crate) fn binding(&self, key: &(*const modelc_syntax::ast::CompFor, ScopeId, usize)) -> Option<ScopeId> {
+        self.state.as_ref()?.bindings.get(key).copied()
     }
 }
 
@@ -84,22 +105,37 @@ pub struct World {
 pub struct Engine<'a> {
     pub(crate) program: &'a Program<'a>,
     pub(crate) world: World,
-    pub(crate) cells: Vec<Cell>,
-    pub(crate) instances: Vec<Instance>,
-    pub(crate) scopes: Vec<Scope>,
-    pub(crate) tasks: Vec<Task<'a>>,
+    pub(crate) cells: Chunked<Cell<'a>>,
+    pub(crate) instances: Vec<Instance<'a>>,
+    pub(crate) scopes: Chunked<Scope>,
+    pub(crate) plans: Vec<std::rc::Rc<crate::plans::EntityPlan<'a>>>,
+    pub(crate) plan_ids: FxHashMap<&'a str, u32>,
+    /// `(entity, ancestor)` → whether it is a subtype (a cache: relation values are checked
+    /// against their target type on every assignment).
+    pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
+    /// Constructor type → plan, resolved once per constructor expression.
+    pub(crate) constructors: FxHashMap<*const modelc_syntax::ast::TypeRef, u32>,
+    pub(crate) tasks: Chunked<Task<'a>>,
     pub(crate) run_queue: VecDeque<TaskId>,
     /// Relation cells, in creation order: the order in which they are considered for freezing.
     pub(crate) delayed: Vec<CellId>,
+    /// Open relation cells some task waits for: the first candidates for freezing, in creation
+    /// order (a subset of `delayed`, kept apart so a round does not scan every relation).
+    pub(crate) waited: std::collections::BTreeSet<CellId>,
     /// `(entity, key)` → instance, for every index of every entity.
-    pub(crate) index: HashMap<(String, String), InstanceId>,
+    pub(crate) index: FxHashMap<(&'a str, String), InstanceId>,
     /// Lookups waiting for an instance: `(entity, key)` → the lookup's cell.
-    pub(crate) parked: IndexMap<(String, String), CellId>,
+    pub(crate) parked: IndexMap<(&'a str, String), CellId>,
+    /// What each parked index lookup looks for (`Owner::Lookup` indexes it).
+    pub(crate) lookups: Vec<crate::store::LookupOwner<'a>>,
+    /// Promises and memoised results of the running task, kept only if it stops early.
+    pending_promises: Vec<CellId>,
+    pending_memo: Vec<((*const Expr, ScopeId), Value)>,
     /// The top-level scope of each unit.
     pub(crate) unit_scopes: Vec<ScopeId>,
     pub(crate) printed: Vec<String>,
     pub(crate) steps: usize,
-    pub(crate) constraint_cache: crate::validate::ConstraintCache,
+    pub(crate) constraint_cache: crate::validate::ConstraintCache<'a>,
     pub(crate) constraint_task: Option<TaskId>,
     /// Relation annotations whose value is unknown: an error at the end (spec §1.9).
     pub(crate) unknown_annotations: Vec<(ScopeId, &'a Expr)>,
@@ -110,26 +146,34 @@ impl<'a> Engine<'a> {
         Engine {
             program,
             world,
-            cells: Vec::new(),
+            cells: Chunked::default(),
             instances: Vec::new(),
-            scopes: Vec::new(),
-            tasks: Vec::new(),
+            scopes: Chunked::default(),
+            plans: Vec::new(),
+            plan_ids: FxHashMap::default(),
+            constructors: FxHashMap::default(),
+            subtypes: std::cell::RefCell::default(),
+            tasks: Chunked::default(),
             run_queue: VecDeque::new(),
             delayed: Vec::new(),
-            index: HashMap::new(),
+            waited: std::collections::BTreeSet::new(),
+            index: FxHashMap::default(),
             parked: IndexMap::new(),
+            lookups: Vec::new(),
+            pending_promises: Vec::new(),
+            pending_memo: Vec::new(),
             unit_scopes: Vec::new(),
             printed: Vec::new(),
             steps: 0,
-            constraint_cache: HashMap::new(),
+            constraint_cache: FxHashMap::default(),
             constraint_task: None,
             unknown_annotations: Vec::new(),
         }
     }
 
-    pub(crate) fn new_cell(&mut self, kind: CellKind, owner: Owner) -> CellId {
+    pub(crate) fn new_cell(&mut self, kind: CellKind<'a>, owner: Owner<'a>) -> CellId {
         let id = CellId(self.cells.len() as u32);
-        let delayed = matches!(kind, CellKind::List { .. } | CellKind::Optional { .. });
+        let delayed = kind.is_delayed();
         self.cells.push(Cell::new(kind, owner));
         if delayed {
             self.delayed.push(id);
@@ -137,11 +181,11 @@ impl<'a> Engine<'a> {
         id
     }
 
-    pub(crate) fn cell(&self, id: CellId) -> &Cell {
+    pub(crate) fn cell(&self, id: CellId) -> &Cell<'a> {
         &self.cells[id.0 as usize]
     }
 
-    pub(crate) fn cell_mut(&mut self, id: CellId) -> &mut Cell {
+    pub(crate) fn cell_mut(&mut self, id: CellId) -> &mut Cell<'a> {
         &mut self.cells[id.0 as usize]
     }
 
@@ -169,7 +213,7 @@ impl<'a> Engine<'a> {
                     _ => None,
                 })
                 .collect();
-            let scope = self.new_scope(&stmts, None, None, unit);
+            let scope = self.new_scope(stmts, None, None, unit);
             self.unit_scopes.push(scope);
         }
         for unit in 0..self.program.units.len() {
@@ -210,26 +254,41 @@ impl<'a> Engine<'a> {
     /// Declares a block's variables in a new scope.
     pub(crate) fn new_scope(
         &mut self,
-        stmts: &[&'a Stmt],
+        stmts: impl IntoIterator<Item = &'a Stmt>,
         parent: Option<ScopeId>,
         instance: Option<InstanceId>,
         unit: usize,
     ) -> ScopeId {
-        let mut vars = IndexMap::new();
+        let first_var = CellId(self.cells.len() as u32);
+        let mut var_count = 0;
         for stmt in stmts {
             if let Stmt::Assign(assign) = stmt
                 && assign.op == AssignOp::Set
                 && let ExprKind::Var(path) = &assign.target.kind
                 && let [name] = path.segments.as_slice()
-                && !vars.contains_key(&name.name)
+                && self.var_in(first_var, var_count, &name.name).is_none()
             {
-                let cell = self.new_cell(CellKind::Variable, Owner::Variable(name.name.clone()));
-                vars.insert(name.name.clone(), cell);
+                self.new_cell(CellKind::Variable, Owner::Variable(Some(name)));
+                var_count += 1;
             }
         }
         let id = ScopeId(self.scopes.len() as u32);
-        self.scopes.push(Scope { vars, parent, instance, unit });
+        self.scopes.push(Scope { first_var, var_count, parent, instance, unit });
         id
+    }
+
+    /// The variable `name` among the cells `first .. first + count`.
+    pub(crate) fn var_in(&self, first: CellId, count: u32, name: &str) -> Option<CellId> {
+        (first.0..first.0 + count).map(CellId).find(|cell| {
+            matches!(self.cell(*cell).owner, Owner::Variable(Some(ident)) if ident.name == name)
+                || (name == "self" && matches!(self.cell(*cell).owner, Owner::Variable(None)))
+        })
+    }
+
+    /// The variable `name` of a scope (not its parents).
+    pub(crate) fn scope_var(&self, scope: ScopeId, name: &str) -> Option<CellId> {
+        let s = self.scope(scope);
+        self.var_in(s.first_var, s.var_count, name)
     }
 
     /// Emits a block: a scope for it and a task per statement.
@@ -241,13 +300,19 @@ impl<'a> Engine<'a> {
         unit: usize,
         bind: Option<(&'a Ident, Value)>,
     ) {
-        let refs: Vec<&'a Stmt> = stmts.iter().collect();
-        let scope = self.new_scope(&refs, parent, instance, unit);
+        let scope = self.new_scope(stmts, parent, instance, unit);
         if let Some((var, value)) = bind {
-            let cell = self.new_cell(CellKind::Variable, Owner::Variable(var.name.clone()));
-            let c = self.cell_mut(cell);
-            c.value = Some(value);
-            self.scopes[scope.0 as usize].vars.insert(var.name.clone(), cell);
+            let s = self.scope(scope);
+            match self.var_in(s.first_var, s.var_count, &var.name) {
+                // The loop variable is the block's: `i = 2` in the body sets it again.
+                Some(cell) => self.cell_mut(cell).value = Some(value),
+                None => {
+                    // The next cell: it joins the block's variables.
+                    let cell = self.new_cell(CellKind::Variable, Owner::Variable(Some(var)));
+                    self.cell_mut(cell).value = Some(value);
+                    self.scopes[scope.0 as usize].var_count += 1;
+                }
+            }
         }
         for stmt in stmts {
             self.spawn(TaskKind::Stmt(stmt), scope);
@@ -265,31 +330,81 @@ impl<'a> Engine<'a> {
         if self.tasks[id.0 as usize].done {
             return Ok(());
         }
+        self.pending_memo.clear();
+        self.pending_promises.clear();
         match self.execute(id) {
             Ok(()) => {
                 self.finish_task(id);
                 Ok(())
             }
             Err(Stop::Wait(cell)) => {
+                self.commit_pending(id);
                 if self.cell(cell).is_ready() {
                     self.run_queue.push_back(id);
                 } else {
-                    self.cell_mut(cell).waiters.push(id);
+                    let c = self.cell_mut(cell);
+                    c.waits_mut().waiters.push(id);
+                    if c.is_delayed() {
+                        self.waited.insert(cell);
+                    }
                 }
                 Ok(())
             }
             Err(Stop::Fail(diagnostic)) => Err(diagnostic),
-            Err(Stop::Listen) => Ok(()),
+            Err(Stop::Listen) => {
+                self.commit_pending(id);
+                Ok(())
+            }
         }
+    }
+
+    /// A task that stopped before the end keeps what this run did: its promises now count
+    /// against freezing, and its memoised effects are not repeated when it runs again. (A
+    /// task that runs to the end needs neither, which spares most tasks any allocation.)
+    fn commit_pending(&mut self, id: TaskId) {
+        let promises = std::mem::take(&mut self.pending_promises);
+        let memo = std::mem::take(&mut self.pending_memo);
+        if promises.is_empty() && memo.is_empty() {
+            return;
+        }
+        for cell in promises {
+            self.hold_promise(id, cell);
+        }
+        self.tasks[id.0 as usize].state().memo.extend(memo);
+    }
+
+    /// Records a promise of task `id` on `cell`, counted once.
+    fn hold_promise(&mut self, id: TaskId, cell: CellId) {
+        let state = self.tasks[id.0 as usize].state();
+        if !state.promises.contains(&cell) {
+            state.promises.push(cell);
+            self.cells[cell.0 as usize].providers += 1;
+        }
+    }
+
+    /// Moves the promises of task `from` (held and pending) to task `to`.
+    pub(crate) fn transfer_promises(&mut self, from: TaskId, to: TaskId) {
+        let held =
+            self.tasks[from.0 as usize].state.as_mut().map(|s| std::mem::take(&mut s.promises)).unwrap_or_default();
+        for cell in held {
+            // Already counted: the holder changes, the count does not.
+            self.tasks[to.0 as usize].state().promises.push(cell);
+        }
+        for cell in std::mem::take(&mut self.pending_promises) {
+            self.hold_promise(to, cell);
+        }
+    }
+
+    /// Remembers the result of an effectful sub-expression for the running task.
+    pub(crate) fn memoise(&mut self, key: (*const Expr, ScopeId), value: Value) {
+        self.pending_memo.push((key, value));
     }
 
     pub(crate) fn finish_task(&mut self, id: TaskId) {
         let task = &mut self.tasks[id.0 as usize];
         task.done = true;
-        task.memo = HashMap::new();
-        task.bindings = HashMap::new();
-        let promises = std::mem::take(&mut task.promises);
-        for cell in promises {
+        let Some(state) = task.state.take() else { return };
+        for cell in state.promises {
             let c = self.cell_mut(cell);
             c.providers = c.providers.saturating_sub(1);
         }
@@ -297,48 +412,45 @@ impl<'a> Engine<'a> {
 
     /// Takes a promise on `cell` for task `id` (once).
     pub(crate) fn promise(&mut self, id: TaskId, cell: CellId) {
-        let task = &mut self.tasks[id.0 as usize];
-        if !task.promises.contains(&cell) {
-            task.promises.push(cell);
-            self.cell_mut(cell).providers += 1;
+        let held = self.tasks[id.0 as usize].state.as_ref().is_some_and(|s| s.promises.contains(&cell));
+        if !held && !self.pending_promises.contains(&cell) {
+            self.pending_promises.push(cell);
         }
     }
 
     /// Wakes the tasks waiting for a cell that just completed.
     pub(crate) fn wake(&mut self, cell: CellId) {
-        let waiters = std::mem::take(&mut self.cell_mut(cell).waiters);
-        self.run_queue.extend(waiters);
+        if let Some(waits) = self.cell_mut(cell).waits.as_mut() {
+            let waiters = std::mem::take(&mut waits.waiters);
+            self.run_queue.extend(waiters);
+        }
     }
 
     /// Freezes one relation (spec §1.3 steps 2–5). Returns whether anything was frozen.
     fn freeze_one(&mut self) -> bool {
-        let open: Vec<CellId> = self.delayed.iter().copied().filter(|c| !self.cell(*c).frozen).collect();
-        self.delayed = open.clone();
-        if open.is_empty() {
-            return false;
-        }
-        let waited_on = |e: &Self, c: CellId| e.cell(c).waiters.iter().any(|t| !e.tasks[t.0 as usize].done);
+        let waited_on = |e: &Self, c: CellId| e.cell(c).waiters().iter().any(|t| !e.tasks[t.0 as usize].done);
+        self.waited.retain(|c| !self.cells[c.0 as usize].frozen);
         // Something waits for it, and nothing promised to add to it.
-        if let Some(cell) = open.iter().copied().find(|c| {
+        let ready = self.waited.iter().copied().find(|c| {
             let cell = self.cell(*c);
             cell.providers == 0 && cell.lower_met() && waited_on(self, *c)
-        }) {
-            self.freeze(cell);
-            return true;
-        }
-        // A wait cycle: something waits for it, though a promise is open.
-        if let Some(cell) = open.iter().copied().find(|c| self.cell(*c).lower_met() && waited_on(self, *c)) {
+        });
+        // Else a wait cycle: something waits for it, though a promise is open.
+        let cycle = || self.waited.iter().copied().find(|c| self.cell(*c).lower_met() && waited_on(self, *c));
+        if let Some(cell) = ready.or_else(cycle) {
             self.freeze(cell);
             return true;
         }
         // Nothing waits: freeze all that can be.
+        let open: Vec<CellId> = self.delayed.iter().copied().filter(|c| !self.cell(*c).frozen).collect();
         let mut any = false;
-        for cell in open.into_iter().rev() {
+        for cell in open.iter().rev().copied() {
             if self.cell(cell).lower_met() {
                 self.freeze(cell);
                 any = true;
             }
         }
+        self.delayed = open.into_iter().filter(|c| !self.cell(*c).frozen).collect();
         any
     }
 
@@ -348,7 +460,7 @@ impl<'a> Engine<'a> {
             return;
         }
         c.frozen = true;
-        let listeners = std::mem::take(&mut c.listeners);
+        let listeners = c.waits.as_mut().map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
         // A loop over the relation has seen every value now: it is done.
         for listener in listeners {
             self.finish_task(listener);
@@ -363,7 +475,13 @@ impl<'a> Engine<'a> {
 
     /// How messages name an instance: `__config__::A (instantiated at main.cf:5)`.
     pub(crate) fn describe(&self, instance: InstanceId) -> String {
+        format!("{} (instantiated at {})", self.entity_of(instance), self.constructed_at(instance))
+    }
+
+    /// `main.cf:12`: where an instance was constructed.
+    pub(crate) fn constructed_at(&self, instance: InstanceId) -> String {
         let i = &self.instances[instance.0 as usize];
-        format!("{} (instantiated at {}:{})", i.entity, i.file_name, i.line)
+        let unit = &self.program.units[i.unit as usize];
+        format!("{}:{}", unit.display_name, unit.line_of(i.span.start))
     }
 }

@@ -2,6 +2,8 @@
 //! constructors and lookups. A missing value stops evaluation with `Stop::Wait`; the task runs
 //! again later, and memoised effects (constructors, plugin calls) are not repeated.
 
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, Span, codes};
 use modelc_sema::index::TypeKind;
@@ -85,8 +87,7 @@ impl<'a> Engine<'a> {
             ExprKind::RelationLookup { object, relation, args } => {
                 let object = self.eval(task, object, scope)?;
                 let Value::Instance(instance) = object else { return Ok(Value::Unknown) };
-                let entity = self.instances[instance.0 as usize].entity.clone();
-                let def = self.program.index.attribute(&entity, &relation.name).cloned();
+                let def = self.attr_def(instance, &relation.name);
                 let Some(modelc_sema::index::AttrDef {
                     kind: modelc_sema::index::AttrKind::Relation { target, inverse: Some(inverse), .. },
                     ..
@@ -100,8 +101,8 @@ impl<'a> Engine<'a> {
                     ));
                 };
                 let mut keys = self.eval_keywords(task, args, scope)?;
-                keys.push((inverse, Value::Instance(instance)));
-                self.lookup(&target, keys, scope, relation.span)?
+                keys.push((Cow::Owned(inverse.clone()), Value::Instance(instance)));
+                self.lookup(target, keys, scope, relation.span)?
             }
             ExprKind::MapLookup { object, key } => {
                 let container = self.eval(task, object, scope)?;
@@ -277,7 +278,7 @@ impl<'a> Engine<'a> {
         let unit = &self.program.units[self.unit_of(scope)];
         let namespace = unit.scope().namespace_of(self.program.index, &prefix.join("::")).ok();
         let target = namespace.and_then(|ns| self.program.units.iter().position(|u| u.namespace == ns));
-        match target.and_then(|u| self.scope(self.unit_scopes[u]).vars.get(&name.name).copied()) {
+        match target.and_then(|u| self.scope_var(self.unit_scopes[u], &name.name)) {
             Some(cell) => Ok(cell),
             None => Err(self.fail(
                 scope,
@@ -294,15 +295,15 @@ impl<'a> Engine<'a> {
         let mut current = Some(scope);
         while let Some(id) = current {
             let s = self.scope(id);
-            if let Some(cell) = s.vars.get(name) {
-                return Some(Named::Cell(*cell));
+            if let Some(cell) = self.var_in(s.first_var, s.var_count, name) {
+                return Some(Named::Cell(cell));
             }
             if let Some(instance) = s.instance {
                 if name == "self" {
                     return Some(Named::Instance(instance));
                 }
-                if let Some(cell) = self.instances[instance.0 as usize].attributes.get(name) {
-                    return Some(Named::Cell(*cell));
+                if let Some(cell) = self.attr_cell(instance, name) {
+                    return Some(Named::Cell(cell));
                 }
             }
             current = s.parent;
@@ -330,12 +331,10 @@ impl<'a> Engine<'a> {
             return Err(Stop::Wait(cell));
         }
         match &c.kind {
-            CellKind::List { .. } => {
-                if let Some(Value::Null) = &c.value {
-                    return Ok(Value::list(Vec::new()));
-                }
-                Ok(Value::list(c.items.clone()))
-            }
+            CellKind::List { .. } => Ok(match &c.value {
+                Some(items @ Value::List(_)) => items.clone(),
+                _ => Value::list(Vec::new()),
+            }),
             CellKind::Optional { .. } if c.value.is_none() => {
                 let owner = self.owner_text(cell);
                 Err(self.fail(
@@ -353,33 +352,36 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn owner_text(&self, cell: CellId) -> String {
-        match &self.cell(cell).owner {
-            crate::store::Owner::Variable(name) => format!("variable `{name}`"),
-            crate::store::Owner::Attribute { instance, name } => {
-                format!("attribute `{name}` of `{}`", self.describe(*instance))
+        match self.cell(cell).owner {
+            crate::store::Owner::Variable(name) => {
+                format!("variable `{}`", name.map_or("self", |n| n.name.as_str()))
             }
-            crate::store::Owner::Lookup { entity, key, .. } => format!("lookup {entity}[{key}]"),
+            crate::store::Owner::Attribute { instance, position } => {
+                let name = self.plans[self.instances[instance.0 as usize].plan as usize].names[position as usize];
+                format!("attribute `{name}` of `{}`", self.describe(instance))
+            }
+            crate::store::Owner::Lookup(n) => {
+                let lookup = &self.lookups[n as usize];
+                format!("lookup {}[{}]", lookup.entity, lookup.key)
+            }
         }
     }
 
     /// The cell of attribute `attr` of `object`.
     pub(crate) fn attribute_cell(&self, object: &Value, attr: &Ident, scope: ScopeId) -> Eval<Option<CellId>> {
         match object {
-            Value::Instance(i) => {
-                let instance = &self.instances[i.0 as usize];
-                match instance.attributes.get(&attr.name) {
-                    Some(cell) => Ok(Some(*cell)),
-                    None => Err(self.fail(
-                        scope,
-                        attr.span,
-                        Diagnostic::new(
-                            &codes::UNKNOWN_ATTRIBUTE,
-                            format!("could not find attribute with name: {} in type {}", attr.name, instance.entity),
-                        ),
-                        "no such attribute",
-                    )),
-                }
-            }
+            Value::Instance(i) => match self.attr_cell(*i, &attr.name) {
+                Some(cell) => Ok(Some(cell)),
+                None => Err(self.fail(
+                    scope,
+                    attr.span,
+                    Diagnostic::new(
+                        &codes::UNKNOWN_ATTRIBUTE,
+                        format!("could not find attribute with name: {} in type {}", attr.name, self.entity_of(*i)),
+                    ),
+                    "no such attribute",
+                )),
+            },
             Value::Unknown => Ok(None),
             Value::List(_) => Err(self.fail(
                 scope,
@@ -446,14 +448,14 @@ impl<'a> Engine<'a> {
         let Some(cell) = cell else { return Ok(Value::Unknown) };
         let c = self.cell(cell);
         // A relation is defined as soon as it has a value; "not defined" needs the freeze.
-        if c.is_multi() && !c.items.is_empty() {
+        if c.is_multi() && !c.items().is_empty() {
             return Ok(Value::Bool(true));
         }
         if !c.is_ready() {
             return Err(Stop::Wait(cell));
         }
         let value = match &c.kind {
-            CellKind::List { .. } => Value::list(c.items.clone()),
+            CellKind::List { .. } => Value::list(c.items().to_vec()),
             _ => c.value.clone().unwrap_or(Value::Null),
         };
         Ok(defined(&value))
@@ -493,11 +495,11 @@ impl<'a> Engine<'a> {
                 };
                 for (n, item) in items.iter().enumerate() {
                     let key = (comp as *const modelc_syntax::ast::CompFor, s, n);
-                    let bound = match self.tasks[task.0 as usize].bindings.get(&key) {
-                        Some(bound) => *bound,
+                    let bound = match self.tasks[task.0 as usize].binding(&key) {
+                        Some(bound) => bound,
                         None => {
                             let bound = self.bind_scope(s, &comp.var, item.clone());
-                            self.tasks[task.0 as usize].bindings.insert(key, bound);
+                            self.tasks[task.0 as usize].state().bindings.insert(key, bound);
                             bound
                         }
                     };
@@ -538,14 +540,18 @@ impl<'a> Engine<'a> {
     }
 
     /// A scope with one variable bound, for a comprehension or loop iteration.
-    pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &Ident, value: Value) -> ScopeId {
-        let cell = self.new_cell(CellKind::Variable, crate::store::Owner::Variable(var.name.clone()));
+    pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &'a Ident, value: Value) -> ScopeId {
+        let cell = self.new_cell(CellKind::Variable, crate::store::Owner::Variable(Some(var)));
         self.cell_mut(cell).value = Some(value);
         let unit = self.unit_of(parent);
         let id = crate::store::ScopeId(self.scopes.len() as u32);
-        let mut vars = IndexMap::new();
-        vars.insert(var.name.clone(), cell);
-        self.scopes.push(crate::store::Scope { vars, parent: Some(parent), instance: None, unit });
+        self.scopes.push(crate::store::Scope {
+            first_var: cell,
+            var_count: 1,
+            parent: Some(parent),
+            instance: None,
+            unit,
+        });
         id
     }
 
@@ -555,13 +561,13 @@ impl<'a> Engine<'a> {
         task: TaskId,
         args: &'a [Arg],
         scope: ScopeId,
-    ) -> Eval<Vec<(String, Value)>> {
-        let mut out: Vec<(String, Value)> = Vec::new();
+    ) -> Eval<Vec<(Cow<'a, str>, Value)>> {
+        let mut out: Vec<(Cow<'a, str>, Value)> = Vec::with_capacity(args.len());
         for arg in args {
             match arg {
                 Arg::Keyword(name, value) => {
                     let value = self.eval(task, value, scope)?;
-                    out.push((name.name.clone(), value));
+                    out.push((Cow::Borrowed(&name.name), value));
                 }
                 Arg::Splat(expr) => match self.eval(task, expr, scope)? {
                     Value::Dict(d) => {
@@ -577,7 +583,7 @@ impl<'a> Engine<'a> {
                                     "`**` sets it again",
                                 ));
                             }
-                            out.push((k.clone(), v.clone()));
+                            out.push((Cow::Owned(k.clone()), v.clone()));
                         }
                     }
                     Value::Unknown => {}

@@ -3,22 +3,23 @@
 //! that never ran. All are collected and reported together.
 
 use modelc_diagnostics::{Diagnostic, codes};
-use modelc_value::Value;
 
 use crate::engine::{Engine, TaskKind};
-use crate::store::{CellKind, Owner};
+use crate::store::{CellId, CellKind, Owner};
+use modelc_value::InstanceId;
 
 impl Engine<'_> {
     pub fn final_checks(&mut self) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
         for cell in self.parked.values() {
-            if let Owner::Lookup { entity, key, file, span } = &self.cell(*cell).owner {
+            if let Owner::Lookup(n) = self.cell(*cell).owner {
+                let lookup = &self.lookups[n as usize];
                 errors.push(
                     Diagnostic::new(
                         &codes::UNMATCHED_INDEX_LOOKUP,
-                        format!("no match in index on type {entity} with key {key}"),
+                        format!("no match in index on type {} with key {}", lookup.entity, lookup.key),
                     )
-                    .primary(*file, *span, "no instance with this key was constructed"),
+                    .primary(lookup.file, lookup.span, "no instance with this key was constructed"),
                 );
             }
         }
@@ -29,42 +30,38 @@ impl Engine<'_> {
                     .note("annotations are exported with the model, so their value must be known"),
             );
         }
-        for instance in &self.instances {
+        for (n, instance) in self.instances.iter().enumerate() {
+            let id = InstanceId(n as u32);
+            let entity = self.entity_of(id);
             let here = |d: Diagnostic| d.primary(instance.file, instance.span, "constructed here");
             if !instance.implemented {
                 errors.push(here(
                     Diagnostic::new(
                         &codes::NO_IMPLEMENTATION,
-                        format!("unable to select implementation for entity {}", instance.entity),
+                        format!("unable to select implementation for entity {entity}"),
                     )
-                    .help(format!(
-                        "add `implement {} using std::none` if it needs no implementation",
-                        short(&instance.entity)
-                    )),
+                    .help(format!("add `implement {} using std::none` if it needs no implementation", short(entity))),
                 ));
             }
-            for (name, cell) in &instance.attributes {
-                let c = self.cell(*cell);
+            let plan = &self.plans[instance.plan as usize];
+            for (k, name) in plan.names.iter().enumerate() {
+                let c = self.cell(CellId(instance.first.0 + k as u32));
                 let message = match &c.kind {
                     CellKind::Attribute(_) | CellKind::Single { .. } if c.value.is_none() => {
                         Some(format!("attribute `{name}` is not set"))
                     }
-                    CellKind::List { lower, .. }
-                        if (c.items.len() as u64) < *lower && !matches!(c.value, Some(Value::Null)) =>
-                    {
-                        Some(format!("attribute `{name}` requires {lower} values but only {} are set", c.items.len()))
+                    CellKind::List { lower, .. } if !c.lower_met() => {
+                        Some(format!("attribute `{name}` requires {lower} values but only {} are set", c.items().len()))
                     }
                     _ => None,
                 };
                 if let Some(message) = message {
-                    let described =
-                        format!("{} (instantiated at {}:{})", instance.entity, instance.file_name, instance.line);
                     let mut d = here(Diagnostic::new(
                         &codes::UNSET_ATTRIBUTE,
-                        format!("the object `{described}` is not complete: {message}"),
+                        format!("the object `{}` is not complete: {message}", self.describe(id)),
                     ));
-                    let owner = self.program.index.attribute(&instance.entity, name).map(|a| a.owner.clone());
-                    if let Some((file, span)) = owner.and_then(|o| self.program.declarations.get(&(o, name.clone()))) {
+                    let owner = &plan.defs[k].owner;
+                    if let Some((file, span)) = self.program.declarations.get(&(owner.clone(), (*name).to_owned())) {
                         d = d.secondary(*file, *span, "declared here");
                     }
                     errors.push(d);

@@ -2,9 +2,9 @@
 //! final value of each of its attributes (relations as lists of instance ids). Later phases
 //! (resources, export) and snapshot tests read this, never the engine's cells.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use indexmap::IndexMap;
 use modelc_diagnostics::{FileId, Span};
 use modelc_value::{InstanceId, Value};
 
@@ -14,19 +14,31 @@ use crate::store::CellKind;
 /// Every instance of a compile, in construction order (`InstanceId` = position).
 #[derive(Debug, Default, Clone)]
 pub struct InstanceGraph {
+    /// The entities that have instances: name and attribute names, shared by their instances.
+    pub entities: Vec<EntityShape>,
     pub instances: Vec<InstanceNode>,
+    /// How each file is named in messages.
+    pub file_names: HashMap<FileId, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EntityShape {
+    pub fqn: String,
+    /// Attribute names in the entity's attribute order.
+    pub attributes: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct InstanceNode {
-    pub entity: String,
+    /// Index into [`InstanceGraph::entities`].
+    pub entity: u32,
     pub file: FileId,
     pub span: Span,
-    /// `main.cf:12`.
-    pub location: String,
-    /// Attribute values in the entity's attribute order: a relation is a list of instances
+    /// The 1-based line of `span`.
+    pub line: u32,
+    /// One value per attribute of the entity, in its order: a relation is a list of instances
     /// (`[0:1]` and `[1]` ends hold the instance or null).
-    pub attributes: IndexMap<String, Value>,
+    pub values: Vec<Value>,
 }
 
 impl InstanceGraph {
@@ -34,25 +46,39 @@ impl InstanceGraph {
         &self.instances[id.0 as usize]
     }
 
+    pub fn entity_of(&self, id: InstanceId) -> &EntityShape {
+        &self.entities[self.get(id).entity as usize]
+    }
+
+    /// The value of attribute `name` of an instance.
+    pub fn attribute(&self, id: InstanceId, name: &str) -> Option<&Value> {
+        let position = self.entity_of(id).attributes.iter().position(|a| a == name)?;
+        self.get(id).values.get(position)
+    }
+
+    /// `main.cf:12`: where an instance was constructed.
+    pub fn location(&self, id: InstanceId) -> String {
+        let node = self.get(id);
+        format!("{}:{}", self.file_names.get(&node.file).map_or("?", String::as_str), node.line)
+    }
+
     /// The instances of exactly `entity`.
-    pub fn of_entity<'g>(&'g self, entity: &'g str) -> impl Iterator<Item = (InstanceId, &'g InstanceNode)> + 'g {
-        self.instances
-            .iter()
-            .enumerate()
-            .filter(move |(_, n)| n.entity == entity)
-            .map(|(i, n)| (InstanceId(i as u32), n))
+    pub fn of_entity<'g>(&'g self, entity: &'g str) -> impl Iterator<Item = InstanceId> + 'g {
+        (0..self.instances.len() as u32).map(InstanceId).filter(move |i| self.entity_of(*i).fqn == entity)
     }
 
     /// A stable text form for snapshots: one block per instance, `std` instances left out, and
     /// empty `requires`/`provides` (which every entity has) omitted.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        for (i, node) in self.instances.iter().enumerate() {
-            if node.entity.starts_with("std::") {
+        for i in 0..self.instances.len() as u32 {
+            let id = InstanceId(i);
+            let shape = self.entity_of(id);
+            if shape.fqn.starts_with("std::") {
                 continue;
             }
-            let _ = writeln!(out, "#{i} {} ({})", node.entity, node.location);
-            for (name, value) in &node.attributes {
+            let _ = writeln!(out, "#{i} {} ({})", shape.fqn, self.location(id));
+            for (name, value) in shape.attributes.iter().zip(&self.get(id).values) {
                 if matches!(name.as_str(), "requires" | "provides") && matches!(value, Value::List(l) if l.is_empty()) {
                     continue;
                 }
@@ -63,39 +89,54 @@ impl InstanceGraph {
     }
 
     fn label(&self, id: InstanceId) -> String {
-        let node = self.get(id);
-        format!("#{} {}", id.0, node.entity.strip_prefix("__config__::").unwrap_or(&node.entity))
+        let fqn = &self.entity_of(id).fqn;
+        format!("#{} {}", id.0, fqn.strip_prefix("__config__::").unwrap_or(fqn))
     }
 }
 
 impl Engine<'_> {
-    /// The instance graph as it stands (after the final checks: every value is known).
-    pub(crate) fn graph(&self) -> InstanceGraph {
-        let instances = self
-            .instances
+    /// The instance graph, with the values moved out of the cells (after the final checks:
+    /// every value is known; the engine is not used afterwards).
+    pub(crate) fn graph(&mut self) -> InstanceGraph {
+        let entities = self
+            .plans
             .iter()
-            .map(|instance| {
-                let attributes = instance
-                    .attributes
-                    .iter()
-                    .map(|(name, cell)| {
-                        let c = self.cell(*cell);
-                        let value = match &c.kind {
-                            CellKind::List { .. } => Value::list(c.items.clone()),
-                            _ => c.value.clone().unwrap_or(Value::Null),
-                        };
-                        (name.clone(), value)
-                    })
-                    .collect();
-                InstanceNode {
-                    entity: instance.entity.clone(),
-                    file: instance.file,
-                    span: instance.span,
-                    location: format!("{}:{}", instance.file_name, instance.line),
-                    attributes,
-                }
+            .map(|plan| EntityShape {
+                fqn: plan.fqn.to_owned(),
+                attributes: plan.names.iter().map(|n| (*n).to_owned()).collect(),
             })
             .collect();
-        InstanceGraph { instances }
+        let line_starts: Vec<Vec<u32>> = self.program.units.iter().map(|u| line_starts(u.text)).collect();
+        let empty = Value::list(Vec::new());
+        let mut instances = Vec::with_capacity(self.instances.len());
+        for instance in &self.instances {
+            let count = self.plans[instance.plan as usize].names.len() as u32;
+            let values = (0..count)
+                .map(|k| {
+                    let c = &mut self.cells[(instance.first.0 + k) as usize];
+                    match (&c.kind, c.value.take()) {
+                        (CellKind::List { .. }, Some(items @ Value::List(_))) => items,
+                        (CellKind::List { .. }, _) => empty.clone(),
+                        (_, value) => value.unwrap_or(Value::Null),
+                    }
+                })
+                .collect();
+            let starts = &line_starts[instance.unit as usize];
+            let line = starts.partition_point(|s| *s <= instance.span.start) as u32;
+            instances.push(InstanceNode {
+                entity: instance.plan,
+                file: instance.file,
+                span: instance.span,
+                line,
+                values,
+            });
+        }
+        let file_names = self.program.units.iter().map(|u| (u.file_id, u.display_name.clone())).collect();
+        InstanceGraph { entities, instances, file_names }
     }
+}
+
+/// The offset at which each line starts.
+fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
 }

@@ -13,12 +13,14 @@
 //! remembered, so the cost grows with the model, not with the number of passes.
 
 mod calls;
+mod chunked;
 mod effects;
 pub mod engine;
 mod eval;
 mod finish;
 pub mod graph;
 mod ops;
+mod plans;
 pub mod program;
 mod stmts;
 mod store;
@@ -44,21 +46,47 @@ pub struct Outcome {
 
 /// Executes a program to the end and validates the result.
 pub fn execute(program: &Program<'_>, world: World) -> Outcome {
+    let stats = std::env::var_os("MODELC_EXEC_STATS").is_some();
+    let started = std::time::Instant::now();
     let mut engine = Engine::new(program, world);
     let mut outcome = Outcome::default();
+    let mut phases = Vec::new();
     match engine.run() {
         Ok(()) => {
+            phases.push(("run", started.elapsed()));
             outcome.diagnostics = engine.final_checks();
+            phases.push(("final checks", started.elapsed()));
             // Only a complete model has a graph: every attribute holds its final value.
             if outcome.diagnostics.is_empty() {
                 outcome.graph = engine.graph();
+                phases.push(("graph", started.elapsed()));
             }
         }
         Err(diagnostic) => outcome.diagnostics.push(diagnostic),
     }
     for instance in &engine.instances {
-        *outcome.instances_by_entity.entry(instance.entity.clone()).or_default() += 1;
+        let entity = engine.plans[instance.plan as usize].fqn;
+        *outcome.instances_by_entity.entry(entity.to_owned()).or_default() += 1;
     }
     outcome.printed = std::mem::take(&mut engine.printed);
+    if stats {
+        // Kept for profiling large models: `MODELC_EXEC_STATS=1 modelc compile …`.
+        let counts = format!(
+            "cells {} instances {} scopes {} tasks {} steps {}",
+            engine.cells.len(),
+            engine.instances.len(),
+            engine.scopes.len(),
+            engine.tasks.len(),
+            engine.steps
+        );
+        drop(engine);
+        phases.push(("drop", started.elapsed()));
+        let times: Vec<String> =
+            phases.iter().map(|(name, at)| format!("{name} {:.1} ms", at.as_secs_f64() * 1e3)).collect();
+        #[allow(clippy::print_stderr, reason = "opt-in profiling output")]
+        {
+            eprintln!("{counts}; {}", times.join(", "));
+        }
+    }
     outcome
 }

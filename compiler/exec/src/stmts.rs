@@ -17,10 +17,10 @@ impl<'a> Engine<'a> {
                 self.execute_stmt(id, stmt, scope)
             }
             TaskKind::Condition { instance, implementations, condition } => {
-                let (instance, implementations, condition) = (*instance, implementations.clone(), *condition);
+                let (instance, implementations, condition) = (*instance, *implementations, *condition);
                 match self.eval(id, condition, scope)? {
                     // An unknown condition selects the implementation (spec §4.7).
-                    Value::Bool(true) | Value::Unknown => self.apply(instance, &implementations),
+                    Value::Bool(true) | Value::Unknown => self.apply(instance, implementations),
                     Value::Bool(false) => {}
                     other => {
                         return Err(self.fail(
@@ -49,20 +49,25 @@ impl<'a> Engine<'a> {
             }
             TaskKind::ForEach { cell, var, body, seen } => {
                 let (cell, var, body, seen): (_, &'a Ident, &'a [Stmt], usize) = (*cell, var, body, *seen);
-                let items: Vec<Value> = self.cell(cell).items[seen..].to_vec();
-                for item in &items {
+                // A shared handle on the values: the bodies are only scheduled here, nothing is
+                // added to the relation before it is dropped.
+                let items = match &self.cell(cell).value {
+                    Some(Value::List(items)) => std::sync::Arc::clone(items),
+                    _ => std::sync::Arc::default(),
+                };
+                for item in items.iter().skip(seen) {
                     if !item.is_unknown() {
                         self.emit_block(body, Some(scope), None, self.unit_of(scope), Some((var, item.clone())));
                     }
                 }
                 if let TaskKind::ForEach { seen, .. } = &mut self.tasks[id.0 as usize].kind {
-                    *seen += items.len();
+                    *seen = items.len();
                 }
                 if self.cell(cell).frozen {
                     return Ok(());
                 }
-                if !self.cell(cell).listeners.contains(&id) {
-                    self.cell_mut(cell).listeners.push(id);
+                if !self.cell(cell).listeners().contains(&id) {
+                    self.cell_mut(cell).waits_mut().listeners.push(id);
                 }
                 Err(Stop::Listen)
             }
@@ -116,8 +121,7 @@ impl<'a> Engine<'a> {
                         let listener =
                             self.spawn(TaskKind::ForEach { cell, var: &for_.var, body: &for_.body, seen: 0 }, scope);
                         // The loop's promises stay open until the relation is complete.
-                        let promises = std::mem::take(&mut self.tasks[id.0 as usize].promises);
-                        self.tasks[listener.0 as usize].promises = promises;
+                        self.transfer_promises(id, listener);
                         return Ok(());
                     }
                 }
@@ -163,7 +167,7 @@ impl<'a> Engine<'a> {
         match &target.kind {
             ExprKind::Var(path) if path.segments.len() == 1 => {
                 let name = &path.segments[0].name;
-                let cell = self.scope(scope).vars.get(name).copied();
+                let cell = self.scope_var(scope, name);
                 let Some(cell) = cell else {
                     return Err(self.fail(
                         scope,
@@ -200,7 +204,7 @@ impl<'a> Engine<'a> {
                     self.promise(id, cell);
                 }
                 let lhs = match &object_value {
-                    Value::Instance(i) => Some((*i, attr.name.clone())),
+                    Value::Instance(i) => Some((*i, attr.name.as_str())),
                     _ => None,
                 };
                 let value = self.eval_with_lhs(id, value, scope, lhs)?;
@@ -217,14 +221,14 @@ impl<'a> Engine<'a> {
         id: TaskId,
         value: &'a Expr,
         scope: ScopeId,
-        lhs: Option<(modelc_value::InstanceId, String)>,
+        lhs: Option<(modelc_value::InstanceId, &'a str)>,
     ) -> Eval<Value> {
         match &value.kind {
             ExprKind::Construct { entity, args } => self.construct(id, value, entity, args, scope, lhs),
             ExprKind::List(items) if lhs.is_some() => {
                 let mut out = Vec::new();
                 for item in items {
-                    match self.eval_with_lhs(id, item, scope, lhs.clone())? {
+                    match self.eval_with_lhs(id, item, scope, lhs)? {
                         Value::List(inner) => out.extend(inner.iter().cloned()),
                         other => out.push(other),
                     }
@@ -254,7 +258,7 @@ impl<'a> Engine<'a> {
                 },
             };
             if let Value::Instance(i) = value
-                && let Some(cell) = self.instances[i.0 as usize].attributes.get(&attr.name).copied()
+                && let Some(cell) = self.attr_cell(i, &attr.name)
                 && self.cell(cell).is_delayed()
             {
                 self.promise(id, cell);

@@ -1,6 +1,9 @@
 //! The run-time state: single-assignment cells, instances and scopes (spec execution §1.2).
+//!
+//! Sized for models with millions of cells: names are borrowed from the program (`'a`), an
+//! instance's cells are contiguous (attribute `k` of an instance is cell `first + k`), and
+//! what only some cells need (waiters, listeners) is boxed.
 
-use indexmap::IndexMap;
 use modelc_diagnostics::{FileId, Span};
 use modelc_sema::types::ValueType;
 use modelc_value::{InstanceId, Value};
@@ -15,62 +18,76 @@ pub(crate) struct ScopeId(pub u32);
 pub(crate) struct TaskId(pub u32);
 
 /// What a cell holds and when it is complete.
-#[derive(Debug, Clone)]
-pub(crate) enum CellKind {
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CellKind<'a> {
     /// A block variable: set once.
     Variable,
     /// A plain attribute, set once and checked against its type.
-    Attribute(ValueType),
+    Attribute(&'a ValueType),
     /// A `[1]` relation end.
-    Single { target: String },
+    Single { target: &'a String },
     /// A `[0:1]` relation end: set (or nulled) once; frozen empty otherwise.
-    Optional { target: String },
-    /// Any other relation end: gathers values until frozen.
-    List { target: String, lower: u64, upper: Option<u64> },
+    Optional { target: &'a String },
+    /// Any other relation end: gathers values until frozen (`upper` is `u32::MAX` for none).
+    List { target: &'a String, lower: u32, upper: u32 },
     /// The result of an index lookup that waits for its instance.
     Lookup,
 }
 
-/// Where a cell belongs, for messages.
-#[derive(Debug, Clone)]
-pub(crate) enum Owner {
-    Variable(String),
-    Attribute { instance: InstanceId, name: String },
-    Lookup { entity: String, key: String, file: FileId, span: Span },
+impl CellKind<'_> {
+    /// A relation cell the scheduler may have to freeze.
+    pub(crate) fn is_delayed(self) -> bool {
+        matches!(self, CellKind::List { .. } | CellKind::Optional { .. })
+    }
 }
 
-#[derive(Debug)]
-pub(crate) struct Cell {
-    pub kind: CellKind,
-    pub owner: Owner,
-    /// The value of a single cell (`Value::Null` for a nulled relation).
-    pub value: Option<Value>,
-    /// The values of a list cell, in arrival order, without duplicates.
-    pub items: Vec<Value>,
-    pub frozen: bool,
+/// Where a cell belongs, for messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Owner<'a> {
+    /// A variable; `None` is the `self` of a typedef constraint.
+    Variable(Option<&'a modelc_syntax::ast::Ident>),
+    /// The attribute at `position` in its instance's plan.
+    Attribute { instance: InstanceId, position: u32 },
+    /// An index lookup: its index in the engine's `lookups`.
+    Lookup(u32),
+}
+
+/// What an index lookup looks for, for the message when nothing matches.
+#[derive(Debug, Clone)]
+pub(crate) struct LookupOwner<'a> {
+    pub entity: &'a str,
+    pub key: String,
+    pub file: FileId,
+    pub span: Span,
+}
+
+/// The tasks interested in a cell.
+#[derive(Debug, Default)]
+pub(crate) struct Waits {
     /// Tasks waiting for the cell to be complete.
     pub waiters: Vec<TaskId>,
     /// Gradual listeners (`for` loops over the relation): they see each value as it arrives.
     pub listeners: Vec<TaskId>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Cell<'a> {
+    pub kind: CellKind<'a>,
+    pub owner: Owner<'a>,
+    /// The value of a single cell. A list cell holds its values, in arrival order and without
+    /// duplicates, as a `Value::List` once it has any, or `Value::Null` when it was nulled.
+    pub value: Option<Value>,
+    pub waits: Option<Box<Waits>>,
     /// Statements that promised to add to the cell and have not finished.
     pub providers: u32,
+    pub frozen: bool,
     /// Where the value was set, for double-set messages.
     pub set_at: Option<(FileId, Span)>,
 }
 
-impl Cell {
-    pub(crate) fn new(kind: CellKind, owner: Owner) -> Cell {
-        Cell {
-            kind,
-            owner,
-            value: None,
-            items: Vec::new(),
-            frozen: false,
-            waiters: Vec::new(),
-            listeners: Vec::new(),
-            providers: 0,
-            set_at: None,
-        }
+impl<'a> Cell<'a> {
+    pub(crate) fn new(kind: CellKind<'a>, owner: Owner<'a>) -> Cell<'a> {
+        Cell { kind, owner, value: None, waits: None, providers: 0, frozen: false, set_at: None }
     }
 
     pub(crate) fn is_multi(&self) -> bool {
@@ -79,38 +96,73 @@ impl Cell {
 
     /// A relation cell the scheduler may have to freeze.
     pub(crate) fn is_delayed(&self) -> bool {
-        matches!(self.kind, CellKind::List { .. } | CellKind::Optional { .. })
+        self.kind.is_delayed()
     }
 
     /// Complete: readers may have its value.
     pub(crate) fn is_ready(&self) -> bool {
         match self.kind {
-            CellKind::List { .. } | CellKind::Optional { .. } => self.frozen || self.value.is_some(),
+            CellKind::List { .. } => self.frozen || self.is_nulled(),
+            CellKind::Optional { .. } => self.frozen || self.value.is_some(),
             _ => self.value.is_some(),
+        }
+    }
+
+    /// A list cell set to `null`.
+    pub(crate) fn is_nulled(&self) -> bool {
+        matches!(self.value, Some(Value::Null))
+    }
+
+    /// The values of a list cell.
+    pub(crate) fn items(&self) -> &[Value] {
+        match &self.value {
+            Some(Value::List(items)) => items,
+            _ => &[],
+        }
+    }
+
+    /// Adds a value to a list cell.
+    pub(crate) fn push_item(&mut self, item: Value) {
+        match &mut self.value {
+            Some(Value::List(items)) => std::sync::Arc::make_mut(items).push(item),
+            _ => self.value = Some(Value::list(vec![item])),
         }
     }
 
     /// The lower bound is met (a list below it can not be frozen by the scheduler).
     pub(crate) fn lower_met(&self) -> bool {
         match self.kind {
-            CellKind::List { lower, .. } => self.items.len() as u64 >= lower || self.value.is_some(),
+            CellKind::List { lower, .. } => self.items().len() >= lower as usize || self.is_nulled(),
             _ => true,
         }
+    }
+
+    pub(crate) fn waiters(&self) -> &[TaskId] {
+        self.waits.as_ref().map_or(&[], |w| &w.waiters)
+    }
+
+    pub(crate) fn listeners(&self) -> &[TaskId] {
+        self.waits.as_ref().map_or(&[], |w| &w.listeners)
+    }
+
+    pub(crate) fn waits_mut(&mut self) -> &mut Waits {
+        self.waits.get_or_insert_with(Box::default)
     }
 }
 
 /// An entity instance.
 #[derive(Debug)]
-pub(crate) struct Instance {
-    pub entity: String,
-    pub attributes: IndexMap<String, CellId>,
+pub(crate) struct Instance<'a> {
+    /// Its entity's plan (attribute layout, defaults, indexes, implementations).
+    pub plan: u32,
+    /// The cell of its first attribute; the others follow in the plan's order.
+    pub first: CellId,
     /// Where it was constructed.
     pub file: FileId,
     pub span: Span,
-    pub line: usize,
-    pub file_name: String,
+    pub unit: u32,
     /// Implementations already applied (each runs once per instance).
-    pub applied: Vec<String>,
+    pub applied: Vec<&'a str>,
     /// Some `implement` statement selected implementations for it.
     pub implemented: bool,
     /// How many implementations deep it was constructed (0 at the top level).
@@ -119,13 +171,27 @@ pub(crate) struct Instance {
     pub origin: ScopeId,
 }
 
-/// A lexical scope: a block's variables, and what lookups fall back to.
+/// A lexical scope: a block's variables, and what lookups fall back to. Its variables are the
+/// cells `first_var .. first_var + var_count`, made together (their owners name them).
 #[derive(Debug)]
 pub(crate) struct Scope {
-    pub vars: IndexMap<String, CellId>,
+    pub first_var: CellId,
+    pub var_count: u32,
     pub parent: Option<ScopeId>,
     /// Implementation bodies and `when` conditions: the instance whose attributes are visible.
     pub instance: Option<InstanceId>,
     /// The file the code is written in.
     pub unit: usize,
+}
+
+#[cfg(test)]
+mod sizes {
+    /// The engine holds millions of these: growth here is memory and time on large models.
+    #[test]
+    fn run_time_records_stay_small() {
+        assert!(size_of::<super::Cell<'_>>() <= 96);
+        assert!(size_of::<super::Scope>() <= 40);
+        assert!(size_of::<super::Instance<'_>>() <= 64);
+        assert!(size_of::<crate::engine::Task<'_>>() <= 56);
+    }
 }

@@ -2,7 +2,7 @@
 //! typedef constraints. A constraint is evaluated by the engine itself, in a scope that holds
 //! only `self`, so plugins work in it and any other name is an error, as in the reference.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use indexmap::IndexMap;
 use modelc_diagnostics::Diagnostic;
@@ -24,8 +24,15 @@ pub(crate) enum Misfit {
     Failed(Box<Diagnostic>),
 }
 
-/// Constraint results already computed: `(typedef, repr of the value)` → holds.
-pub(crate) type ConstraintCache = HashMap<(String, String), bool>;
+/// Constraint results already computed, for string and integer values: `(typedef, value)` →
+/// holds. (Names and ports repeat across a model; other values are checked every time.)
+pub(crate) type ConstraintCache<'a> = FxHashMap<(&'a str, CachedValue), bool>;
+
+#[derive(PartialEq, Eq, Hash)]
+pub(crate) enum CachedValue {
+    Str(std::sync::Arc<str>),
+    Int(i64),
+}
 
 impl<'a> Engine<'a> {
     /// Checks `value` against `ty`.
@@ -84,9 +91,14 @@ impl<'a> Engine<'a> {
 
     /// Evaluates typedef `fqn`'s constraint for `value` (cached per value).
     fn constraint_holds(&mut self, fqn: &str, value: &Value) -> Result<bool, Misfit> {
-        let Some((unit, constraint)) = self.program.constraints.get(fqn).copied() else { return Ok(true) };
-        let key = (fqn.to_owned(), modelc_value::py_repr(value, &|i| format!("#{}", i.0)));
-        if let Some(holds) = self.constraint_cache.get(&key) {
+        let Some((fqn, (unit, constraint))) = self.program.constraints.get_key_value(fqn) else { return Ok(true) };
+        let (unit, constraint) = (*unit, *constraint);
+        let key = match value {
+            Value::Str(s) => Some((fqn.as_str(), CachedValue::Str(std::sync::Arc::clone(s)))),
+            Value::Int(i) => Some((fqn.as_str(), CachedValue::Int(*i))),
+            _ => None,
+        };
+        if let Some(holds) = key.as_ref().and_then(|k| self.constraint_cache.get(k)) {
             return Ok(*holds);
         }
         let holds = match constraint {
@@ -96,18 +108,18 @@ impl<'a> Engine<'a> {
             },
             Constraint::Expr(expr) => self.eval_constraint(expr, unit, value)?,
         };
-        self.constraint_cache.insert(key, holds);
+        if let Some(key) = key {
+            self.constraint_cache.insert(key, holds);
+        }
         Ok(holds)
     }
 
     fn eval_constraint(&mut self, expr: &'a Expr, unit: usize, value: &Value) -> Result<bool, Misfit> {
         let task = self.constraint_task();
-        let cell = self.new_cell(CellKind::Variable, Owner::Variable("self".to_owned()));
+        let cell = self.new_cell(CellKind::Variable, Owner::Variable(None));
         self.cell_mut(cell).value = Some(value.clone());
         let scope = ScopeId(self.scopes.len() as u32);
-        let mut vars = IndexMap::new();
-        vars.insert("self".to_owned(), cell);
-        self.scopes.push(Scope { vars, parent: None, instance: None, unit });
+        self.scopes.push(Scope { first_var: cell, var_count: 1, parent: None, instance: None, unit });
         match self.eval(task, expr, scope) {
             Ok(Value::Bool(b)) => Ok(b),
             // Undecidable here: an unknown value passes, like everywhere else.

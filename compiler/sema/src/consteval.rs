@@ -207,9 +207,22 @@ fn compare(left: &Const, right: &Const) -> Option<std::cmp::Ordering> {
 }
 
 /// Python `re.match`: anchored at the start only.
+///
+/// Compiled patterns are cached per thread: a typedef's regex is checked against every value
+/// of the type, and compiling it costs far more than matching.
 pub fn regex_match(pattern: &str, text: &str) -> Option<bool> {
-    let regex = fancy_regex::Regex::new(&format!("\\A(?:{})", python_dollar(pattern))).ok()?;
-    regex.is_match(text).ok()
+    thread_local! {
+        static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Option<fancy_regex::Regex>>> =
+            std::cell::RefCell::default();
+    }
+    COMPILED.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if !cache.contains_key(pattern) {
+            let compiled = fancy_regex::Regex::new(&format!("\\A(?:{})", python_dollar(pattern))).ok();
+            cache.insert(pattern.to_owned(), compiled);
+        }
+        cache.get(pattern)?.as_ref()?.is_match(text).ok()
+    })
 }
 
 /// In Python, `$` also matches just before a final newline; here it does only at the very

@@ -64,7 +64,8 @@ pub fn py_repr(value: &Value, instance: &dyn Fn(InstanceId) -> String) -> String
     out
 }
 
-fn write_repr(out: &mut String, value: &Value, instance: &dyn Fn(InstanceId) -> String) {
+/// Appends Python's `repr()` of a value to `out` (what [`py_repr`] returns).
+pub fn write_repr(out: &mut String, value: &Value, instance: &dyn Fn(InstanceId) -> String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "True" } else { "False" }),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 pub use indexmap::IndexMap;
 
-pub use display::{cast_string, interpolate, print_string, py_repr, py_str_repr};
+pub use display::{cast_string, interpolate, print_string, py_repr, py_str_repr, write_repr};
 pub use float::py_float_repr;
 
 /// The identity of an entity instance; the executor owns the instances and names them.

@@ -1,0 +1,125 @@
+//! Per-entity plans, computed once per entity the model constructs: the attribute layout with
+//! each attribute's cell kind, the defaults, the indexes (own and inherited) and the `implement`
+//! statements. Constructors read these instead of walking the type table each time.
+
+use rustc_hash::FxHashMap;
+
+use modelc_sema::index::{AttrDef, AttrKind};
+use modelc_value::{InstanceId, Value};
+
+use crate::engine::Engine;
+use crate::program::ImplementDef;
+use crate::store::{CellId, CellKind};
+
+pub(crate) struct EntityPlan<'a> {
+    pub fqn: &'a str,
+    /// Attribute names in slot order (spec §1.4: own, then parents depth-first).
+    pub names: Vec<&'a str>,
+    positions: FxHashMap<&'a str, u32>,
+    pub kinds: Vec<CellKind<'a>>,
+    /// Each attribute's declaration (relation ends: target, bounds, inverse).
+    pub defs: Vec<&'a AttrDef>,
+    /// Defaults (constant values) of the attributes that have one.
+    pub defaults: Vec<(&'a str, Value)>,
+    /// Every index that applies: the entity that declares it, and its attributes.
+    pub indexes: Vec<(&'a str, &'a [String])>,
+    pub implements: Vec<&'a ImplementDef<'a>>,
+}
+
+impl<'a> EntityPlan<'a> {
+    pub(crate) fn position(&self, name: &str) -> Option<u32> {
+        self.positions.get(name).copied()
+    }
+}
+
+impl<'a> Engine<'a> {
+    /// The plan of `entity`, made the first time it is asked for.
+    pub(crate) fn plan_of(&mut self, entity: &str) -> u32 {
+        if let Some(id) = self.plan_ids.get(entity) {
+            return *id;
+        }
+        let program = self.program;
+        let index = program.index;
+        let (fqn, _) = index.entities.get_key_value(entity).expect("constructors name resolved entities");
+        let names: Vec<&'a str> = index.attribute_names(fqn).into_iter().collect();
+        let ancestry = index.ancestry(fqn);
+        let defs: Vec<&'a AttrDef> = names
+            .iter()
+            .map(|name| ancestry.iter().find_map(|d| d.attributes.get(*name)).expect("names come from the ancestry"))
+            .collect();
+        let kinds = defs
+            .iter()
+            .map(|def| match &def.kind {
+                AttrKind::Value { ty, .. } => CellKind::Attribute(ty),
+                AttrKind::Relation { target, bounds, .. } if bounds.is_optional() => CellKind::Optional { target },
+                AttrKind::Relation { target, bounds, .. } if bounds.is_single() => CellKind::Single { target },
+                AttrKind::Relation { target, bounds, .. } => CellKind::List {
+                    target,
+                    lower: u32::try_from(bounds.lower).unwrap_or(u32::MAX),
+                    upper: bounds.upper.map_or(u32::MAX, |u| u32::try_from(u).unwrap_or(u32::MAX)),
+                },
+            })
+            .collect();
+        let defaults = program
+            .defaults_of(fqn)
+            .into_iter()
+            .filter_map(|(name, expr, _)| {
+                let name = names.iter().copied().find(|n| *n == name)?;
+                Some((name, crate::validate::constant(expr).unwrap_or(Value::Null)))
+            })
+            .collect();
+        let indexes = ancestry
+            .iter()
+            .flat_map(|def| def.indexes.iter().map(move |attrs| (def.fqn.as_str(), attrs.as_slice())))
+            .collect();
+        let positions = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+        let plan = EntityPlan {
+            fqn,
+            names,
+            positions,
+            kinds,
+            defs,
+            defaults,
+            indexes,
+            implements: program.implements_of(fqn),
+        };
+        let id = self.plans.len() as u32;
+        self.plans.push(std::rc::Rc::new(plan));
+        self.plan_ids.insert(fqn, id);
+        id
+    }
+
+    /// Whether `entity` is `ancestor` or inherits from it (answers cached per pair).
+    pub(crate) fn is_subtype(&self, entity: &'a str, ancestor: &'a str) -> bool {
+        if entity == ancestor {
+            return true;
+        }
+        let key = (entity, ancestor);
+        if let Some(answer) = self.subtypes.borrow().get(&key) {
+            return *answer;
+        }
+        let answer = self.program.index.is_subtype(entity, ancestor);
+        self.subtypes.borrow_mut().insert(key, answer);
+        answer
+    }
+
+    /// The entity of an instance.
+    pub(crate) fn entity_of(&self, instance: InstanceId) -> &'a str {
+        self.plans[self.instances[instance.0 as usize].plan as usize].fqn
+    }
+
+    /// The cell of attribute `name` of an instance.
+    pub(crate) fn attr_cell(&self, instance: InstanceId, name: &str) -> Option<CellId> {
+        let i = &self.instances[instance.0 as usize];
+        let position = self.plans[i.plan as usize].position(name)?;
+        Some(CellId(i.first.0 + position))
+    }
+}
+
+impl<'a> Engine<'a> {
+    /// The declaration of attribute `name` of an instance.
+    pub(crate) fn attr_def(&self, instance: InstanceId, name: &str) -> Option<&'a AttrDef> {
+        let plan = &self.plans[self.instances[instance.0 as usize].plan as usize];
+        plan.position(name).map(|p| plan.defs[p as usize])
+    }
+}
