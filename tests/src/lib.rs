@@ -2,6 +2,8 @@
 //! finding the shared reference material (`../shared`) when it is present.
 #![allow(clippy::unwrap_used, clippy::print_stderr, reason = "test support code")]
 
+pub mod catalogue;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,4 +1,4 @@
-//! Every example project checks cleanly.
+//! Every example project checks and compiles cleanly.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
 use std::path::Path;
@@ -14,9 +14,11 @@ fn every_example_checks_cleanly() {
         if !dir.join("project.yml").is_file() {
             continue;
         }
-        let out = modelc(&["check", dir.to_str().unwrap()], &examples);
-        assert_eq!(out.code, 0, "{}:\n{}", dir.display(), out.stderr);
-        assert!(out.stderr.contains("no problems"), "{}", out.stderr);
+        for command in ["check", "compile"] {
+            let out = modelc(&[command, dir.to_str().unwrap()], &examples);
+            assert_eq!(out.code, 0, "{command} {}:\n{}", dir.display(), out.stderr);
+            assert!(out.stderr.contains("no problems"), "{}", out.stderr);
+        }
         assert!(dir.join("README.md").is_file(), "{} needs a README", dir.display());
         checked += 1;
     }
