@@ -46,6 +46,9 @@ pub(crate) fn run(path: Option<&Path>, dump_instances: bool, format: Format, col
             let _ = writeln!(io.stderr, "  {count:>width$} {entity}");
         }
     }
+    // The process ends after this command: freeing a large model's graph value by value would
+    // only delay the exit.
+    std::mem::forget(compiled.model);
     status
 }
 

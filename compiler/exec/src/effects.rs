@@ -98,7 +98,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     if self.cell(cell).frozen {
-                        let at_upper = self.cell(cell).items().len() >= upper as usize;
+                        let at_upper = self.cell(cell).items().len() >= *upper as usize;
                         if at_upper {
                             let owner = self.owner_text(cell);
                             return Err(self.fail(
@@ -119,7 +119,7 @@ impl<'a> Engine<'a> {
                         self.run_queue.push_back(listener);
                     }
                     self.set_inverse(cell, &item, scope, span)?;
-                    if self.cell(cell).items().len() >= upper as usize {
+                    if self.cell(cell).items().len() >= *upper as usize {
                         self.freeze(cell);
                     }
                 }
@@ -210,7 +210,7 @@ impl<'a> Engine<'a> {
             return Ok(());
         };
         let target = *target;
-        let plan = &self.plans[self.instances[instance.0 as usize].plan as usize];
+        let plan = self.plan_of_instance(instance);
         let Some(AttrKind::Relation { inverse: Some(inverse), .. }) = plan.defs.get(position as usize).map(|d| &d.kind)
         else {
             return Ok(());
@@ -277,7 +277,7 @@ impl<'a> Engine<'a> {
             return Ok(value.clone());
         }
         let plan_id = self.constructed_plan(scope, written)?;
-        let plan = std::rc::Rc::clone(&self.plans[plan_id as usize]);
+        let plan = self.plans.get(plan_id);
         let entity = plan.fqn;
         let mut given: Vec<(&'a str, Value)> = Vec::with_capacity(plan.names.len());
         for (name, value) in self.eval_keywords(task, args, scope)? {
@@ -328,7 +328,7 @@ impl<'a> Engine<'a> {
                 }
                 key.push_str(attr);
                 key.push('=');
-                self.write_key_value(&mut key, &plan, attr, value);
+                self.write_key_value(&mut key, plan, attr, value);
             }
             keys.push((owner, key));
         }
@@ -372,7 +372,7 @@ impl<'a> Engine<'a> {
             self.assign(cell, value, scope, expr.span)?;
         }
         if found.is_none() {
-            self.select_implementations(instance, &plan);
+            self.select_implementations(instance, plan);
         }
         let value = Value::Instance(instance);
         self.memoise(key, value.clone());
@@ -385,7 +385,7 @@ impl<'a> Engine<'a> {
             return Ok(*plan);
         }
         let entity = self.resolve_entity(scope, &written.text(), written.span)?;
-        let plan = self.plan_of(&entity);
+        let plan = self.plans.id(&entity).expect("every entity has a plan");
         self.constructors.insert(written as *const TypeRef, plan);
         Ok(plan)
     }
@@ -483,7 +483,7 @@ impl<'a> Engine<'a> {
     /// A new instance with a cell for every attribute, entered in its indexes.
     fn create(&mut self, plan_id: u32, scope: ScopeId, span: Span, keys: Vec<(&'a str, String)>) -> InstanceId {
         let id = InstanceId(self.instances.len() as u32);
-        let plan = std::rc::Rc::clone(&self.plans[plan_id as usize]);
+        let plan = self.plans.get(plan_id);
         let first = CellId(self.cells.len() as u32);
         self.instances.push(Instance {
             plan: plan_id,
@@ -491,13 +491,13 @@ impl<'a> Engine<'a> {
             file: self.file_of(scope),
             span,
             unit: self.unit_of(scope) as u32,
-            applied: Vec::new(),
+            applied: 0,
             implemented: false,
             depth: 0,
             origin: scope,
         });
         for (position, (name, kind)) in plan.names.iter().zip(&plan.kinds).enumerate() {
-            let cell = self.new_cell(*kind, Owner::Attribute { instance: id, position: position as u32 });
+            let cell = self.new_cell(kind, Owner::Attribute { instance: id, position: position as u32 });
             if *name == "self" {
                 // `self` is the instance itself in its implementations: an attribute of that
                 // name already holds it, and setting it is a double set (as in the reference).
@@ -543,16 +543,28 @@ impl<'a> Engine<'a> {
         id
     }
 
+    /// Records that implementation number `position` runs for `instance`; false if it already
+    /// did. The first 64 implementations of a program are bits of the instance, the rest a set.
+    fn mark_applied(&mut self, instance: InstanceId, position: u32) -> bool {
+        if position < 64 {
+            let applied = &mut self.instances[instance.0 as usize].applied;
+            let new = *applied & (1 << position) == 0;
+            *applied |= 1 << position;
+            new
+        } else {
+            self.applied_beyond_64.insert((instance, position))
+        }
+    }
+
     /// Runs implementations for an instance, each at most once.
     pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &'a [String]) {
         self.instances[instance.0 as usize].implemented = true;
         let program = self.program;
         for name in implementations {
-            if self.instances[instance.0 as usize].applied.contains(&name.as_str()) {
+            let Some((position, _, (unit, implementation))) = program.implementations.get_full(name) else { continue };
+            if !self.mark_applied(instance, position as u32) {
                 continue;
             }
-            self.instances[instance.0 as usize].applied.push(name);
-            let Some((unit, implementation)) = program.implementations.get(name) else { continue };
             let scope = self.instance_scope(instance, self.unit_scopes[*unit], *unit);
             self.emit_block(&implementation.body, Some(scope), None, *unit, None);
         }
@@ -570,8 +582,15 @@ impl<'a> Engine<'a> {
             return Ok(Value::Unknown);
         }
         keys.sort_by(|a, b| a.0.cmp(&b.0));
-        let plan_id = self.plan_of(entity);
-        let plan = std::rc::Rc::clone(&self.plans[plan_id as usize]);
+        let Some(plan_id) = self.plans.id(entity) else {
+            return Err(self.fail(
+                scope,
+                span,
+                Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find entity `{entity}`")),
+                "not found",
+            ));
+        };
+        let plan = self.plans.get(plan_id);
         let found = plan
             .indexes
             .iter()
@@ -595,7 +614,7 @@ impl<'a> Engine<'a> {
             }
             text.push_str(n);
             text.push('=');
-            self.write_key_value(&mut text, &plan, n, v);
+            self.write_key_value(&mut text, plan, n, v);
         }
         let key = (*owner, text);
         if let Some(instance) = self.index.get(&key).copied()
@@ -609,7 +628,7 @@ impl<'a> Engine<'a> {
                 let owner =
                     crate::store::LookupOwner { entity: plan.fqn, key: key.1.clone(), file: self.file_of(scope), span };
                 self.lookups.push(owner);
-                let cell = self.new_cell(CellKind::Lookup, Owner::Lookup(self.lookups.len() as u32 - 1));
+                let cell = self.new_cell(&CellKind::Lookup, Owner::Lookup(self.lookups.len() as u32 - 1));
                 self.parked.insert(key, cell);
                 cell
             }

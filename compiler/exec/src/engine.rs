@@ -92,7 +92,7 @@ pub(crate) type Eval<T> = Result<T, Stop>;
 /// Cap on scheduler work: a safety net for loops that feed themselves (a `for` over a relation
 /// that adds to the same relation). Runaway recursion is caught earlier, by the construction
 /// depth cap.
-pub const MAX_STEPS: usize = 200_000_000;
+pub(crate) const MAX_STEPS: usize = 200_000_000;
 
 /// What a compile may read from outside the model: environment variables and the clock,
 /// passed in so that execution itself stays deterministic and testable.
@@ -102,17 +102,18 @@ pub struct World {
     pub now: i64,
 }
 
-pub struct Engine<'a> {
+pub(crate) struct Engine<'a> {
     pub(crate) program: &'a Program<'a>,
     pub(crate) world: World,
     pub(crate) cells: Chunked<Cell<'a>>,
-    pub(crate) instances: Vec<Instance<'a>>,
+    pub(crate) instances: Vec<Instance>,
     pub(crate) scopes: Chunked<Scope>,
-    pub(crate) plans: Vec<std::rc::Rc<crate::plans::EntityPlan<'a>>>,
-    pub(crate) plan_ids: FxHashMap<&'a str, u32>,
+    pub(crate) plans: &'a crate::plans::Plans<'a>,
     /// `(entity, ancestor)` → whether it is a subtype (a cache: relation values are checked
     /// against their target type on every assignment).
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
+    /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
+    pub(crate) applied_beyond_64: rustc_hash::FxHashSet<(InstanceId, u32)>,
     /// Constructor type → plan, resolved once per constructor expression.
     pub(crate) constructors: FxHashMap<*const modelc_syntax::ast::TypeRef, u32>,
     pub(crate) tasks: Chunked<Task<'a>>,
@@ -142,16 +143,16 @@ pub struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(program: &'a Program<'a>, world: World) -> Engine<'a> {
+    pub(crate) fn new(program: &'a Program<'a>, plans: &'a crate::plans::Plans<'a>, world: World) -> Engine<'a> {
         Engine {
             program,
             world,
             cells: Chunked::default(),
             instances: Vec::new(),
             scopes: Chunked::default(),
-            plans: Vec::new(),
-            plan_ids: FxHashMap::default(),
+            plans,
             constructors: FxHashMap::default(),
+            applied_beyond_64: rustc_hash::FxHashSet::default(),
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),
             run_queue: VecDeque::new(),
@@ -171,7 +172,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    pub(crate) fn new_cell(&mut self, kind: CellKind<'a>, owner: Owner<'a>) -> CellId {
+    pub(crate) fn new_cell(&mut self, kind: &'a CellKind<'a>, owner: Owner<'a>) -> CellId {
         let id = CellId(self.cells.len() as u32);
         let delayed = kind.is_delayed();
         self.cells.push(Cell::new(kind, owner));
@@ -202,7 +203,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs every loaded file's top level, then the scheduler, to the end.
-    pub fn run(&mut self) -> Result<(), Diagnostic> {
+    pub(crate) fn run(&mut self) -> Result<(), Diagnostic> {
         for unit in 0..self.program.units.len() {
             let stmts: Vec<&'a Stmt> = self.program.units[unit]
                 .file
@@ -268,7 +269,7 @@ impl<'a> Engine<'a> {
                 && let [name] = path.segments.as_slice()
                 && self.var_in(first_var, var_count, &name.name).is_none()
             {
-                self.new_cell(CellKind::Variable, Owner::Variable(Some(name)));
+                self.new_cell(&CellKind::Variable, Owner::Variable(Some(name)));
                 var_count += 1;
             }
         }
@@ -308,7 +309,7 @@ impl<'a> Engine<'a> {
                 Some(cell) => self.cell_mut(cell).value = Some(value),
                 None => {
                     // The next cell: it joins the block's variables.
-                    let cell = self.new_cell(CellKind::Variable, Owner::Variable(Some(var)));
+                    let cell = self.new_cell(&CellKind::Variable, Owner::Variable(Some(var)));
                     self.cell_mut(cell).value = Some(value);
                     self.scopes[scope.0 as usize].var_count += 1;
                 }

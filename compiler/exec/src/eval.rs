@@ -357,7 +357,7 @@ impl<'a> Engine<'a> {
                 format!("variable `{}`", name.map_or("self", |n| n.name.as_str()))
             }
             crate::store::Owner::Attribute { instance, position } => {
-                let name = self.plans[self.instances[instance.0 as usize].plan as usize].names[position as usize];
+                let name = self.plan_of_instance(instance).names[position as usize];
                 format!("attribute `{name}` of `{}`", self.describe(instance))
             }
             crate::store::Owner::Lookup(n) => {
@@ -541,7 +541,7 @@ impl<'a> Engine<'a> {
 
     /// A scope with one variable bound, for a comprehension or loop iteration.
     pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &'a Ident, value: Value) -> ScopeId {
-        let cell = self.new_cell(CellKind::Variable, crate::store::Owner::Variable(Some(var)));
+        let cell = self.new_cell(&CellKind::Variable, crate::store::Owner::Variable(Some(var)));
         self.cell_mut(cell).value = Some(value);
         let unit = self.unit_of(parent);
         let id = crate::store::ScopeId(self.scopes.len() as u32);

@@ -9,7 +9,7 @@ use crate::store::{CellId, CellKind, Owner};
 use modelc_value::InstanceId;
 
 impl Engine<'_> {
-    pub fn final_checks(&mut self) -> Vec<Diagnostic> {
+    pub(crate) fn final_checks(&mut self) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
         for cell in self.parked.values() {
             if let Owner::Lookup(n) = self.cell(*cell).owner {
@@ -43,7 +43,7 @@ impl Engine<'_> {
                     .help(format!("add `implement {} using std::none` if it needs no implementation", short(entity))),
                 ));
             }
-            let plan = &self.plans[instance.plan as usize];
+            let plan = self.plans.get(instance.plan);
             for (k, name) in plan.names.iter().enumerate() {
                 let c = self.cell(CellId(instance.first.0 + k as u32));
                 let message = match &c.kind {

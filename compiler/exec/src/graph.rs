@@ -17,6 +17,8 @@ pub struct InstanceGraph {
     /// The entities that have instances: name and attribute names, shared by their instances.
     pub entities: Vec<EntityShape>,
     pub instances: Vec<InstanceNode>,
+    /// The attribute values of every instance, one after the other (see `InstanceNode::first`).
+    pub values: Vec<Value>,
     /// How each file is named in messages.
     pub file_names: HashMap<FileId, String>,
 }
@@ -36,9 +38,10 @@ pub struct InstanceNode {
     pub span: Span,
     /// The 1-based line of `span`.
     pub line: u32,
-    /// One value per attribute of the entity, in its order: a relation is a list of instances
-    /// (`[0:1]` and `[1]` ends hold the instance or null).
-    pub values: Vec<Value>,
+    /// Where its values start in [`InstanceGraph::values`]: one per attribute of the entity, in
+    /// its order. A relation is a list of instances (`[0:1]` and `[1]` ends hold the instance
+    /// or null).
+    pub first: u32,
 }
 
 impl InstanceGraph {
@@ -50,10 +53,16 @@ impl InstanceGraph {
         &self.entities[self.get(id).entity as usize]
     }
 
+    /// The attribute values of an instance, in its entity's attribute order.
+    pub fn values(&self, id: InstanceId) -> &[Value] {
+        let first = self.get(id).first as usize;
+        &self.values[first..first + self.entity_of(id).attributes.len()]
+    }
+
     /// The value of attribute `name` of an instance.
     pub fn attribute(&self, id: InstanceId, name: &str) -> Option<&Value> {
         let position = self.entity_of(id).attributes.iter().position(|a| a == name)?;
-        self.get(id).values.get(position)
+        self.values(id).get(position)
     }
 
     /// `main.cf:12`: where an instance was constructed.
@@ -78,7 +87,7 @@ impl InstanceGraph {
                 continue;
             }
             let _ = writeln!(out, "#{i} {} ({})", shape.fqn, self.location(id));
-            for (name, value) in shape.attributes.iter().zip(&self.get(id).values) {
+            for (name, value) in shape.attributes.iter().zip(self.values(id)) {
                 if matches!(name.as_str(), "requires" | "provides") && matches!(value, Value::List(l) if l.is_empty()) {
                     continue;
                 }
@@ -100,6 +109,7 @@ impl Engine<'_> {
     pub(crate) fn graph(&mut self) -> InstanceGraph {
         let entities = self
             .plans
+            .plans
             .iter()
             .map(|plan| EntityShape {
                 fqn: plan.fqn.to_owned(),
@@ -109,18 +119,18 @@ impl Engine<'_> {
         let line_starts: Vec<Vec<u32>> = self.program.units.iter().map(|u| line_starts(u.text)).collect();
         let empty = Value::list(Vec::new());
         let mut instances = Vec::with_capacity(self.instances.len());
+        let mut values = Vec::new();
         for instance in &self.instances {
-            let count = self.plans[instance.plan as usize].names.len() as u32;
-            let values = (0..count)
-                .map(|k| {
-                    let c = &mut self.cells[(instance.first.0 + k) as usize];
-                    match (&c.kind, c.value.take()) {
-                        (CellKind::List { .. }, Some(items @ Value::List(_))) => items,
-                        (CellKind::List { .. }, _) => empty.clone(),
-                        (_, value) => value.unwrap_or(Value::Null),
-                    }
-                })
-                .collect();
+            let first = values.len() as u32;
+            let count = self.plans.get(instance.plan).names.len() as u32;
+            for k in 0..count {
+                let c = &mut self.cells[(instance.first.0 + k) as usize];
+                values.push(match (c.kind, c.value.take()) {
+                    (CellKind::List { .. }, Some(items @ Value::List(_))) => items,
+                    (CellKind::List { .. }, _) => empty.clone(),
+                    (_, value) => value.unwrap_or(Value::Null),
+                });
+            }
             let starts = &line_starts[instance.unit as usize];
             let line = starts.partition_point(|s| *s <= instance.span.start) as u32;
             instances.push(InstanceNode {
@@ -128,11 +138,11 @@ impl Engine<'_> {
                 file: instance.file,
                 span: instance.span,
                 line,
-                values,
+                first,
             });
         }
         let file_names = self.program.units.iter().map(|u| (u.file_id, u.display_name.clone())).collect();
-        InstanceGraph { entities, instances, file_names }
+        InstanceGraph { entities, instances, values, file_names }
     }
 }
 

@@ -15,7 +15,7 @@
 mod calls;
 mod chunked;
 mod effects;
-pub mod engine;
+mod engine;
 mod eval;
 mod finish;
 pub mod graph;
@@ -28,7 +28,9 @@ mod validate;
 
 use modelc_diagnostics::Diagnostic;
 
-pub use engine::{Engine, World};
+use crate::engine::Engine;
+
+pub use engine::World;
 pub use graph::{InstanceGraph, InstanceNode};
 pub use program::{Program, Unit};
 
@@ -48,7 +50,8 @@ pub struct Outcome {
 pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     let stats = std::env::var_os("MODELC_EXEC_STATS").is_some();
     let started = std::time::Instant::now();
-    let mut engine = Engine::new(program, world);
+    let plans = plans::Plans::new(program);
+    let mut engine = Engine::new(program, &plans, world);
     let mut outcome = Outcome::default();
     let mut phases = Vec::new();
     match engine.run() {
@@ -65,7 +68,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
         Err(diagnostic) => outcome.diagnostics.push(diagnostic),
     }
     for instance in &engine.instances {
-        let entity = engine.plans[instance.plan as usize].fqn;
+        let entity = engine.plans.get(instance.plan).fqn;
         *outcome.instances_by_entity.entry(entity.to_owned()).or_default() += 1;
     }
     outcome.printed = std::mem::take(&mut engine.printed);

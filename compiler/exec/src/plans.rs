@@ -1,6 +1,7 @@
-//! Per-entity plans, computed once per entity the model constructs: the attribute layout with
+//! Per-entity plans, computed once per compile for every entity: the attribute layout with
 //! each attribute's cell kind, the defaults, the indexes (own and inherited) and the `implement`
-//! statements. Constructors read these instead of walking the type table each time.
+//! statements. Constructors read these instead of walking the type table each time, and cells
+//! point at their plan's kind instead of holding a copy.
 
 use rustc_hash::FxHashMap;
 
@@ -8,7 +9,7 @@ use modelc_sema::index::{AttrDef, AttrKind};
 use modelc_value::{InstanceId, Value};
 
 use crate::engine::Engine;
-use crate::program::ImplementDef;
+use crate::program::{ImplementDef, Program};
 use crate::store::{CellId, CellKind};
 
 pub(crate) struct EntityPlan<'a> {
@@ -26,67 +27,75 @@ pub(crate) struct EntityPlan<'a> {
     pub implements: Vec<&'a ImplementDef<'a>>,
 }
 
-impl<'a> EntityPlan<'a> {
+impl EntityPlan<'_> {
     pub(crate) fn position(&self, name: &str) -> Option<u32> {
         self.positions.get(name).copied()
     }
 }
 
+/// The plans of every entity of a program; an entity's id is its position.
+pub(crate) struct Plans<'a> {
+    pub plans: Vec<EntityPlan<'a>>,
+    ids: FxHashMap<&'a str, u32>,
+}
+
+impl<'a> Plans<'a> {
+    pub(crate) fn new(program: &'a Program<'a>) -> Plans<'a> {
+        let plans: Vec<EntityPlan<'a>> = program.index.entities.keys().map(|fqn| plan(program, fqn)).collect();
+        let ids = plans.iter().enumerate().map(|(i, p)| (p.fqn, i as u32)).collect();
+        Plans { plans, ids }
+    }
+
+    pub(crate) fn get(&self, id: u32) -> &EntityPlan<'a> {
+        &self.plans[id as usize]
+    }
+
+    pub(crate) fn id(&self, entity: &str) -> Option<u32> {
+        self.ids.get(entity).copied()
+    }
+}
+
+fn plan<'a>(program: &'a Program<'a>, fqn: &'a str) -> EntityPlan<'a> {
+    let index = program.index;
+    let names: Vec<&'a str> = index.attribute_names(fqn).into_iter().collect();
+    let ancestry = index.ancestry(fqn);
+    let defs: Vec<&'a AttrDef> = names
+        .iter()
+        .map(|name| ancestry.iter().find_map(|d| d.attributes.get(*name)).expect("names come from the ancestry"))
+        .collect();
+    let kinds = defs
+        .iter()
+        .map(|def| match &def.kind {
+            AttrKind::Value { ty, .. } => CellKind::Attribute(ty),
+            AttrKind::Relation { target, bounds, .. } if bounds.is_optional() => CellKind::Optional { target },
+            AttrKind::Relation { target, bounds, .. } if bounds.is_single() => CellKind::Single { target },
+            AttrKind::Relation { target, bounds, .. } => CellKind::List {
+                target,
+                lower: u32::try_from(bounds.lower).unwrap_or(u32::MAX),
+                upper: bounds.upper.map_or(u32::MAX, |u| u32::try_from(u).unwrap_or(u32::MAX)),
+            },
+        })
+        .collect();
+    let defaults = program
+        .defaults_of(fqn)
+        .into_iter()
+        .filter_map(|(name, expr, _)| {
+            let name = names.iter().copied().find(|n| *n == name)?;
+            Some((name, crate::validate::constant(expr).unwrap_or(Value::Null)))
+        })
+        .collect();
+    let indexes = ancestry
+        .iter()
+        .flat_map(|def| def.indexes.iter().map(move |attrs| (def.fqn.as_str(), attrs.as_slice())))
+        .collect();
+    let positions = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
+    EntityPlan { fqn, names, positions, kinds, defs, defaults, indexes, implements: program.implements_of(fqn) }
+}
+
 impl<'a> Engine<'a> {
-    /// The plan of `entity`, made the first time it is asked for.
-    pub(crate) fn plan_of(&mut self, entity: &str) -> u32 {
-        if let Some(id) = self.plan_ids.get(entity) {
-            return *id;
-        }
-        let program = self.program;
-        let index = program.index;
-        let (fqn, _) = index.entities.get_key_value(entity).expect("constructors name resolved entities");
-        let names: Vec<&'a str> = index.attribute_names(fqn).into_iter().collect();
-        let ancestry = index.ancestry(fqn);
-        let defs: Vec<&'a AttrDef> = names
-            .iter()
-            .map(|name| ancestry.iter().find_map(|d| d.attributes.get(*name)).expect("names come from the ancestry"))
-            .collect();
-        let kinds = defs
-            .iter()
-            .map(|def| match &def.kind {
-                AttrKind::Value { ty, .. } => CellKind::Attribute(ty),
-                AttrKind::Relation { target, bounds, .. } if bounds.is_optional() => CellKind::Optional { target },
-                AttrKind::Relation { target, bounds, .. } if bounds.is_single() => CellKind::Single { target },
-                AttrKind::Relation { target, bounds, .. } => CellKind::List {
-                    target,
-                    lower: u32::try_from(bounds.lower).unwrap_or(u32::MAX),
-                    upper: bounds.upper.map_or(u32::MAX, |u| u32::try_from(u).unwrap_or(u32::MAX)),
-                },
-            })
-            .collect();
-        let defaults = program
-            .defaults_of(fqn)
-            .into_iter()
-            .filter_map(|(name, expr, _)| {
-                let name = names.iter().copied().find(|n| *n == name)?;
-                Some((name, crate::validate::constant(expr).unwrap_or(Value::Null)))
-            })
-            .collect();
-        let indexes = ancestry
-            .iter()
-            .flat_map(|def| def.indexes.iter().map(move |attrs| (def.fqn.as_str(), attrs.as_slice())))
-            .collect();
-        let positions = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
-        let plan = EntityPlan {
-            fqn,
-            names,
-            positions,
-            kinds,
-            defs,
-            defaults,
-            indexes,
-            implements: program.implements_of(fqn),
-        };
-        let id = self.plans.len() as u32;
-        self.plans.push(std::rc::Rc::new(plan));
-        self.plan_ids.insert(fqn, id);
-        id
+    /// The plan of an instance.
+    pub(crate) fn plan_of_instance(&self, instance: InstanceId) -> &'a EntityPlan<'a> {
+        self.plans.get(self.instances[instance.0 as usize].plan)
     }
 
     /// Whether `entity` is `ancestor` or inherits from it (answers cached per pair).
@@ -105,21 +114,19 @@ impl<'a> Engine<'a> {
 
     /// The entity of an instance.
     pub(crate) fn entity_of(&self, instance: InstanceId) -> &'a str {
-        self.plans[self.instances[instance.0 as usize].plan as usize].fqn
+        self.plan_of_instance(instance).fqn
     }
 
     /// The cell of attribute `name` of an instance.
     pub(crate) fn attr_cell(&self, instance: InstanceId, name: &str) -> Option<CellId> {
         let i = &self.instances[instance.0 as usize];
-        let position = self.plans[i.plan as usize].position(name)?;
+        let position = self.plans.get(i.plan).position(name)?;
         Some(CellId(i.first.0 + position))
     }
-}
 
-impl<'a> Engine<'a> {
     /// The declaration of attribute `name` of an instance.
     pub(crate) fn attr_def(&self, instance: InstanceId, name: &str) -> Option<&'a AttrDef> {
-        let plan = &self.plans[self.instances[instance.0 as usize].plan as usize];
+        let plan = self.plan_of_instance(instance);
         plan.position(name).map(|p| plan.defs[p as usize])
     }
 }

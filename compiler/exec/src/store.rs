@@ -72,7 +72,8 @@ pub(crate) struct Waits {
 
 #[derive(Debug)]
 pub(crate) struct Cell<'a> {
-    pub kind: CellKind<'a>,
+    /// Shared: attribute cells point at their entity plan's kind.
+    pub kind: &'a CellKind<'a>,
     pub owner: Owner<'a>,
     /// The value of a single cell. A list cell holds its values, in arrival order and without
     /// duplicates, as a `Value::List` once it has any, or `Value::Null` when it was nulled.
@@ -86,7 +87,7 @@ pub(crate) struct Cell<'a> {
 }
 
 impl<'a> Cell<'a> {
-    pub(crate) fn new(kind: CellKind<'a>, owner: Owner<'a>) -> Cell<'a> {
+    pub(crate) fn new(kind: &'a CellKind<'a>, owner: Owner<'a>) -> Cell<'a> {
         Cell { kind, owner, value: None, waits: None, providers: 0, frozen: false, set_at: None }
     }
 
@@ -132,7 +133,7 @@ impl<'a> Cell<'a> {
     /// The lower bound is met (a list below it can not be frozen by the scheduler).
     pub(crate) fn lower_met(&self) -> bool {
         match self.kind {
-            CellKind::List { lower, .. } => self.items().len() >= lower as usize || self.is_nulled(),
+            CellKind::List { lower, .. } => self.items().len() >= *lower as usize || self.is_nulled(),
             _ => true,
         }
     }
@@ -152,7 +153,7 @@ impl<'a> Cell<'a> {
 
 /// An entity instance.
 #[derive(Debug)]
-pub(crate) struct Instance<'a> {
+pub(crate) struct Instance {
     /// Its entity's plan (attribute layout, defaults, indexes, implementations).
     pub plan: u32,
     /// The cell of its first attribute; the others follow in the plan's order.
@@ -161,8 +162,9 @@ pub(crate) struct Instance<'a> {
     pub file: FileId,
     pub span: Span,
     pub unit: u32,
-    /// Implementations already applied (each runs once per instance).
-    pub applied: Vec<&'a str>,
+    /// Implementations already applied (each runs once per instance): bit `n` is the program's
+    /// implementation number `n` (numbers from 64 on are kept in the engine).
+    pub applied: u64,
     /// Some `implement` statement selected implementations for it.
     pub implemented: bool,
     /// How many implementations deep it was constructed (0 at the top level).
@@ -191,7 +193,7 @@ mod sizes {
     fn run_time_records_stay_small() {
         assert!(size_of::<super::Cell<'_>>() <= 96);
         assert!(size_of::<super::Scope>() <= 40);
-        assert!(size_of::<super::Instance<'_>>() <= 64);
+        assert!(size_of::<super::Instance>() <= 64);
         assert!(size_of::<crate::engine::Task<'_>>() <= 56);
     }
 }

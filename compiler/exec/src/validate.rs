@@ -116,7 +116,7 @@ impl<'a> Engine<'a> {
 
     fn eval_constraint(&mut self, expr: &'a Expr, unit: usize, value: &Value) -> Result<bool, Misfit> {
         let task = self.constraint_task();
-        let cell = self.new_cell(CellKind::Variable, Owner::Variable(None));
+        let cell = self.new_cell(&CellKind::Variable, Owner::Variable(None));
         self.cell_mut(cell).value = Some(value.clone());
         let scope = ScopeId(self.scopes.len() as u32);
         self.scopes.push(Scope { first_var: cell, var_count: 1, parent: None, instance: None, unit });
