@@ -125,3 +125,29 @@ fn dump_ast_prints_the_tree() {
     let out = modelc(&["parse", "--dump-ast", "main.cf"], &dir);
     assert_eq!(out.stdout, "Assign = 0..9\n  Var x 0..1\n  Binary + 4..9\n    Int 1 4..5\n    Int 2 8..9\n");
 }
+
+#[test]
+fn compile_prints_the_models_output_and_a_summary_of_instances() {
+    let dir = scratch_dir("compile");
+    let model = "entity A:\n    int n\nend\nimplement A using std::none\nfor i in [1, 2]:\n    A(n=i)\nend\nstd::print(\"done\")\n";
+    std::fs::write(dir.join("main.cf"), model).unwrap();
+    let out = modelc(&["compile", "main.cf"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "done\n", "std::print goes to stdout");
+    assert!(out.stderr.contains("compiled 2 files: no problems"), "{}", out.stderr);
+    assert!(out.stderr.lines().any(|l| l.trim() == "2 __config__::A"), "{}", out.stderr);
+    // In JSON mode stdout holds only the diagnostics; printed lines move to stderr.
+    let json = modelc(&["--format", "json", "compile", "main.cf"], &dir);
+    assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&json.stdout).unwrap().len(), 0);
+    assert_eq!(json.stderr, "done\n");
+}
+
+#[test]
+fn compile_does_not_execute_a_model_with_static_errors() {
+    let dir = scratch_dir("compile-static");
+    std::fs::write(dir.join("main.cf"), "std::print(\"ran\")\nx = y\n").unwrap();
+    let out = modelc(&["compile", "main.cf"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.is_empty(), "nothing ran: {}", out.stdout);
+    assert!(out.stderr.contains("E0106"), "{}", out.stderr);
+}

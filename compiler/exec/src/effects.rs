@@ -14,6 +14,9 @@ use crate::validate::Misfit;
 /// Cap on nested construction (an instance constructed in an implementation of an instance
 /// constructed in an implementation …): far beyond real models, it stops runaway recursion.
 pub(crate) const MAX_CONSTRUCTION_DEPTH: u32 = 1000;
+
+/// From this length on, a list cell keeps a membership set next to its values.
+const LONG_LIST: usize = 16;
 use crate::store::{CellId, CellKind, Instance, Owner, ScopeId, TaskId};
 
 impl<'a> Engine<'a> {
@@ -94,7 +97,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     self.check_instance(&item, target, cell, scope, span)?;
-                    if self.cell(cell).items().iter().any(|i| i.py_eq(&item)) {
+                    if self.list_contains(cell, &item) {
                         continue;
                     }
                     if self.cell(cell).frozen {
@@ -113,7 +116,7 @@ impl<'a> Engine<'a> {
                         }
                         return Err(self.modified_after_freeze(cell, scope, span));
                     }
-                    self.cell_mut(cell).push_item(item.clone());
+                    self.push_list_item(cell, item.clone());
                     for k in 0..self.cell(cell).listeners().len() {
                         let listener = self.cell(cell).listeners()[k];
                         self.run_queue.push_back(listener);
@@ -126,6 +129,32 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether a list cell holds `item`. Relations hold instances, compared by identity; long
+    /// lists (a shared resource's `provides`, a set of every host) keep a membership set, so
+    /// that filling one stays linear.
+    fn list_contains(&self, cell: CellId, item: &Value) -> bool {
+        match (self.members.get(&cell), item) {
+            (Some(members), Value::Instance(i)) => members.contains(i),
+            _ => self.cell(cell).items().iter().any(|i| i.py_eq(item)),
+        }
+    }
+
+    fn push_list_item(&mut self, cell: CellId, item: Value) {
+        if let Some(members) = self.members.get_mut(&cell) {
+            if let Value::Instance(i) = &item {
+                members.insert(*i);
+            }
+        } else if self.cell(cell).items().len() == LONG_LIST && matches!(item, Value::Instance(_)) {
+            let members = self.cell(cell).items().iter().chain([&item]).filter_map(|v| match v {
+                Value::Instance(i) => Some(*i),
+                _ => None,
+            });
+            let members = members.collect();
+            self.members.insert(cell, members);
+        }
+        self.cell_mut(cell).push_item(item);
     }
 
     fn set_once(&mut self, cell: CellId, value: Value, scope: ScopeId, span: Span) -> Eval<()> {
@@ -218,7 +247,7 @@ impl<'a> Engine<'a> {
         let Some(other) = self.attr_cell(target, inverse) else { return Ok(()) };
         let me = Value::Instance(instance);
         let c = self.cell(other);
-        if c.items().iter().any(|i| i.py_eq(&me)) || c.value.as_ref().is_some_and(|v| v.py_eq(&me)) {
+        if self.list_contains(other, &me) || c.value.as_ref().is_some_and(|v| v.py_eq(&me)) {
             return Ok(());
         }
         self.assign(other, me, scope, span)

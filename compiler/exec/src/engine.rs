@@ -112,6 +112,8 @@ pub(crate) struct Engine<'a> {
     /// `(entity, ancestor)` → whether it is a subtype (a cache: relation values are checked
     /// against their target type on every assignment).
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
+    /// Membership sets of long list cells (see `Engine::list_contains`).
+    pub(crate) members: FxHashMap<CellId, rustc_hash::FxHashSet<InstanceId>>,
     /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
     pub(crate) applied_beyond_64: rustc_hash::FxHashSet<(InstanceId, u32)>,
     /// Constructor type → plan, resolved once per constructor expression.
@@ -153,6 +155,7 @@ impl<'a> Engine<'a> {
             plans,
             constructors: FxHashMap::default(),
             applied_beyond_64: rustc_hash::FxHashSet::default(),
+            members: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),
             run_queue: VecDeque::new(),
