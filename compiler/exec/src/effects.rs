@@ -11,8 +11,8 @@ use modelc_value::{InstanceId, Value};
 use crate::engine::{Engine, Eval, TaskKind};
 use crate::validate::Misfit;
 
-/// Cap on nested construction (an instance constructed in an implementation of an instance
-/// constructed in an implementation …): far beyond real models, it stops runaway recursion.
+/// Cap on nested construction (an instance constructed in an implementation of, or a loop over,
+/// an instance constructed the same way …): far beyond real models, it stops runaway recursion.
 pub(crate) const MAX_CONSTRUCTION_DEPTH: u32 = 1000;
 
 /// From this length on, a list cell keeps a membership set next to its values.
@@ -51,6 +51,10 @@ impl<'a> Engine<'a> {
                 if let Some(old) = &self.cell(cell).value {
                     if old.py_eq(&value) {
                         return Ok(());
+                    }
+                    // Set to null, it was frozen empty: a value now comes too late.
+                    if old.is_null() {
+                        return Err(self.modified_after_freeze(cell, scope, span));
                     }
                     return Err(self.double_set(cell, &value, scope, span));
                 }
@@ -444,15 +448,7 @@ impl<'a> Engine<'a> {
     /// How deep in implementations code runs: 0 at the top level, and one more than the
     /// instance whose implementation (or `when` condition) it is in.
     fn construction_depth(&self, scope: ScopeId) -> u32 {
-        let mut current = Some(scope);
-        while let Some(id) = current {
-            let s = self.scope(id);
-            if let Some(instance) = s.instance {
-                return self.instances[instance.0 as usize].depth;
-            }
-            current = s.parent;
-        }
-        0
+        self.scope(scope).depth
     }
 
     /// The error for a constructor nested too deep: the chain of entities that led to it.
@@ -476,15 +472,17 @@ impl<'a> Engine<'a> {
             Diagnostic::new(
                 &codes::INCOMPLETE_EXECUTION,
                 format!(
-                    "instances are constructed {MAX_CONSTRUCTION_DEPTH} implementations deep: the construction never ends"
+                    "construction nested {MAX_CONSTRUCTION_DEPTH} levels deep: the construction never ends"
                 ),
             )
-            .note(if chain.len() == 1 {
-                format!("each {} is constructed by the implementation of the one before", chain[0])
+            .note(if chain.is_empty() {
+                "a loop over a relation keeps adding new instances to the relation it iterates over".to_owned()
+            } else if chain.len() == 1 {
+                format!("each {} is constructed by code that runs for the one before", chain[0])
             } else {
                 format!("the innermost constructions: {}", chain.join(", inside "))
             })
-            .help("an implementation constructs a new instance whose implementation constructs another; stop the chain with a `when` condition or an index that returns the existing instance"),
+            .help("an implementation (or a loop over a relation) constructs a new instance for which the same code runs again; stop the chain with a `when` condition, or with an index that returns the existing instance"),
             "constructed here, again",
         )
     }
@@ -568,6 +566,7 @@ impl<'a> Engine<'a> {
             parent: Some(parent),
             instance: Some(instance),
             unit,
+            depth: self.instances[instance.0 as usize].depth,
         });
         id
     }
@@ -587,7 +586,10 @@ impl<'a> Engine<'a> {
 
     /// Runs implementations for an instance, each at most once.
     pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &'a [String]) {
-        self.instances[instance.0 as usize].implemented = true;
+        // `implement B using parents` alone names no implementation: that selects nothing.
+        if !implementations.is_empty() {
+            self.instances[instance.0 as usize].implemented = true;
+        }
         let program = self.program;
         for name in implementations {
             let Some((position, _, (unit, implementation))) = program.implementations.get_full(name) else { continue };

@@ -89,10 +89,15 @@ pub(crate) enum Stop {
 
 pub(crate) type Eval<T> = Result<T, Stop>;
 
-/// Cap on scheduler work: a safety net for loops that feed themselves (a `for` over a relation
-/// that adds to the same relation). Runaway recursion is caught earlier, by the construction
-/// depth cap.
-pub(crate) const MAX_STEPS: usize = 200_000_000;
+/// Scopes with at most this many variables are searched; larger ones are indexed.
+const SMALL_SCOPE: usize = 8;
+
+/// Default cap on scheduler work (task runs): a safety net for loops that feed themselves (a
+/// `for` over a relation that adds to the same relation), which would otherwise run until memory
+/// runs out. A catalogue of 100,000 networks takes 2 million steps; `MODELC_MAX_STEPS` in the
+/// model's environment raises the cap, as `INMANTA_MAX_ITERATIONS` does for the reference.
+/// Runaway recursion is caught earlier, by the construction depth cap.
+pub(crate) const MAX_STEPS: usize = 20_000_000;
 
 /// What a compile may read from outside the model: environment variables and the clock,
 /// passed in so that execution itself stays deterministic and testable.
@@ -112,6 +117,8 @@ pub(crate) struct Engine<'a> {
     /// `(entity, ancestor)` → whether it is a subtype (a cache: relation values are checked
     /// against their target type on every assignment).
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
+    /// The variables of scopes with more than `SMALL_SCOPE` of them, by name.
+    pub(crate) big_scopes: FxHashMap<(ScopeId, &'a str), CellId>,
     /// Membership sets of long list cells (see `Engine::list_contains`).
     pub(crate) members: FxHashMap<CellId, rustc_hash::FxHashSet<InstanceId>>,
     /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
@@ -156,6 +163,7 @@ impl<'a> Engine<'a> {
             constructors: FxHashMap::default(),
             applied_beyond_64: rustc_hash::FxHashSet::default(),
             members: FxHashMap::default(),
+            big_scopes: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),
             run_queue: VecDeque::new(),
@@ -236,15 +244,17 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        let max_steps = self.world.env.get("MODELC_MAX_STEPS").and_then(|v| v.parse().ok()).unwrap_or(MAX_STEPS);
         loop {
             while let Some(task) = self.run_queue.pop_front() {
                 self.steps += 1;
-                if self.steps > MAX_STEPS {
+                if self.steps > max_steps {
                     return Err(Diagnostic::new(
                         &codes::INCOMPLETE_EXECUTION,
-                        format!("the model did not finish within {MAX_STEPS} steps"),
+                        format!("the model did not finish within {max_steps} steps"),
                     )
-                    .note("this usually means a loop that feeds itself, such as a `for` over a relation that adds to the same relation"));
+                    .note("this usually means a loop that feeds itself, such as a `for` over a relation that adds to the same relation")
+                    .help("if the model is simply very large, raise the cap with the environment variable MODELC_MAX_STEPS"));
                 }
                 self.run_task(task).map_err(|d| *d)?;
             }
@@ -263,36 +273,47 @@ impl<'a> Engine<'a> {
         instance: Option<InstanceId>,
         unit: usize,
     ) -> ScopeId {
+        let id = ScopeId(self.scopes.len() as u32);
         let first_var = CellId(self.cells.len() as u32);
-        let mut var_count = 0;
+        let mut names: Vec<&'a Ident> = Vec::new();
+        let mut seen: FxHashMap<&'a str, ()> = FxHashMap::default();
         for stmt in stmts {
             if let Stmt::Assign(assign) = stmt
                 && assign.op == AssignOp::Set
                 && let ExprKind::Var(path) = &assign.target.kind
                 && let [name] = path.segments.as_slice()
-                && self.var_in(first_var, var_count, &name.name).is_none()
+                && seen.insert(&name.name, ()).is_none()
             {
-                self.new_cell(&CellKind::Variable, Owner::Variable(Some(name)));
-                var_count += 1;
+                names.push(name);
             }
         }
-        let id = ScopeId(self.scopes.len() as u32);
-        self.scopes.push(Scope { first_var, var_count, parent, instance, unit });
+        for name in &names {
+            let cell = self.new_cell(&CellKind::Variable, Owner::Variable(Some(name)));
+            if names.len() > SMALL_SCOPE {
+                self.big_scopes.insert((id, &name.name), cell);
+            }
+        }
+        let depth = match (instance, parent) {
+            (Some(instance), _) => self.instances[instance.0 as usize].depth,
+            (None, Some(parent)) => self.scope(parent).depth,
+            (None, None) => 0,
+        };
+        self.scopes.push(Scope { first_var, var_count: names.len() as u32, parent, instance, unit, depth });
         id
     }
 
-    /// The variable `name` among the cells `first .. first + count`.
-    pub(crate) fn var_in(&self, first: CellId, count: u32, name: &str) -> Option<CellId> {
-        (first.0..first.0 + count).map(CellId).find(|cell| {
-            matches!(self.cell(*cell).owner, Owner::Variable(Some(ident)) if ident.name == name)
-                || (name == "self" && matches!(self.cell(*cell).owner, Owner::Variable(None)))
-        })
-    }
-
-    /// The variable `name` of a scope (not its parents).
+    /// The variable `name` of a scope (not its parents). Small scopes are searched; large ones
+    /// (a file's top level with thousands of variables) have an index.
     pub(crate) fn scope_var(&self, scope: ScopeId, name: &str) -> Option<CellId> {
         let s = self.scope(scope);
-        self.var_in(s.first_var, s.var_count, name)
+        if s.var_count as usize > SMALL_SCOPE {
+            return self.big_scopes.get(&(scope, name)).copied();
+        }
+        (s.first_var.0..s.first_var.0 + s.var_count).map(CellId).find(|cell| match self.cell(*cell).owner {
+            Owner::Variable(Some(ident)) => ident.name == name,
+            Owner::Variable(None) => name == "self",
+            _ => false,
+        })
     }
 
     /// Emits a block: a scope for it and a task per statement.
@@ -306,15 +327,30 @@ impl<'a> Engine<'a> {
     ) {
         let scope = self.new_scope(stmts, parent, instance, unit);
         if let Some((var, value)) = bind {
-            let s = self.scope(scope);
-            match self.var_in(s.first_var, s.var_count, &var.name) {
+            if let Value::Instance(item) = &value {
+                // Code that runs for an instance is one level deeper than it.
+                let item_depth = self.instances[item.0 as usize].depth + 1;
+                let s = &mut self.scopes[scope.0 as usize];
+                s.depth = s.depth.max(item_depth);
+            }
+            match self.scope_var(scope, &var.name) {
                 // The loop variable is the block's: `i = 2` in the body sets it again.
                 Some(cell) => self.cell_mut(cell).value = Some(value),
                 None => {
                     // The next cell: it joins the block's variables.
                     let cell = self.new_cell(&CellKind::Variable, Owner::Variable(Some(var)));
                     self.cell_mut(cell).value = Some(value);
-                    self.scopes[scope.0 as usize].var_count += 1;
+                    let s = &mut self.scopes[scope.0 as usize];
+                    s.var_count += 1;
+                    if s.var_count as usize > SMALL_SCOPE {
+                        // Crossing the threshold: index every variable.
+                        let first = s.first_var.0;
+                        for c in first..first + s.var_count {
+                            if let Owner::Variable(Some(ident)) = self.cell(CellId(c)).owner {
+                                self.big_scopes.insert((scope, &ident.name), CellId(c));
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -465,10 +501,9 @@ impl<'a> Engine<'a> {
         }
         c.frozen = true;
         let listeners = c.waits.as_mut().map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
-        // A loop over the relation has seen every value now: it is done.
-        for listener in listeners {
-            self.finish_task(listener);
-        }
+        // A loop over the relation runs once more: it catches up on values it has not seen
+        // yet, and finishes (releasing its promises) because the relation is complete.
+        self.run_queue.extend(listeners);
         self.wake(cell);
     }
 
@@ -486,6 +521,6 @@ impl<'a> Engine<'a> {
     pub(crate) fn constructed_at(&self, instance: InstanceId) -> String {
         let i = &self.instances[instance.0 as usize];
         let unit = &self.program.units[i.unit as usize];
-        format!("{}:{}", unit.display_name, unit.line_of(i.span.start))
+        format!("{}:{}", unit.display_name, self.program.line_of(i.unit as usize, i.span.start))
     }
 }

@@ -295,7 +295,7 @@ impl<'a> Engine<'a> {
         let mut current = Some(scope);
         while let Some(id) = current {
             let s = self.scope(id);
-            if let Some(cell) = self.var_in(s.first_var, s.var_count, name) {
+            if let Some(cell) = self.scope_var(id, name) {
                 return Some(Named::Cell(cell));
             }
             if let Some(instance) = s.instance {
@@ -545,12 +545,14 @@ impl<'a> Engine<'a> {
         self.cell_mut(cell).value = Some(value);
         let unit = self.unit_of(parent);
         let id = crate::store::ScopeId(self.scopes.len() as u32);
+        let depth = self.scope(parent).depth;
         self.scopes.push(crate::store::Scope {
             first_var: cell,
             var_count: 1,
             parent: Some(parent),
             instance: None,
             unit,
+            depth,
         });
         id
     }

@@ -116,7 +116,6 @@ impl Engine<'_> {
                 attributes: plan.names.iter().map(|n| (*n).to_owned()).collect(),
             })
             .collect();
-        let line_starts: Vec<Vec<u32>> = self.program.units.iter().map(|u| line_starts(u.text)).collect();
         let empty = Value::list(Vec::new());
         let mut instances = Vec::with_capacity(self.instances.len());
         let mut values = Vec::new();
@@ -131,8 +130,7 @@ impl Engine<'_> {
                     (_, value) => value.unwrap_or(Value::Null),
                 });
             }
-            let starts = &line_starts[instance.unit as usize];
-            let line = starts.partition_point(|s| *s <= instance.span.start) as u32;
+            let line = self.program.line_of(instance.unit as usize, instance.span.start) as u32;
             instances.push(InstanceNode {
                 entity: instance.plan,
                 file: instance.file,
@@ -144,9 +142,4 @@ impl Engine<'_> {
         let file_names = self.program.units.iter().map(|u| (u.file_id, u.display_name.clone())).collect();
         InstanceGraph { entities, instances, values, file_names }
     }
-}
-
-/// The offset at which each line starts.
-fn line_starts(text: &str) -> Vec<u32> {
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
 }

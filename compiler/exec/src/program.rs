@@ -26,12 +26,6 @@ impl Unit<'_> {
     pub fn scope(&self) -> FileScope<'_> {
         FileScope { namespace: &self.namespace, imports: self.imports }
     }
-
-    /// The 1-based line of a byte offset.
-    pub fn line_of(&self, offset: u32) -> usize {
-        let end = (offset as usize).min(self.text.len());
-        self.text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
-    }
 }
 
 /// An `implement` statement, resolved.
@@ -59,6 +53,8 @@ pub struct Program<'a> {
     pub declarations: HashMap<(String, String), (FileId, Span)>,
     /// Typedef → its constraint as written, with the unit it is in.
     pub constraints: IndexMap<String, (usize, &'a Constraint)>,
+    /// Per unit, the offset at which each line starts (messages name lines).
+    pub line_starts: Vec<Vec<u32>>,
     /// Entity → its own attribute defaults (`None` for `= undef`), with the defining unit.
     pub defaults: IndexMap<String, Vec<OwnDefault<'a>>>,
 }
@@ -72,8 +68,10 @@ impl<'a> Program<'a> {
             implements: IndexMap::new(),
             constraints: IndexMap::new(),
             declarations: HashMap::new(),
+            line_starts: Vec::new(),
             defaults: IndexMap::new(),
         };
+        program.line_starts = program.units.iter().map(|u| line_starts(u.text)).collect();
         for (u, unit) in program.units.iter().enumerate() {
             let scope = unit.scope();
             for item in &unit.file.items {
@@ -153,6 +151,11 @@ impl<'a> Program<'a> {
         program
     }
 
+    /// The 1-based line of a byte offset in a unit.
+    pub fn line_of(&self, unit: usize, offset: u32) -> usize {
+        self.line_starts[unit].partition_point(|start| *start <= offset)
+    }
+
     /// The defaults that apply to a new instance of `entity`: own declarations win, then the
     /// parents, left-most first; `= undef` removes an inherited default.
     pub fn defaults_of(&self, entity: &str) -> Vec<(String, &'a Expr, usize)> {
@@ -188,4 +191,9 @@ impl<'a> Program<'a> {
         }
         out
     }
+}
+
+/// The offset at which each line of `text` starts.
+pub(crate) fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
 }
