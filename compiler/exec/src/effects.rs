@@ -121,6 +121,7 @@ impl<'a> Engine<'a> {
                         return Err(self.modified_after_freeze(cell, scope, span));
                     }
                     self.push_list_item(cell, item.clone());
+                    self.maybe_queue(cell);
                     for k in 0..self.cell(cell).listeners().len() {
                         let listener = self.cell(cell).listeners()[k];
                         self.run_queue.push_back(listener);

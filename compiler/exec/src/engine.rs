@@ -127,10 +127,15 @@ pub(crate) struct Engine<'a> {
     pub(crate) constructors: FxHashMap<*const modelc_syntax::ast::TypeRef, u32>,
     pub(crate) tasks: Chunked<Task<'a>>,
     pub(crate) run_queue: VecDeque<TaskId>,
-    /// Relation cells, in creation order: the order in which they are considered for freezing.
-    pub(crate) delayed: Vec<CellId>,
-    /// Open relation cells some task waits for: the first candidates for freezing, in creation
-    /// order (a subset of `delayed`, kept apart so a round does not scan every relation).
+    /// Relation cells that may be complete (no open promises, lower bound met), in the order
+    /// they became so: the order in which they are considered for freezing (spec §1.3). A new
+    /// instance's relations enter at construction, in attribute order.
+    pub(crate) wait_queue: VecDeque<CellId>,
+    /// Cells taken from the wait queue while nothing waited for them: frozen all at once when
+    /// nothing else can be (step 5), or put back when something starts waiting (step 3).
+    pub(crate) zero_waiters: Vec<CellId>,
+    /// Open relation cells some task has waited for, in creation order: where the wait-cycle
+    /// breaker (step 4) looks.
     pub(crate) waited: std::collections::BTreeSet<CellId>,
     /// `(entity, key)` → instance, for every index of every entity.
     pub(crate) index: FxHashMap<(&'a str, String), InstanceId>,
@@ -167,7 +172,8 @@ impl<'a> Engine<'a> {
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),
             run_queue: VecDeque::new(),
-            delayed: Vec::new(),
+            wait_queue: VecDeque::new(),
+            zero_waiters: Vec::new(),
             waited: std::collections::BTreeSet::new(),
             index: FxHashMap::default(),
             parked: IndexMap::new(),
@@ -185,12 +191,20 @@ impl<'a> Engine<'a> {
 
     pub(crate) fn new_cell(&mut self, kind: &'a CellKind<'a>, owner: Owner<'a>) -> CellId {
         let id = CellId(self.cells.len() as u32);
-        let delayed = kind.is_delayed();
         self.cells.push(Cell::new(kind, owner));
-        if delayed {
-            self.delayed.push(id);
-        }
+        self.maybe_queue(id);
         id
+    }
+
+    /// Puts a relation cell in the wait queue when it may be complete: not frozen, no open
+    /// promises, its lower bound met. It enters once; the queue drops it again when a promise
+    /// turns out to be open, and it comes back when that promise is kept.
+    pub(crate) fn maybe_queue(&mut self, cell: CellId) {
+        let c = &self.cells[cell.0 as usize];
+        if c.is_delayed() && !c.frozen && !c.queued && c.providers == 0 && c.lower_met() {
+            self.cells[cell.0 as usize].queued = true;
+            self.wait_queue.push_back(cell);
+        }
     }
 
     pub(crate) fn cell(&self, id: CellId) -> &Cell<'a> {
@@ -447,6 +461,7 @@ impl<'a> Engine<'a> {
         for cell in state.promises {
             let c = self.cell_mut(cell);
             c.providers = c.providers.saturating_sub(1);
+            self.maybe_queue(cell);
         }
     }
 
@@ -466,32 +481,69 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Freezes one relation (spec §1.3 steps 2–5). Returns whether anything was frozen.
+    /// Freezes one relation (spec §1.3 steps 2–5), or, when nothing waits for any, every
+    /// relation that can be. Returns whether anything was frozen.
     fn freeze_one(&mut self) -> bool {
-        let waited_on = |e: &Self, c: CellId| e.cell(c).waiters().iter().any(|t| !e.tasks[t.0 as usize].done);
+        // Step 2: the first queued relation that something waits for.
+        if self.freeze_from_queue() {
+            return true;
+        }
+        // Step 3: relations set aside with no waiters that have gained some since.
+        let (gained, idle): (Vec<CellId>, Vec<CellId>) =
+            std::mem::take(&mut self.zero_waiters).into_iter().partition(|c| self.waited_on(*c));
+        self.zero_waiters = idle;
+        for cell in gained {
+            self.cells[cell.0 as usize].queued = true;
+            self.wait_queue.push_back(cell);
+        }
+        if self.freeze_from_queue() {
+            return true;
+        }
+        // Step 4: a wait cycle. Something waits for the relation, but a promise to add to it
+        // is open (an `if` or `for` that has not decided yet): freeze the first such one.
         self.waited.retain(|c| !self.cells[c.0 as usize].frozen);
-        // Something waits for it, and nothing promised to add to it.
-        let ready = self.waited.iter().copied().find(|c| {
-            let cell = self.cell(*c);
-            cell.providers == 0 && cell.lower_met() && waited_on(self, *c)
-        });
-        // Else a wait cycle: something waits for it, though a promise is open.
-        let cycle = || self.waited.iter().copied().find(|c| self.cell(*c).lower_met() && waited_on(self, *c));
-        if let Some(cell) = ready.or_else(cycle) {
+        let cycle = self.waited.iter().copied().find(|c| self.cells[c.0 as usize].providers > 0 && self.waited_on(*c));
+        if let Some(cell) = cycle {
             self.freeze(cell);
             return true;
         }
-        // Nothing waits: freeze all that can be.
-        let open: Vec<CellId> = self.delayed.iter().copied().filter(|c| !self.cell(*c).frozen).collect();
+        // Step 5: nothing waits: freeze every relation set aside, the last first.
+        let idle = std::mem::take(&mut self.zero_waiters);
         let mut any = false;
-        for cell in open.iter().rev().copied() {
-            if self.cell(cell).lower_met() {
+        for cell in idle.into_iter().rev() {
+            if !self.cells[cell.0 as usize].frozen {
                 self.freeze(cell);
                 any = true;
             }
         }
-        self.delayed = open.into_iter().filter(|c| !self.cell(*c).frozen).collect();
         any
+    }
+
+    /// Pops the wait queue until a relation can be frozen, and freezes it (spec §1.3 step 2).
+    fn freeze_from_queue(&mut self) -> bool {
+        while let Some(cell) = self.wait_queue.pop_front() {
+            let c = &mut self.cells[cell.0 as usize];
+            c.queued = false;
+            if c.frozen {
+                continue;
+            }
+            if c.providers > 0 {
+                // It comes back when the promise is kept (`maybe_queue`).
+                continue;
+            }
+            if !self.waited_on(cell) {
+                self.zero_waiters.push(cell);
+                continue;
+            }
+            self.freeze(cell);
+            return true;
+        }
+        false
+    }
+
+    /// Whether an unfinished task waits for the cell (gradual listeners do not count).
+    fn waited_on(&self, cell: CellId) -> bool {
+        self.cell(cell).waiters().iter().any(|t| !self.tasks[t.0 as usize].done)
     }
 
     pub(crate) fn freeze(&mut self, cell: CellId) {
@@ -501,6 +553,7 @@ impl<'a> Engine<'a> {
         }
         c.frozen = true;
         let listeners = c.waits.as_mut().map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
+        self.waited.remove(&cell);
         // A loop over the relation runs once more: it catches up on values it has not seen
         // yet, and finishes (releasing its promises) because the relation is complete.
         self.run_queue.extend(listeners);

@@ -82,13 +82,15 @@ pub(crate) struct Cell<'a> {
     /// Statements that promised to add to the cell and have not finished.
     pub providers: u32,
     pub frozen: bool,
+    /// In the scheduler's wait queue (see `Engine::wait_queue`).
+    pub queued: bool,
     /// Where the value was set, for double-set messages.
     pub set_at: Option<(FileId, Span)>,
 }
 
 impl<'a> Cell<'a> {
     pub(crate) fn new(kind: &'a CellKind<'a>, owner: Owner<'a>) -> Cell<'a> {
-        Cell { kind, owner, value: None, waits: None, providers: 0, frozen: false, set_at: None }
+        Cell { kind, owner, value: None, waits: None, providers: 0, frozen: false, queued: false, set_at: None }
     }
 
     pub(crate) fn is_multi(&self) -> bool {
