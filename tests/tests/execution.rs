@@ -52,3 +52,45 @@ fn many_top_level_variables_are_looked_up_by_name() {
     let (code, printed, _) = compile(&source);
     assert_eq!((code, printed.as_str()), (0, "4233\n"));
 }
+
+#[test]
+fn unknown_index_keys_never_merge_instances() {
+    let (code, printed, _) = compile(
+        "entity A:\n  string name\n  int v\nend\nindex A(name)\nimplement A using std::none\n\
+         x = A(name=std::get_env(\"MODELC_TEST_UNSET_X\"), v=1)\n\
+         y = A(name=std::get_env(\"MODELC_TEST_UNSET_Y\"), v=2)\nstd::print(x == y)\n",
+    );
+    assert_eq!((code, printed.as_str()), (0, "False\n"));
+}
+
+#[test]
+fn assigning_the_same_unknown_value_again_is_no_double_set() {
+    let (code, printed, codes) = compile(
+        "entity A:\n  string name\n  string v\nend\nindex A(name)\nimplement A using std::none\n\
+         u = std::get_env(\"MODELC_TEST_UNSET\")\nA(name=\"x\", v=u)\nA(name=\"x\", v=u)\nstd::print(\"ok\")\n",
+    );
+    assert_eq!((code, printed.as_str()), (0, "ok\n"));
+    assert_eq!(codes, ["W0105"], "the unset variable is reported once, as a warning");
+}
+
+#[test]
+fn an_unknown_element_gives_an_unknown_comprehension_element() {
+    let (code, printed, _) = compile("u = std::get_env(\"MODELC_TEST_UNSET\")\nstd::print([1 for x in [u, 2]])\n");
+    assert_eq!((code, printed.as_str()), (0, "@[Unknown, 1]\n"));
+}
+
+#[test]
+fn freezing_takes_relations_in_the_order_they_could_complete() {
+    // `w` is frozen first (its condition waits); its implementation makes a C that waits for
+    // `x`, but `x` was set aside with no waiters, so `y` (queued, and waited for) goes next:
+    // the reference's wait-queue order (spec execution §1.3).
+    let source = "entity A:\nend\nentity B:\nend\nentity C:\nend\nA.x [0:] -- B\nA.w [0:] -- B\nA.y [0:] -- B\n\
+        C.a [1] -- A\nimplementation wimpl for A:\n  C(a=self)\nend\nimplementation yimpl for A:\n\
+        std::print(\"y frozen empty\")\n  self.x += B()\nend\nimplementation cimpl for C:\n\
+        std::print(\"x frozen empty\")\n  a.y += B()\nend\nimplement A using std::none\n\
+        implement A using wimpl when std::count(self.w) == 0\nimplement A using yimpl when std::count(self.y) == 0\n\
+        implement C using std::none\nimplement C using cimpl when std::count(a.x) == 0\n\
+        implement B using std::none\na = A()\n";
+    let (code, printed, _) = compile(source);
+    assert_eq!((code, printed.as_str()), (0, "y frozen empty\n"));
+}

@@ -80,6 +80,7 @@ codes! {
     BUILTIN_TYPE_SHADOWED = "W0102" "builtin-type-shadowed" Warning;
     DEPRECATED = "W0103" "deprecated" Warning;
     VARIABLE_SHADOWED = "W0104" "variable-shadowed" Warning;
+    PLUGIN_WARNING = "W0105" "plugin-warning" Warning;
     DUPLICATE_ATTRIBUTE = "E0201" "duplicate-attribute" Error;
     INCOMPATIBLE_ATTRIBUTE = "E0202" "incompatible-attribute" Error;
     INHERITANCE_CYCLE = "E0203" "inheritance-cycle" Error;

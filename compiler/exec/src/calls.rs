@@ -80,7 +80,7 @@ impl<'a> Engine<'a> {
             let bound = modelc_stdlib::bind(signature, positional, keywords).map_err(|e| {
                 self.fail(scope, call.span, Diagnostic::new(&codes::INVALID_ARGUMENTS, e.message(&name)), "")
             })?;
-            let mut host = Host { engine: self, scope, missing: None };
+            let mut host = Host { engine: self, scope, missing: None, span: call.span };
             match modelc_stdlib::call(signature.name, bound, &mut host) {
                 Ok(value) => value,
                 Err(PluginError::NotYetSet) => {
@@ -111,6 +111,8 @@ struct Host<'e, 'a> {
     scope: ScopeId,
     /// The cell a plugin found unset: the call waits for it.
     missing: Option<CellId>,
+    /// The call, for the warnings the plugin reports.
+    span: modelc_diagnostics::Span,
 }
 
 impl Host<'_, '_> {
@@ -157,7 +159,18 @@ impl PluginContext for Host<'_, '_> {
         self.engine.printed.push(line.to_owned());
     }
 
-    fn warn(&mut self, _message: &str) {}
+    fn warn(&mut self, message: &str) {
+        let file = self.engine.file_of(self.scope);
+        let warning = Diagnostic::new(&codes::PLUGIN_WARNING, message.to_owned()).primary(
+            file,
+            self.span,
+            "reported by this call",
+        );
+        // A call that runs again after a wait warns again: keep one.
+        if !self.engine.warnings.contains(&warning) {
+            self.engine.warnings.push(warning);
+        }
+    }
 
     fn read_module_file(&mut self, module: &str, dir: ModuleDir, path: &str) -> Result<String, String> {
         if module == "std" && dir == ModuleDir::Templates {

@@ -29,7 +29,7 @@ impl<'a> Engine<'a> {
             CellKind::Attribute(ty) => {
                 // An equal value again is a no-op, checked before the type (as the reference
                 // does): index merges re-assign every attribute.
-                if self.cell(cell).value.as_ref().is_some_and(|old| old.py_eq(&value)) {
+                if self.cell(cell).value.as_ref().is_some_and(|old| same_value(old, &value)) {
                     return Ok(());
                 }
                 self.validate(ty, &value, cell, scope, span)?;
@@ -97,12 +97,14 @@ impl<'a> Engine<'a> {
                     other => vec![other],
                 };
                 for item in items {
-                    if item.is_unknown() {
-                        continue;
-                    }
-                    self.check_instance(&item, target, cell, scope, span)?;
-                    if self.list_contains(cell, &item) {
-                        continue;
+                    // An unknown value is kept (it counts, and makes `std::len` unknown), but
+                    // has no type to check and no inverse to set.
+                    let unknown = item.is_unknown();
+                    if !unknown {
+                        self.check_instance(&item, target, cell, scope, span)?;
+                        if self.list_contains(cell, &item) {
+                            continue;
+                        }
                     }
                     if self.cell(cell).frozen {
                         let at_upper = self.cell(cell).items().len() >= *upper as usize;
@@ -126,7 +128,9 @@ impl<'a> Engine<'a> {
                         let listener = self.cell(cell).listeners()[k];
                         self.run_queue.push_back(listener);
                     }
-                    self.set_inverse(cell, &item, scope, span)?;
+                    if !unknown {
+                        self.set_inverse(cell, &item, scope, span)?;
+                    }
                     if self.cell(cell).items().len() >= *upper as usize {
                         self.freeze(cell);
                     }
@@ -164,7 +168,7 @@ impl<'a> Engine<'a> {
 
     fn set_once(&mut self, cell: CellId, value: Value, scope: ScopeId, span: Span) -> Eval<()> {
         if let Some(old) = &self.cell(cell).value {
-            if old.py_eq(&value) {
+            if same_value(old, &value) {
                 return Ok(());
             }
             return Err(self.double_set(cell, &value, scope, span));
@@ -504,6 +508,14 @@ impl<'a> Engine<'a> {
             Value::Instance(i) => {
                 let _ = write!(key, "#{}", i.0);
             }
+            // Each unknown value is different from every other (as in the reference, where
+            // each has its own identity): instances with unknown keys are never merged, and a
+            // lookup with an unknown key matches nothing.
+            Value::Unknown => {
+                let n = self.unknown_keys.get();
+                self.unknown_keys.set(n + 1);
+                let _ = write!(key, "<unknown #{n}>");
+            }
             other => modelc_value::write_repr(key, other, &|i| format!("#{}", i.0)),
         }
     }
@@ -610,9 +622,6 @@ impl<'a> Engine<'a> {
         scope: ScopeId,
         span: Span,
     ) -> Eval<Value> {
-        if keys.iter().any(|(_, v)| v.is_unknown()) {
-            return Ok(Value::Unknown);
-        }
         keys.sort_by(|a, b| a.0.cmp(&b.0));
         let Some(plan_id) = self.plans.id(entity) else {
             return Err(self.fail(
@@ -667,4 +676,11 @@ impl<'a> Engine<'a> {
         };
         Err(crate::engine::Stop::Wait(cell))
     }
+}
+
+/// Whether assigning `new` where `old` is set is the same assignment again. Two unknown values
+/// count as the same: which unknown is which cannot be told apart here, and re-assigning the
+/// variable that holds one (the common case) must not be a double set.
+fn same_value(old: &Value, new: &Value) -> bool {
+    old.py_eq(new) || (old.is_unknown() && new.is_unknown())
 }

@@ -119,6 +119,10 @@ pub(crate) struct Engine<'a> {
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
     /// The variables of scopes with more than `SMALL_SCOPE` of them, by name.
     pub(crate) big_scopes: FxHashMap<(ScopeId, &'a str), CellId>,
+    /// Warnings of plugins (W0105), reported with the outcome whatever it is.
+    pub(crate) warnings: Vec<Diagnostic>,
+    /// How many unknown values index keys have been given (each gets its own key).
+    pub(crate) unknown_keys: std::cell::Cell<u64>,
     /// Membership sets of long list cells (see `Engine::list_contains`).
     pub(crate) members: FxHashMap<CellId, rustc_hash::FxHashSet<InstanceId>>,
     /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
@@ -168,6 +172,8 @@ impl<'a> Engine<'a> {
             constructors: FxHashMap::default(),
             applied_beyond_64: rustc_hash::FxHashSet::default(),
             members: FxHashMap::default(),
+            unknown_keys: std::cell::Cell::new(0),
+            warnings: Vec::new(),
             big_scopes: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),

@@ -86,7 +86,24 @@ impl<'a> Engine<'a> {
             }
             ExprKind::RelationLookup { object, relation, args } => {
                 let object = self.eval(task, object, scope)?;
-                let Value::Instance(instance) = object else { return Ok(Value::Unknown) };
+                let instance = match object {
+                    Value::Instance(instance) => instance,
+                    Value::Unknown => return Ok(Value::Unknown),
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            relation.span,
+                            Diagnostic::new(
+                                &codes::INVALID_OPERAND,
+                                format!(
+                                    "a relation lookup is only possible on instances, not on {}",
+                                    if other.is_null() { "null" } else { other.type_name() }
+                                ),
+                            ),
+                            "not an instance",
+                        ));
+                    }
+                };
                 let def = self.attr_def(instance, &relation.name);
                 let Some(modelc_sema::index::AttrDef {
                     kind: modelc_sema::index::AttrKind::Relation { target, inverse: Some(inverse), .. },
@@ -447,9 +464,13 @@ impl<'a> Engine<'a> {
         };
         let Some(cell) = cell else { return Ok(Value::Unknown) };
         let c = self.cell(cell);
-        // A relation is defined as soon as it has a value; "not defined" needs the freeze.
-        if c.is_multi() && !c.items().is_empty() {
+        // A relation is defined as soon as it has a known value; "not defined" needs the
+        // freeze.
+        if c.is_multi() && c.items().iter().any(|i| !i.is_unknown()) {
             return Ok(Value::Bool(true));
+        }
+        if c.is_multi() && !c.items().is_empty() {
+            return Ok(Value::Unknown);
         }
         if !c.is_ready() {
             return Err(Stop::Wait(cell));
@@ -469,11 +490,16 @@ impl<'a> Engine<'a> {
         guards: &'a [Expr],
         scope: ScopeId,
     ) -> Eval<Value> {
-        // Every combination of the loop variables, each in its own scope.
-        let mut scopes = vec![scope];
+        // Every combination of the loop variables, each in its own scope; `None` stands for an
+        // element that is unknown, which gives an unknown element of the result.
+        let mut scopes = vec![Some(scope)];
         for comp in fors {
             let mut next = Vec::new();
             for s in scopes {
+                let Some(s) = s else {
+                    next.push(None);
+                    continue;
+                };
                 let iterable = self.eval(task, &comp.iterable, s)?;
                 let items = match iterable {
                     Value::List(items) => items,
@@ -494,6 +520,10 @@ impl<'a> Engine<'a> {
                     }
                 };
                 for (n, item) in items.iter().enumerate() {
+                    if item.is_unknown() {
+                        next.push(None);
+                        continue;
+                    }
                     let key = (comp as *const modelc_syntax::ast::CompFor, s, n);
                     let bound = match self.tasks[task.0 as usize].binding(&key) {
                         Some(bound) => bound,
@@ -503,13 +533,17 @@ impl<'a> Engine<'a> {
                             bound
                         }
                     };
-                    next.push(bound);
+                    next.push(Some(bound));
                 }
             }
             scopes = next;
         }
         let mut out = Vec::new();
         'elements: for s in scopes {
+            let Some(s) = s else {
+                out.push(Value::Unknown);
+                continue;
+            };
             for guard in guards {
                 match self.eval(task, guard, s)? {
                     Value::Bool(true) => {}
@@ -588,7 +622,6 @@ impl<'a> Engine<'a> {
                             out.push((Cow::Owned(k.clone()), v.clone()));
                         }
                     }
-                    Value::Unknown => {}
                     other => {
                         return Err(self.fail(
                             scope,

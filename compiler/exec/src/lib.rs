@@ -60,7 +60,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
             outcome.diagnostics = engine.final_checks();
             phases.push(("final checks", started.elapsed()));
             // Only a complete model has a graph: every attribute holds its final value.
-            if outcome.diagnostics.is_empty() {
+            if !outcome.diagnostics.iter().any(Diagnostic::is_error) {
                 outcome.graph = engine.graph();
                 phases.push(("graph", started.elapsed()));
             }
@@ -72,6 +72,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
         *outcome.instances_by_entity.entry(entity.to_owned()).or_default() += 1;
     }
     outcome.printed = std::mem::take(&mut engine.printed);
+    outcome.diagnostics.append(&mut engine.warnings);
     if stats {
         // Kept for profiling large models: `MODELC_EXEC_STATS=1 modelc compile …`.
         let counts = format!(
