@@ -94,3 +94,15 @@ fn freezing_takes_relations_in_the_order_they_could_complete() {
     let (code, printed, _) = compile(source);
     assert_eq!((code, printed.as_str()), (0, "y frozen empty\n"));
 }
+
+#[test]
+fn copying_a_relation_into_another_is_gradual() {
+    // `A(xs=b.ys)` does not wait for `b.ys` to be complete, so the addition after it is not
+    // too late, as in the reference.
+    let (code, printed, codes) = compile(
+        "entity A:\nend\nentity B:\nend\nentity C:\nend\nA.xs [0:] -- C\nB.ys [0:] -- C\nA.c [1] -- C\n\
+         implement A using std::none\nimplement B using std::none\nimplement C using std::none\n\
+         b = B()\na = A(xs=b.ys, c=C())\nb.ys += a.c\nstd::print(std::count(a.xs))\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "1\n", vec![]));
+}

@@ -317,8 +317,22 @@ impl<'a> Engine<'a> {
         let plan_id = self.constructed_plan(scope, written)?;
         let plan = self.plans.get(plan_id);
         let entity = plan.fqn;
+        // Relations given as another relation (`A(xs=b.ys)`) are copied gradually, once the
+        // instance exists.
+        let mut forwards: Vec<(&'a str, CellId)> = Vec::new();
+        let mut skip: Vec<usize> = Vec::new();
+        for (n, arg) in args.iter().enumerate() {
+            if let Arg::Keyword(name, value) = arg
+                && let Some(position) = plan.position(&name.name)
+                && matches!(plan.kinds[position as usize], CellKind::List { .. })
+                && let Some(from) = self.relation_source(task, value, scope)?
+            {
+                forwards.push((plan.names[position as usize], from));
+                skip.push(n);
+            }
+        }
         let mut given: Vec<(&'a str, Value)> = Vec::with_capacity(plan.names.len());
-        for (name, value) in self.eval_keywords(task, args, scope)? {
+        for (name, value) in self.eval_keywords(task, args, scope, &skip)? {
             let Some(position) = plan.position(&name) else {
                 return Err(self.fail(
                     scope,
@@ -408,6 +422,10 @@ impl<'a> Engine<'a> {
         for (name, value) in given {
             let cell = self.attr_cell(instance, name).expect("checked against the plan");
             self.assign(cell, value, scope, expr.span)?;
+        }
+        for (name, from) in forwards {
+            let to = self.attr_cell(instance, name).expect("checked against the plan");
+            self.forward(from, to, scope, expr.span);
         }
         if found.is_none() {
             self.select_implementations(instance, plan);

@@ -31,6 +31,14 @@ pub(crate) enum TaskKind<'a> {
         body: &'a [Stmt],
         seen: usize,
     },
+    /// A relation copied into another (`a.xs = b.ys`), value by value as they arrive; it keeps
+    /// a promise on the target until the source is complete (spec §1.6).
+    Forward {
+        from: CellId,
+        to: CellId,
+        seen: usize,
+        span: Span,
+    },
     /// A relation annotation: a value that must be known.
     Annotation(&'a Expr),
     /// Typedef constraint evaluations (never scheduled).
@@ -434,7 +442,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Records a promise of task `id` on `cell`, counted once.
-    fn hold_promise(&mut self, id: TaskId, cell: CellId) {
+    pub(crate) fn hold_promise(&mut self, id: TaskId, cell: CellId) {
         let state = self.tasks[id.0 as usize].state();
         if !state.promises.contains(&cell) {
             state.promises.push(cell);

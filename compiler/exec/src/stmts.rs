@@ -6,7 +6,7 @@ use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
 use modelc_value::Value;
 
 use crate::engine::{Engine, Eval, Stop, TaskKind};
-use crate::store::{CellKind, ScopeId, TaskId};
+use crate::store::{CellId, CellKind, ScopeId, TaskId};
 
 impl<'a> Engine<'a> {
     pub(crate) fn execute(&mut self, id: TaskId) -> Eval<()> {
@@ -40,6 +40,26 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             TaskKind::Constraint => Ok(()),
+            TaskKind::Forward { from, to, seen, span } => {
+                let (from, to, seen, span) = (*from, *to, *seen, *span);
+                let items = match &self.cell(from).value {
+                    Some(Value::List(items)) => std::sync::Arc::clone(items),
+                    _ => std::sync::Arc::default(),
+                };
+                for item in items.iter().skip(seen) {
+                    self.assign(to, item.clone(), scope, span)?;
+                }
+                if let TaskKind::Forward { seen, .. } = &mut self.tasks[id.0 as usize].kind {
+                    *seen = items.len();
+                }
+                if self.cell(from).frozen {
+                    return Ok(());
+                }
+                if !self.cell(from).listeners().contains(&id) {
+                    self.cell_mut(from).waits_mut().listeners.push(id);
+                }
+                Err(Stop::Listen)
+            }
             TaskKind::Annotation(expr) => {
                 let expr: &'a Expr = expr;
                 if self.eval(id, expr, scope)?.is_unknown() {
@@ -203,6 +223,10 @@ impl<'a> Engine<'a> {
                 if self.cell(cell).is_delayed() {
                     self.promise(id, cell);
                 }
+                if multi && let Some(from) = self.relation_source(id, value, scope)? {
+                    self.forward(from, cell, scope, target.span);
+                    return Ok(());
+                }
                 let lhs = match &object_value {
                     Value::Instance(i) => Some((*i, attr.name.as_str())),
                     _ => None,
@@ -212,6 +236,20 @@ impl<'a> Engine<'a> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// The list relation cell an expression reads (`b.ys`), if it is one: copying it into
+    /// another relation is gradual, it does not wait for the freeze.
+    pub(crate) fn relation_source(&mut self, id: TaskId, value: &'a Expr, scope: ScopeId) -> Eval<Option<CellId>> {
+        let ExprKind::Attr { object, attr } = &value.kind else { return Ok(None) };
+        let object = self.eval(id, object, scope)?;
+        Ok(self.attribute_cell(&object, attr, scope)?.filter(|c| self.cell(*c).is_multi()))
+    }
+
+    /// Starts copying relation `from` into relation `to`, value by value.
+    pub(crate) fn forward(&mut self, from: CellId, to: CellId, scope: ScopeId, span: modelc_diagnostics::Span) {
+        let task = self.spawn(TaskKind::Forward { from, to, seen: 0, span }, scope);
+        self.hold_promise(task, to);
     }
 
     /// A value assigned to a relation: constructors in it learn the relation (its inverse may
