@@ -106,3 +106,23 @@ fn copying_a_relation_into_another_is_gradual() {
     );
     assert_eq!((code, printed.as_str(), codes), (0, "1\n", vec![]));
 }
+
+#[test]
+fn an_if_promises_relations_reached_through_a_chain() {
+    let (code, printed, codes) = compile(
+        "entity A:\nend\nentity B:\nend\nentity C:\nend\nA.b [1] -- B\nB.cs [0:] -- C\nA.xs [0:] -- C\n\
+         implement A using std::none\nimplement B using std::none\nimplement C using std::none\n\
+         a = A(b=B())\nif std::count(a.xs) == 0:\n  a.b.cs += C()\nend\nstd::print(std::count(a.b.cs))\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "1\n", vec![]));
+}
+
+#[test]
+fn an_if_promises_relations_of_variables_set_after_it() {
+    let (code, printed, codes) = compile(
+        "entity A:\n  string n\nend\nindex A(n)\nentity B:\nend\nA.bs [0:] -- B\nA.xs [0:] -- B\n\
+         implement A using std::none\nimplement B using std::none\nx = A(n=\"a\")\nother = A(n=\"o\")\n\
+         if std::count(other.xs) == 0:\n  a.bs += B()\nend\na = A[n=\"a\"]\nstd::print(std::count(a.bs))\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "1\n", vec![]));
+}

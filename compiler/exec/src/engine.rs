@@ -39,6 +39,12 @@ pub(crate) enum TaskKind<'a> {
         seen: usize,
         span: Span,
     },
+    /// Takes an eager promise for `owner` on the relation `target` names, once its object is
+    /// known (spec §1.6: the promise is taken "as soon as that variable exists").
+    EagerPromise {
+        owner: TaskId,
+        target: &'a Expr,
+    },
     /// A relation annotation: a value that must be known.
     Annotation(&'a Expr),
     /// Typedef constraint evaluations (never scheduled).
@@ -127,6 +133,10 @@ pub(crate) struct Engine<'a> {
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
     /// The variables of scopes with more than `SMALL_SCOPE` of them, by name.
     pub(crate) big_scopes: FxHashMap<(ScopeId, &'a str), CellId>,
+    /// Statements that took their eager promises (they do so once, on their first run).
+    pub(crate) eager_taken: rustc_hash::FxHashSet<TaskId>,
+    /// A statement that handed its promises to another task (a `for` to its loop): the heir.
+    pub(crate) heirs: FxHashMap<TaskId, TaskId>,
     /// Warnings of plugins (W0105), reported with the outcome whatever it is.
     pub(crate) warnings: Vec<Diagnostic>,
     /// How many unknown values index keys have been given (each gets its own key).
@@ -182,6 +192,8 @@ impl<'a> Engine<'a> {
             members: FxHashMap::default(),
             unknown_keys: std::cell::Cell::new(0),
             warnings: Vec::new(),
+            eager_taken: rustc_hash::FxHashSet::default(),
+            heirs: FxHashMap::default(),
             big_scopes: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),
@@ -452,6 +464,7 @@ impl<'a> Engine<'a> {
 
     /// Moves the promises of task `from` (held and pending) to task `to`.
     pub(crate) fn transfer_promises(&mut self, from: TaskId, to: TaskId) {
+        self.heirs.insert(from, to);
         let held =
             self.tasks[from.0 as usize].state.as_mut().map(|s| std::mem::take(&mut s.promises)).unwrap_or_default();
         for cell in held {

@@ -40,6 +40,10 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             TaskKind::Constraint => Ok(()),
+            TaskKind::EagerPromise { owner, target } => {
+                let (owner, target): (TaskId, &'a Expr) = (*owner, target);
+                self.run_eager_promise(id, owner, target, scope)
+            }
             TaskKind::Forward { from, to, seen, span } => {
                 let (from, to, seen, span) = (*from, *to, *seen, *span);
                 let items = match &self.cell(from).value {
@@ -277,60 +281,126 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// `if` and `for` promise the relations their blocks add to (`v.attr = …` with `v` from
-    /// outside the block), so they are not frozen before the blocks are emitted.
+    /// `if` and `for` promise the relations their blocks add to (`v.attr = …` and
+    /// `v.a.b += …`, with `v` from outside the blocks), so that those are not frozen before the
+    /// blocks are emitted (spec §1.6). A target whose object is not known yet gets a hook that
+    /// takes the promise when it is.
     fn take_eager_promises(&mut self, id: TaskId, stmt: &'a Stmt, scope: ScopeId) {
-        let mut targets: Vec<(&'a str, &'a Ident)> = Vec::new();
-        let mut declared: Vec<&'a str> = Vec::new();
-        collect_targets(stmt, &mut targets, &mut declared);
-        for (var, attr) in targets {
-            if declared.contains(&var) {
-                continue;
-            }
-            let Some(named) = self.lookup_name(var, scope) else { continue };
-            let value = match named {
-                crate::eval::Named::Instance(i) => Value::Instance(i),
-                crate::eval::Named::Cell(cell) => match &self.cell(cell).value {
-                    Some(v) => v.clone(),
-                    None => continue,
-                },
-            };
-            if let Value::Instance(i) = value
-                && let Some(cell) = self.attr_cell(i, &attr.name)
-                && self.cell(cell).is_delayed()
-            {
-                self.promise(id, cell);
+        if !self.eager_taken.insert(id) {
+            return;
+        }
+        let mut targets: Vec<&'a Expr> = Vec::new();
+        collect_targets(stmt, &mut Vec::new(), &mut targets);
+        for target in targets {
+            let ExprKind::Attr { object, attr } = &target.kind else { continue };
+            match self.peek(object, scope) {
+                Some(Value::Instance(i)) => {
+                    if let Some(cell) = self.attr_cell(i, &attr.name)
+                        && self.cell(cell).is_delayed()
+                    {
+                        self.promise(id, cell);
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    self.spawn(TaskKind::EagerPromise { owner: id, target }, scope);
+                }
             }
         }
     }
+
+    /// The value of a variable or attribute chain if every step of it is known now.
+    fn peek(&self, expr: &'a Expr, scope: ScopeId) -> Option<Value> {
+        match &expr.kind {
+            ExprKind::Var(path) if path.segments.len() == 1 => match self.lookup_name(&path.segments[0].name, scope)? {
+                crate::eval::Named::Instance(i) => Some(Value::Instance(i)),
+                crate::eval::Named::Cell(cell) => {
+                    let c = self.cell(cell);
+                    if c.is_ready() && !c.is_multi() { c.value.clone() } else { None }
+                }
+            },
+            ExprKind::Attr { object, attr } => match self.peek(object, scope)? {
+                Value::Instance(i) => {
+                    let c = self.cell(self.attr_cell(i, &attr.name)?);
+                    if c.is_ready() && !c.is_multi() { c.value.clone() } else { None }
+                }
+                _ => Some(Value::Unknown),
+            },
+            _ => Some(Value::Unknown),
+        }
+    }
+
+    /// Runs an eager-promise hook: once the target's object is known, the statement that
+    /// owns the hook (or the loop it handed its promises to) promises the target relation.
+    pub(crate) fn run_eager_promise(
+        &mut self,
+        id: TaskId,
+        owner: TaskId,
+        target: &'a Expr,
+        scope: ScopeId,
+    ) -> Eval<()> {
+        let ExprKind::Attr { object, attr } = &target.kind else { return Ok(()) };
+        // A chain that fails to evaluate takes no promise: the assignment itself reports it.
+        let object = match self.eval(id, object, scope) {
+            Ok(object) => object,
+            Err(Stop::Fail(_)) => return Ok(()),
+            Err(stop) => return Err(stop),
+        };
+        let Ok(Some(cell)) = self.attribute_cell(&object, attr, scope) else { return Ok(()) };
+        if !self.cell(cell).is_delayed() {
+            return Ok(());
+        }
+        let mut holder = owner;
+        while self.tasks[holder.0 as usize].done {
+            match self.heirs.get(&holder) {
+                Some(heir) => holder = *heir,
+                None => return Ok(()),
+            }
+        }
+        self.hold_promise(holder, cell);
+        Ok(())
+    }
 }
 
-/// The `v.attr` assignment targets inside a statement's blocks, and the names declared there.
-fn collect_targets<'a>(stmt: &'a Stmt, targets: &mut Vec<(&'a str, &'a Ident)>, declared: &mut Vec<&'a str>) {
-    let blocks: Vec<&'a [Stmt]> = match stmt {
-        Stmt::If(if_) => if_.branches.iter().map(|(_, b)| b.as_slice()).chain(if_.else_body.as_deref()).collect(),
-        Stmt::For(for_) => {
-            declared.push(&for_.var.name);
-            vec![&for_.body]
+/// The relation assignment targets (`v.attr = …`, `v.a.b += …`) inside a statement's blocks
+/// whose root variable is not declared in a block between the statement and the assignment.
+fn collect_targets<'a>(stmt: &'a Stmt, declared: &mut Vec<&'a str>, targets: &mut Vec<&'a Expr>) {
+    let (blocks, loop_var): (Vec<&'a [Stmt]>, Option<&'a str>) = match stmt {
+        Stmt::If(if_) => {
+            (if_.branches.iter().map(|(_, b)| b.as_slice()).chain(if_.else_body.as_deref()).collect(), None)
         }
-        _ => Vec::new(),
+        Stmt::For(for_) => (vec![&for_.body], Some(&for_.var.name)),
+        _ => return,
     };
     for block in blocks {
+        let outer = declared.len();
+        declared.extend(loop_var);
         for inner in block {
-            if let Stmt::Assign(assign) = inner {
-                match &assign.target.kind {
-                    ExprKind::Var(path) if path.segments.len() == 1 => declared.push(&path.segments[0].name),
-                    ExprKind::Attr { object, attr } => {
-                        if let ExprKind::Var(path) = &object.kind
-                            && let [var] = path.segments.as_slice()
-                        {
-                            targets.push((&var.name, attr));
-                        }
-                    }
-                    _ => {}
-                }
+            if let Stmt::Assign(assign) = inner
+                && let ExprKind::Var(path) = &assign.target.kind
+                && let [name] = path.segments.as_slice()
+            {
+                declared.push(&name.name);
             }
-            collect_targets(inner, targets, declared);
         }
+        for inner in block {
+            if let Stmt::Assign(assign) = inner
+                && let ExprKind::Attr { .. } = &assign.target.kind
+                && root_of(&assign.target).is_some_and(|root| !declared.contains(&root))
+            {
+                targets.push(&assign.target);
+            }
+            collect_targets(inner, declared, targets);
+        }
+        declared.truncate(outer);
+    }
+}
+
+/// The variable an attribute chain starts from (`a` in `a.b.c`).
+fn root_of(expr: &Expr) -> Option<&str> {
+    match &expr.kind {
+        ExprKind::Var(path) if path.segments.len() == 1 => Some(&path.segments[0].name),
+        ExprKind::Attr { object, .. } => root_of(object),
+        _ => None,
     }
 }
