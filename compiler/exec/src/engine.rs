@@ -55,6 +55,8 @@ pub(crate) struct Task<'a> {
     pub kind: TaskKind<'a>,
     pub scope: ScopeId,
     pub done: bool,
+    /// It took its eager promises (an `if` or `for` does so once, on its first run).
+    pub eager_taken: bool,
     /// What only some tasks need, allocated on first use (most tasks run once, to the end).
     pub state: Option<Box<TaskState>>,
 }
@@ -74,7 +76,7 @@ pub(crate) struct TaskState {
 
 impl<'a> Task<'a> {
     pub(crate) fn new(kind: TaskKind<'a>, scope: ScopeId) -> Task<'a> {
-        Task { kind, scope, done: false, state: None }
+        Task { kind, scope, done: false, eager_taken: false, state: None }
     }
 
     pub(crate) fn state(&mut self) -> &mut TaskState {
@@ -133,8 +135,6 @@ pub(crate) struct Engine<'a> {
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
     /// The variables of scopes with more than `SMALL_SCOPE` of them, by name.
     pub(crate) big_scopes: FxHashMap<(ScopeId, &'a str), CellId>,
-    /// Statements that took their eager promises (they do so once, on their first run).
-    pub(crate) eager_taken: rustc_hash::FxHashSet<TaskId>,
     /// A statement that handed its promises to another task (a `for` to its loop): the heir.
     pub(crate) heirs: FxHashMap<TaskId, TaskId>,
     /// Warnings of plugins (W0105), reported with the outcome whatever it is.
@@ -192,7 +192,6 @@ impl<'a> Engine<'a> {
             members: FxHashMap::default(),
             unknown_keys: std::cell::Cell::new(0),
             warnings: Vec::new(),
-            eager_taken: rustc_hash::FxHashSet::default(),
             heirs: FxHashMap::default(),
             big_scopes: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),

@@ -286,7 +286,7 @@ impl<'a> Engine<'a> {
     /// blocks are emitted (spec §1.6). A target whose object is not known yet gets a hook that
     /// takes the promise when it is.
     fn take_eager_promises(&mut self, id: TaskId, stmt: &'a Stmt, scope: ScopeId) {
-        if !self.eager_taken.insert(id) {
+        if std::mem::replace(&mut self.tasks[id.0 as usize].eager_taken, true) {
             return;
         }
         let mut targets: Vec<&'a Expr> = Vec::new();
