@@ -317,54 +317,81 @@ impl<'a> Engine<'a> {
         let plan_id = self.constructed_plan(scope, written)?;
         let plan = self.plans.get(plan_id);
         let entity = plan.fqn;
-        // Relations given as another relation (`A(xs=b.ys)`) are copied gradually, once the
-        // instance exists.
-        let mut forwards: Vec<(&'a str, CellId)> = Vec::new();
-        let mut skip: Vec<usize> = Vec::new();
-        for (n, arg) in args.iter().enumerate() {
-            if let Arg::Keyword(name, value) = arg
-                && let Some(position) = plan.position(&name.name)
-                && matches!(plan.kinds[position as usize], CellKind::List { .. })
-                && let Some(from) = self.relation_source(task, value, scope)?
-            {
-                forwards.push((plan.names[position as usize], from));
-                skip.push(n);
+        // The attributes given, by position in the plan. Relations given as another relation
+        // (`A(xs=b.ys)`) are copied gradually, once the instance exists.
+        let mut given: Vec<(u32, Value)> = Vec::with_capacity(plan.names.len());
+        let mut forwards: Vec<(u32, CellId)> = Vec::new();
+        for arg in args {
+            match arg {
+                Arg::Keyword(name, value) => {
+                    let Some(position) = plan.position(&name.name) else {
+                        return Err(self.no_such_attribute(scope, written.span, &name.name, entity));
+                    };
+                    if matches!(plan.kinds[position as usize], CellKind::List { .. })
+                        && let Some(from) = self.relation_source(task, value, scope)?
+                    {
+                        forwards.push((position, from));
+                        continue;
+                    }
+                    let value = self.eval(task, value, scope)?;
+                    given.push((position, value));
+                }
+                Arg::Splat(dict) => match self.eval(task, dict, scope)? {
+                    Value::Dict(entries) => {
+                        for (name, value) in entries.iter() {
+                            let Some(position) = plan.position(name) else {
+                                return Err(self.no_such_attribute(scope, written.span, name, entity));
+                            };
+                            if given.iter().any(|(p, _)| *p == position) {
+                                return Err(self.fail(
+                                    scope,
+                                    dict.span,
+                                    Diagnostic::new(
+                                        &codes::DUPLICATE_KEYWORD_ARGUMENT,
+                                        format!("the attribute {name} is set twice"),
+                                    ),
+                                    "`**` sets it again",
+                                ));
+                            }
+                            given.push((position, value.clone()));
+                        }
+                    }
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            dict.span,
+                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
+                            &format!("this is {}", other.type_name()),
+                        ));
+                    }
+                },
+                Arg::Positional(value) => {
+                    self.eval(task, value, scope)?;
+                }
             }
-        }
-        let mut given: Vec<(&'a str, Value)> = Vec::with_capacity(plan.names.len());
-        for (name, value) in self.eval_keywords(task, args, scope, &skip)? {
-            let Some(position) = plan.position(&name) else {
-                return Err(self.fail(
-                    scope,
-                    written.span,
-                    Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("no attribute {name} on type {entity}")),
-                    "in this constructor",
-                ));
-            };
-            given.push((plan.names[position as usize], value));
         }
         if let Some((owner, relation)) = lhs
             && let Some(AttrKind::Relation { inverse: Some(inverse), .. }) =
                 self.attr_def(owner, relation).map(|d| &d.kind)
-            && !given.iter().any(|(n, _)| *n == inverse)
-            && plan.indexes.iter().any(|(_, attrs)| attrs.contains(inverse))
             && let Some(position) = plan.position(inverse)
+            && !given.iter().any(|(p, _)| *p == position)
+            && plan.indexes.iter().any(|index| index.positions.contains(&position))
         {
-            given.push((plan.names[position as usize], Value::Instance(owner)));
+            given.push((position, Value::Instance(owner)));
         }
         // Defaults are assigned like constructor arguments.
         let given_count = given.len();
-        for (name, value) in &plan.defaults {
-            if !given[..given_count].iter().any(|(n, _)| n == name) {
-                given.push((name, value.clone()));
+        for (position, value) in &plan.defaults {
+            if !given[..given_count].iter().any(|(p, _)| p == position) {
+                given.push((*position, value.clone()));
             }
         }
         // Index keys, for the entity's own and every ancestor's indexes.
         let mut keys: Vec<(&'a str, String)> = Vec::with_capacity(plan.indexes.len());
-        for (owner, attrs) in &plan.indexes {
+        for index in &plan.indexes {
             let mut key = String::new();
-            for attr in *attrs {
-                let Some((_, value)) = given.iter().find(|(n, _)| n == attr) else {
+            for (attr, position) in index.attributes.iter().zip(&index.positions) {
+                let Some((_, value)) = given.iter().find(|(p, _)| p == position) else {
                     return Err(self.fail(
                         scope,
                         expr.span,
@@ -380,9 +407,9 @@ impl<'a> Engine<'a> {
                 }
                 key.push_str(attr);
                 key.push('=');
-                self.write_key_value(&mut key, plan, attr, value);
+                self.write_key_value(&mut key, plan.is_float(*position), value);
             }
-            keys.push((owner, key));
+            keys.push((index.owner, key));
         }
         let mut found: Option<InstanceId> = None;
         for key in &keys {
@@ -419,13 +446,12 @@ impl<'a> Engine<'a> {
             self.instances[instance.0 as usize].depth = depth;
             instance
         };
-        for (name, value) in given {
-            let cell = self.attr_cell(instance, name).expect("checked against the plan");
-            self.assign(cell, value, scope, expr.span)?;
+        let first = self.instances[instance.0 as usize].first.0;
+        for (position, value) in given {
+            self.assign(CellId(first + position), value, scope, expr.span)?;
         }
-        for (name, from) in forwards {
-            let to = self.attr_cell(instance, name).expect("checked against the plan");
-            self.forward(from, to, scope, expr.span);
+        for (position, from) in forwards {
+            self.forward(from, CellId(first + position), scope, expr.span);
         }
         if found.is_none() {
             self.select_implementations(instance, plan);
@@ -433,6 +459,15 @@ impl<'a> Engine<'a> {
         let value = Value::Instance(instance);
         self.memoise(key, value.clone());
         Ok(value)
+    }
+
+    fn no_such_attribute(&self, scope: ScopeId, span: Span, name: &str, entity: &str) -> crate::engine::Stop {
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("no attribute {name} on type {entity}")),
+            "in this constructor",
+        )
     }
 
     /// The plan of the entity a constructor names (resolved once per constructor).
@@ -512,11 +547,8 @@ impl<'a> Engine<'a> {
 
     /// Writes a value the way an index key holds it: Python `repr`, floats for float
     /// attributes, instances by identity.
-    fn write_key_value(&self, key: &mut String, plan: &crate::plans::EntityPlan<'a>, attr: &str, value: &Value) {
+    fn write_key_value(&self, key: &mut String, float: bool, value: &Value) {
         use std::fmt::Write as _;
-        let float = plan.position(attr).is_some_and(|p| {
-            matches!(plan.kinds[p as usize], CellKind::Attribute(ty) if ty.base == modelc_sema::types::BaseType::Float)
-        });
         match value {
             #[allow(clippy::cast_precision_loss, reason = "the reference casts float index values")]
             Value::Int(i) if float => modelc_value::write_repr(key, &Value::Float(*i as f64), &|_| String::new()),
@@ -650,11 +682,10 @@ impl<'a> Engine<'a> {
             ));
         };
         let plan = self.plans.get(plan_id);
-        let found = plan
-            .indexes
-            .iter()
-            .find(|(_, attrs)| attrs.len() == keys.len() && attrs.iter().zip(&keys).all(|(a, (k, _))| a == k));
-        let Some((owner, _)) = found else {
+        let found = plan.indexes.iter().find(|index| {
+            index.attributes.len() == keys.len() && index.attributes.iter().zip(&keys).all(|(a, (k, _))| a == k)
+        });
+        let Some(index) = found else {
             let names: Vec<&str> = keys.iter().map(|(n, _)| n.as_ref()).collect();
             return Err(self.fail(
                 scope,
@@ -673,9 +704,9 @@ impl<'a> Engine<'a> {
             }
             text.push_str(n);
             text.push('=');
-            self.write_key_value(&mut text, plan, n, v);
+            self.write_key_value(&mut text, plan.position(n).is_some_and(|p| plan.is_float(p)), v);
         }
-        let key = (*owner, text);
+        let key = (index.owner, text);
         if let Some(instance) = self.index.get(&key).copied()
             && self.is_subtype(self.entity_of(instance), plan.fqn)
         {

@@ -81,7 +81,7 @@ impl<'a> Engine<'a> {
             ExprKind::Construct { entity, args } => self.construct(task, expr, entity, args, scope, None)?,
             ExprKind::IndexLookup { entity, args } => {
                 let resolved = self.resolve_entity(scope, &entity.text(), entity.span)?;
-                let keys = self.eval_keywords(task, args, scope, &[])?;
+                let keys = self.eval_keywords(task, args, scope)?;
                 self.lookup(&resolved, keys, scope, entity.span)?
             }
             ExprKind::RelationLookup { object, relation, args } => {
@@ -117,7 +117,7 @@ impl<'a> Engine<'a> {
                         "not a bidirectional relation",
                     ));
                 };
-                let mut keys = self.eval_keywords(task, args, scope, &[])?;
+                let mut keys = self.eval_keywords(task, args, scope)?;
                 keys.push((Cow::Owned(inverse.clone()), Value::Instance(instance)));
                 self.lookup(target, keys, scope, relation.span)?
             }
@@ -591,19 +591,15 @@ impl<'a> Engine<'a> {
         id
     }
 
-    /// Keyword arguments of a lookup or constructor, `**dict` expanded.
+    /// Keyword arguments of an index lookup, `**dict` expanded.
     pub(crate) fn eval_keywords(
         &mut self,
         task: TaskId,
         args: &'a [Arg],
         scope: ScopeId,
-        skip: &[usize],
     ) -> Eval<Vec<(Cow<'a, str>, Value)>> {
         let mut out: Vec<(Cow<'a, str>, Value)> = Vec::with_capacity(args.len());
-        for (n, arg) in args.iter().enumerate() {
-            if skip.contains(&n) {
-                continue;
-            }
+        for arg in args {
             match arg {
                 Arg::Keyword(name, value) => {
                     let value = self.eval(task, value, scope)?;

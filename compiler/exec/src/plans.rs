@@ -20,16 +20,28 @@ pub(crate) struct EntityPlan<'a> {
     pub kinds: Vec<CellKind<'a>>,
     /// Each attribute's declaration (relation ends: target, bounds, inverse).
     pub defs: Vec<&'a AttrDef>,
-    /// Defaults (constant values) of the attributes that have one.
-    pub defaults: Vec<(&'a str, Value)>,
-    /// Every index that applies: the entity that declares it, and its attributes.
-    pub indexes: Vec<(&'a str, &'a [String])>,
+    /// Defaults (constant values) of the attributes that have one, by position.
+    pub defaults: Vec<(u32, Value)>,
+    /// Every index that applies: the entity that declares it, its attributes (sorted) and
+    /// their positions.
+    pub indexes: Vec<PlannedIndex<'a>>,
     pub implements: Vec<&'a ImplementDef<'a>>,
+}
+
+pub(crate) struct PlannedIndex<'a> {
+    pub owner: &'a str,
+    pub attributes: &'a [String],
+    pub positions: Vec<u32>,
 }
 
 impl EntityPlan<'_> {
     pub(crate) fn position(&self, name: &str) -> Option<u32> {
         self.positions.get(name).copied()
+    }
+
+    /// Whether the attribute at `position` is a float (index keys cast ints to floats).
+    pub(crate) fn is_float(&self, position: u32) -> bool {
+        matches!(self.kinds[position as usize], CellKind::Attribute(ty) if ty.base == modelc_sema::types::BaseType::Float)
     }
 }
 
@@ -76,19 +88,22 @@ fn plan<'a>(program: &'a Program<'a>, fqn: &'a str) -> EntityPlan<'a> {
             },
         })
         .collect();
+    let positions: FxHashMap<&'a str, u32> = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
     let defaults = program
         .defaults_of(fqn)
         .into_iter()
         .filter_map(|(name, expr, _)| {
-            let name = names.iter().copied().find(|n| *n == name)?;
-            Some((name, crate::validate::constant(expr).unwrap_or(Value::Null)))
+            Some((*positions.get(name.as_str())?, crate::validate::constant(expr).unwrap_or(Value::Null)))
         })
         .collect();
     let indexes = ancestry
         .iter()
         .flat_map(|def| def.indexes.iter().map(move |attrs| (def.fqn.as_str(), attrs.as_slice())))
+        .filter_map(|(owner, attributes)| {
+            let positions = attributes.iter().map(|a| positions.get(a.as_str()).copied()).collect::<Option<_>>()?;
+            Some(PlannedIndex { owner, attributes, positions })
+        })
         .collect();
-    let positions = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
     EntityPlan { fqn, names, positions, kinds, defs, defaults, indexes, implements: program.implements_of(fqn) }
 }
 
