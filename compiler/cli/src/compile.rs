@@ -4,20 +4,14 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use modelc_driver::locate;
-
 use crate::output::Reporter;
-use crate::{Format, Io, usage_error};
+use crate::{Format, Io, load_target};
 
 pub(crate) fn run(path: Option<&Path>, dump_instances: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let started = Instant::now();
-    let target = match locate(path, &io.cwd) {
-        Ok(target) => target,
-        Err(error) => return usage_error(io, &error.to_string()),
-    };
-    let mut loaded = match modelc_driver::load(&target, &io.cwd) {
+    let mut loaded = match load_target(path, io) {
         Ok(loaded) => loaded,
-        Err(error) => return usage_error(io, &error.to_string()),
+        Err(status) => return status,
     };
     let compiled = modelc_driver::compile(&mut loaded, world());
     let elapsed = started.elapsed();

@@ -124,18 +124,21 @@ fn parse(paths: &[PathBuf], dump_ast: bool, format: Format, color: bool, io: &mu
 
 /// `modelc check [PATH]`: syntax, names and types of every file the project loads.
 fn check(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let target = match locate(path, &io.cwd) {
-        Ok(target) => target,
-        Err(error) => return usage_error(io, &error.to_string()),
-    };
-    let mut loaded = match modelc_driver::load(&target, &io.cwd) {
+    let mut loaded = match load_target(path, io) {
         Ok(loaded) => loaded,
-        Err(error) => return usage_error(io, &error.to_string()),
+        Err(status) => return status,
     };
     let checked = modelc_driver::check(&mut loaded);
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(checked.diagnostics);
     Reporter { files: &loaded.files, format, color, file_count: checked.files }.finish(io, &mut diagnostics, "checked")
+}
+
+/// Finds what PATH names (or the project around the current directory) and reads its files;
+/// a usage error is reported and its exit status returned.
+pub(crate) fn load_target(path: Option<&Path>, io: &mut Io<'_>) -> Result<modelc_driver::Loaded, u8> {
+    let loaded = locate(path, &io.cwd).and_then(|target| modelc_driver::load(&target, &io.cwd));
+    loaded.map_err(|error| usage_error(io, &error.to_string()))
 }
 
 /// `modelc explain CODE`.

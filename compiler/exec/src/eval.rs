@@ -297,12 +297,7 @@ impl<'a> Engine<'a> {
         let target = namespace.and_then(|ns| self.program.units.iter().position(|u| u.namespace == ns));
         match target.and_then(|u| self.scope_var(self.unit_scopes[u], &name.name)) {
             Some(cell) => Ok(cell),
-            None => Err(self.fail(
-                scope,
-                path.span,
-                Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {} not found", path.text())),
-                "not found",
-            )),
+            None => Err(self.undefined_variable(scope, path.span, &path.text())),
         }
     }
 
@@ -328,16 +323,21 @@ impl<'a> Engine<'a> {
         None
     }
 
+    /// The error for a name that is no variable here.
+    pub(crate) fn undefined_variable(&self, scope: ScopeId, span: Span, name: &str) -> Stop {
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {name} not found")),
+            "not defined here",
+        )
+    }
+
     pub(crate) fn read_name(&mut self, _task: TaskId, name: &str, span: Span, scope: ScopeId) -> Eval<Value> {
         match self.lookup_name(name, scope) {
             Some(Named::Instance(i)) => Ok(Value::Instance(i)),
             Some(Named::Cell(cell)) => self.read_cell(cell, scope, span),
-            None => Err(self.fail(
-                scope,
-                span,
-                Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {name} not found")),
-                "not defined here",
-            )),
+            None => Err(self.undefined_variable(scope, span, name)),
         }
     }
 
@@ -437,14 +437,7 @@ impl<'a> Engine<'a> {
             ExprKind::Var(path) if path.segments.len() == 1 => match self.lookup_name(&path.segments[0].name, scope) {
                 Some(Named::Cell(cell)) => Some(cell),
                 Some(Named::Instance(_)) => return Ok(Value::Bool(true)),
-                None => {
-                    return Err(self.fail(
-                        scope,
-                        path.span,
-                        Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {} not found", path.text())),
-                        "not defined here",
-                    ));
-                }
+                None => return Err(self.undefined_variable(scope, path.span, &path.text())),
             },
             ExprKind::MapLookup { object, key } => {
                 let container = self.eval(task, object, scope)?;

@@ -46,23 +46,14 @@ impl<'a> Engine<'a> {
             }
             TaskKind::Forward { from, to, seen, span } => {
                 let (from, to, seen, span) = (*from, *to, *seen, *span);
-                let items = match &self.cell(from).value {
-                    Some(Value::List(items)) => std::sync::Arc::clone(items),
-                    _ => std::sync::Arc::default(),
-                };
+                let items = self.list_snapshot(from);
                 for item in items.iter().skip(seen) {
                     self.assign(to, item.clone(), scope, span)?;
                 }
                 if let TaskKind::Forward { seen, .. } = &mut self.tasks[id.0 as usize].kind {
                     *seen = items.len();
                 }
-                if self.cell(from).frozen {
-                    return Ok(());
-                }
-                if !self.cell(from).listeners().contains(&id) {
-                    self.cell_mut(from).waits_mut().listeners.push(id);
-                }
-                Err(Stop::Listen)
+                self.listen_until_frozen(id, from)
             }
             TaskKind::Annotation(expr) => {
                 let expr: &'a Expr = expr;
@@ -73,12 +64,7 @@ impl<'a> Engine<'a> {
             }
             TaskKind::ForEach { cell, var, body, seen } => {
                 let (cell, var, body, seen): (_, &'a Ident, &'a [Stmt], usize) = (*cell, var, body, *seen);
-                // A shared handle on the values: the bodies are only scheduled here, nothing is
-                // added to the relation before it is dropped.
-                let items = match &self.cell(cell).value {
-                    Some(Value::List(items)) => std::sync::Arc::clone(items),
-                    _ => std::sync::Arc::default(),
-                };
+                let items = self.list_snapshot(cell);
                 for item in items.iter().skip(seen) {
                     if !item.is_unknown() {
                         self.emit_block(body, Some(scope), None, self.unit_of(scope), Some((var, item.clone())));
@@ -87,13 +73,7 @@ impl<'a> Engine<'a> {
                 if let TaskKind::ForEach { seen, .. } = &mut self.tasks[id.0 as usize].kind {
                     *seen = items.len();
                 }
-                if self.cell(cell).frozen {
-                    return Ok(());
-                }
-                if !self.cell(cell).listeners().contains(&id) {
-                    self.cell_mut(cell).waits_mut().listeners.push(id);
-                }
-                Err(Stop::Listen)
+                self.listen_until_frozen(id, cell)
             }
         }
     }
@@ -192,14 +172,7 @@ impl<'a> Engine<'a> {
             ExprKind::Var(path) if path.segments.len() == 1 => {
                 let name = &path.segments[0].name;
                 let cell = self.scope_var(scope, name);
-                let Some(cell) = cell else {
-                    return Err(self.fail(
-                        scope,
-                        target.span,
-                        Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable {name} not found")),
-                        "",
-                    ));
-                };
+                let Some(cell) = cell else { return Err(self.undefined_variable(scope, target.span, name)) };
                 let value = self.eval(id, value, scope)?;
                 self.assign(cell, value, scope, target.span)
             }
@@ -240,6 +213,27 @@ impl<'a> Engine<'a> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// A shared handle on the values of a list cell, for a gradual listener: it only schedules
+    /// work with them, nothing is added to the relation while it holds the handle.
+    fn list_snapshot(&self, cell: CellId) -> std::sync::Arc<Vec<Value>> {
+        match &self.cell(cell).value {
+            Some(Value::List(items)) => std::sync::Arc::clone(items),
+            _ => std::sync::Arc::default(),
+        }
+    }
+
+    /// A gradual listener that has seen every value so far: done if the relation is complete,
+    /// else listening for more.
+    fn listen_until_frozen(&mut self, id: TaskId, cell: CellId) -> Eval<()> {
+        if self.cell(cell).frozen {
+            return Ok(());
+        }
+        if !self.cell(cell).listeners().contains(&id) {
+            self.cell_mut(cell).waits_mut().listeners.push(id);
+        }
+        Err(Stop::Listen)
     }
 
     /// The list relation cell an expression reads (`b.ys`), if it is one: copying it into
