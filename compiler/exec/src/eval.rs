@@ -200,15 +200,7 @@ impl<'a> Engine<'a> {
                 Value::Bool(false) => self.eval(task, otherwise, scope)?,
                 Value::Unknown => Value::Unknown,
                 other => {
-                    return Err(self.fail(
-                        scope,
-                        condition.span,
-                        Diagnostic::new(
-                            &codes::NON_BOOLEAN_CONDITION,
-                            "the condition of a conditional expression must be a boolean",
-                        ),
-                        &format!("this is {}", other.type_name()),
-                    ));
+                    return Err(self.non_boolean(scope, condition.span, "a conditional expression", &other));
                 }
             },
             ExprKind::IsDefined(inner) => self.eval_is_defined(task, inner, scope)?,
@@ -321,6 +313,22 @@ impl<'a> Engine<'a> {
             current = s.parent;
         }
         None
+    }
+
+    /// The error for a condition that is not a boolean: `what` says whose condition.
+    pub(crate) fn non_boolean(&self, scope: ScopeId, span: Span, what: &str, value: &Value) -> Stop {
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(
+                &codes::NON_BOOLEAN_CONDITION,
+                format!(
+                    "invalid value `{}`: the condition of {what} can only be a boolean expression",
+                    self.interpolate(value)
+                ),
+            ),
+            &format!("this is {}", value.type_name()),
+        )
     }
 
     /// The error for a name that is no variable here.
@@ -546,15 +554,7 @@ impl<'a> Engine<'a> {
                         continue 'elements;
                     }
                     other => {
-                        return Err(self.fail(
-                            s,
-                            guard.span,
-                            Diagnostic::new(
-                                &codes::NON_BOOLEAN_CONDITION,
-                                "the condition of a list comprehension must be a boolean",
-                            ),
-                            &format!("this is {}", other.type_name()),
-                        ));
+                        return Err(self.non_boolean(s, guard.span, "a list comprehension", &other));
                     }
                 }
             }

@@ -23,18 +23,7 @@ impl<'a> Engine<'a> {
                     Value::Bool(true) | Value::Unknown => self.apply(instance, implementations),
                     Value::Bool(false) => {}
                     other => {
-                        return Err(self.fail(
-                            scope,
-                            condition.span,
-                            Diagnostic::new(
-                                &codes::NON_BOOLEAN_CONDITION,
-                                format!(
-                                    "invalid value `{}`: the condition for a conditional implementation can only be a boolean expression",
-                                    self.interpolate(&other)
-                                ),
-                            ),
-                            "not a boolean",
-                        ));
+                        return Err(self.non_boolean(scope, condition.span, "a conditional implementation", &other));
                     }
                 }
                 Ok(())
@@ -94,18 +83,7 @@ impl<'a> Engine<'a> {
                         // An unknown condition runs no branch.
                         Value::Unknown => return Ok(()),
                         other => {
-                            return Err(self.fail(
-                                scope,
-                                condition.span,
-                                Diagnostic::new(
-                                    &codes::NON_BOOLEAN_CONDITION,
-                                    format!(
-                                        "invalid value `{}`: the condition for an if statement can only be a boolean expression",
-                                        self.interpolate(&other)
-                                    ),
-                                ),
-                                "not a boolean",
-                            ));
+                            return Err(self.non_boolean(scope, condition.span, "an if statement", &other));
                         }
                     }
                 }
