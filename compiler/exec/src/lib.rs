@@ -4,7 +4,8 @@
 //! * `store`: single-assignment cells, instances, scopes;
 //! * `engine`: the scheduler: tasks, waits, the run queue, freezing of relations;
 //! * `stmts`, `eval`, `ops`, `calls`: statements, expressions, operators and casts, plugins;
-//! * `effects`: assignments, relations and their inverses, constructors, indexes, lookups;
+//! * `assign`, `construct`, `implement`, `lookup`: setting cells (relations and their inverses),
+//!   constructors and indexes, implementations, index lookups;
 //! * `validate`: type checks of values and typedef constraints;
 //! * `finish`: the end-of-compile checks.
 //!
@@ -12,13 +13,16 @@
 //! again when the cell completes, with the effects it already had (constructors, plugin calls)
 //! remembered, so the cost grows with the model, not with the number of passes.
 
+mod assign;
 mod calls;
 mod chunked;
-mod effects;
+mod construct;
 mod engine;
 mod eval;
 mod finish;
 pub mod graph;
+mod implement;
+mod lookup;
 mod ops;
 mod plans;
 pub mod program;

@@ -1,0 +1,322 @@
+//! Constructors (spec §4.5, execution §1.4): arguments and defaults by attribute position,
+//! index keys, merging into the instance an index already holds, creating instances with a
+//! cell per attribute, and the cap on runaway construction.
+
+use modelc_diagnostics::{Diagnostic, Span, codes};
+use modelc_sema::index::AttrKind;
+use modelc_syntax::ast::{Arg, Expr, TypeRef};
+use modelc_value::{InstanceId, Value};
+
+use crate::engine::{Engine, Eval};
+use crate::store::{CellId, CellKind, Instance, Owner, ScopeId, TaskId};
+
+/// Cap on nested construction (an instance constructed in an implementation of, or a loop over,
+/// an instance constructed the same way …): far beyond real models, it stops runaway recursion.
+pub(crate) const MAX_CONSTRUCTION_DEPTH: u32 = 1000;
+
+impl<'a> Engine<'a> {
+    /// Evaluates a constructor (memoised per task), with `lhs` the instance and relation the
+    /// new instance is assigned to (its inverse may complete an index).
+    pub(crate) fn construct(
+        &mut self,
+        task: TaskId,
+        expr: &'a Expr,
+        written: &'a TypeRef,
+        args: &'a [Arg],
+        scope: ScopeId,
+        lhs: Option<(InstanceId, &'a str)>,
+    ) -> Eval<Value> {
+        let key = (expr as *const Expr, scope);
+        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
+            return Ok(value.clone());
+        }
+        let plan_id = self.constructed_plan(scope, written)?;
+        let plan = self.plans.get(plan_id);
+        let entity = plan.fqn;
+        // The attributes given, by position in the plan. Relations given as another relation
+        // (`A(xs=b.ys)`) are copied gradually, once the instance exists.
+        let mut given: Vec<(u32, Value)> = Vec::with_capacity(plan.names.len());
+        let mut forwards: Vec<(u32, CellId)> = Vec::new();
+        for arg in args {
+            match arg {
+                Arg::Keyword(name, value) => {
+                    let Some(position) = plan.position(&name.name) else {
+                        return Err(self.no_such_attribute(scope, written.span, &name.name, entity));
+                    };
+                    if matches!(plan.kinds[position as usize], CellKind::List { .. })
+                        && let Some(from) = self.relation_source(task, value, scope)?
+                    {
+                        forwards.push((position, from));
+                        continue;
+                    }
+                    let value = self.eval(task, value, scope)?;
+                    given.push((position, value));
+                }
+                Arg::Splat(dict) => match self.eval(task, dict, scope)? {
+                    Value::Dict(entries) => {
+                        for (name, value) in entries.iter() {
+                            let Some(position) = plan.position(name) else {
+                                return Err(self.no_such_attribute(scope, written.span, name, entity));
+                            };
+                            if given.iter().any(|(p, _)| *p == position) {
+                                return Err(self.fail(
+                                    scope,
+                                    dict.span,
+                                    Diagnostic::new(
+                                        &codes::DUPLICATE_KEYWORD_ARGUMENT,
+                                        format!("the attribute {name} is set twice"),
+                                    ),
+                                    "`**` sets it again",
+                                ));
+                            }
+                            given.push((position, value.clone()));
+                        }
+                    }
+                    other => {
+                        return Err(self.fail(
+                            scope,
+                            dict.span,
+                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
+                            &format!("this is {}", other.type_name()),
+                        ));
+                    }
+                },
+                Arg::Positional(value) => {
+                    self.eval(task, value, scope)?;
+                }
+            }
+        }
+        if let Some((owner, relation)) = lhs
+            && let Some(AttrKind::Relation { inverse: Some(inverse), .. }) =
+                self.attr_def(owner, relation).map(|d| &d.kind)
+            && let Some(position) = plan.position(inverse)
+            && !given.iter().any(|(p, _)| *p == position)
+            && plan.indexes.iter().any(|index| index.positions.contains(&position))
+        {
+            given.push((position, Value::Instance(owner)));
+        }
+        // Defaults are assigned like constructor arguments.
+        let given_count = given.len();
+        for (position, value) in &plan.defaults {
+            if !given[..given_count].iter().any(|(p, _)| p == position) {
+                given.push((*position, value.clone()));
+            }
+        }
+        // Index keys, for the entity's own and every ancestor's indexes.
+        let mut keys: Vec<(&'a str, String)> = Vec::with_capacity(plan.indexes.len());
+        for index in &plan.indexes {
+            let mut key = String::new();
+            for (attr, position) in index.attributes.iter().zip(&index.positions) {
+                let Some((_, value)) = given.iter().find(|(p, _)| p == position) else {
+                    return Err(self.fail(
+                        scope,
+                        expr.span,
+                        Diagnostic::new(
+                            &codes::MISSING_INDEX_ATTRIBUTE,
+                            format!("missing attribute '{attr}': {entity}.{attr} is part of an index"),
+                        ),
+                        "in this constructor",
+                    ));
+                };
+                if !key.is_empty() {
+                    key.push_str(", ");
+                }
+                key.push_str(attr);
+                key.push('=');
+                self.write_key_value(&mut key, plan.is_float(*position), value);
+            }
+            keys.push((index.owner, key));
+        }
+        let mut found: Option<InstanceId> = None;
+        for key in &keys {
+            let Some(hit) = self.index.get(key).copied() else { continue };
+            match found {
+                None => found = Some(hit),
+                Some(first) if first != hit => {
+                    return Err(self.inconsistent_indexes(scope, expr.span, entity, first, hit));
+                }
+                Some(_) => {}
+            }
+        }
+        let instance = if let Some(first) = found {
+            if self.instances[first.0 as usize].plan != plan_id {
+                let other = &self.instances[first.0 as usize];
+                return Err(self.fail(
+                    scope,
+                    expr.span,
+                    Diagnostic::new(
+                        &codes::INDEX_CONFLICT,
+                        format!("an instance of {} has the same index key as this {entity}", self.entity_of(first)),
+                    )
+                    .secondary(other.file, other.span, "the other instance is constructed here"),
+                    "duplicate key in index",
+                ));
+            }
+            first
+        } else {
+            let depth = self.construction_depth(scope) + 1;
+            if depth > MAX_CONSTRUCTION_DEPTH {
+                return Err(self.runaway_construction(scope, expr.span));
+            }
+            let instance = self.create(plan_id, scope, expr.span, keys);
+            self.instances[instance.0 as usize].depth = depth;
+            instance
+        };
+        let first = self.instances[instance.0 as usize].first.0;
+        for (position, value) in given {
+            self.assign(CellId(first + position), value, scope, expr.span)?;
+        }
+        for (position, from) in forwards {
+            self.forward(from, CellId(first + position), scope, expr.span);
+        }
+        if found.is_none() {
+            self.select_implementations(instance, plan);
+        }
+        let value = Value::Instance(instance);
+        self.memoise(key, value.clone());
+        Ok(value)
+    }
+
+    fn no_such_attribute(&self, scope: ScopeId, span: Span, name: &str, entity: &str) -> crate::engine::Stop {
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("no attribute {name} on type {entity}")),
+            "in this constructor",
+        )
+    }
+
+    /// The plan of the entity a constructor names (resolved once per constructor).
+    fn constructed_plan(&mut self, scope: ScopeId, written: &'a TypeRef) -> Eval<u32> {
+        if let Some(plan) = self.constructors.get(&(written as *const TypeRef)) {
+            return Ok(*plan);
+        }
+        let entity = self.resolve_entity(scope, &written.text(), written.span)?;
+        let plan = self.plans.id(&entity).expect("every entity has a plan");
+        self.constructors.insert(written as *const TypeRef, plan);
+        Ok(plan)
+    }
+
+    fn inconsistent_indexes(
+        &self,
+        scope: ScopeId,
+        span: Span,
+        entity: &str,
+        first: InstanceId,
+        second: InstanceId,
+    ) -> crate::engine::Stop {
+        let [a, b] = [first, second].map(|i| &self.instances[i.0 as usize]);
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(
+                &codes::INDEX_CONFLICT,
+                format!("inconsistent indexes: this {entity} matches two different instances"),
+            )
+            .secondary(a.file, a.span, "one index finds this instance")
+            .secondary(b.file, b.span, "another index finds this one"),
+            "matches both",
+        )
+    }
+
+    /// How deep in implementations code runs: 0 at the top level, and one more than the
+    /// instance whose implementation (or `when` condition) it is in.
+    fn construction_depth(&self, scope: ScopeId) -> u32 {
+        self.scope(scope).depth
+    }
+
+    /// The error for a constructor nested too deep: the chain of entities that led to it.
+    fn runaway_construction(&self, scope: ScopeId, span: Span) -> crate::engine::Stop {
+        let mut chain = Vec::new();
+        let mut current = Some(scope);
+        while let Some(id) = current {
+            let s = self.scope(id);
+            current = s.parent;
+            if let Some(instance) = s.instance {
+                let here = format!("{} ({})", self.entity_of(instance), self.constructed_at(instance));
+                if chain.len() < 4 && chain.last() != Some(&here) {
+                    chain.push(here);
+                }
+                current = Some(self.instances[instance.0 as usize].origin);
+            }
+        }
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(
+                &codes::INCOMPLETE_EXECUTION,
+                format!(
+                    "construction nested {MAX_CONSTRUCTION_DEPTH} levels deep: the construction never ends"
+                ),
+            )
+            .note(if chain.is_empty() {
+                "a loop over a relation keeps adding new instances to the relation it iterates over".to_owned()
+            } else if chain.len() == 1 {
+                format!("each {} is constructed by code that runs for the one before", chain[0])
+            } else {
+                format!("the innermost constructions: {}", chain.join(", inside "))
+            })
+            .help("an implementation (or a loop over a relation) constructs a new instance for which the same code runs again; stop the chain with a `when` condition, or with an index that returns the existing instance"),
+            "constructed here, again",
+        )
+    }
+
+    /// Writes a value the way an index key holds it: Python `repr`, floats for float
+    /// attributes, instances by identity.
+    pub(crate) fn write_key_value(&self, key: &mut String, float: bool, value: &Value) {
+        use std::fmt::Write as _;
+        match value {
+            #[allow(clippy::cast_precision_loss, reason = "the reference casts float index values")]
+            Value::Int(i) if float => modelc_value::write_repr(key, &Value::Float(*i as f64), &|_| String::new()),
+            Value::Int(i) => {
+                let _ = write!(key, "{i}");
+            }
+            Value::Instance(i) => {
+                let _ = write!(key, "#{}", i.0);
+            }
+            // Each unknown value is different from every other (as in the reference, where
+            // each has its own identity): instances with unknown keys are never merged, and a
+            // lookup with an unknown key matches nothing.
+            Value::Unknown => {
+                let n = self.unknown_keys.get();
+                self.unknown_keys.set(n + 1);
+                let _ = write!(key, "<unknown #{n}>");
+            }
+            other => modelc_value::write_repr(key, other, &|i| format!("#{}", i.0)),
+        }
+    }
+
+    /// A new instance with a cell for every attribute, entered in its indexes.
+    fn create(&mut self, plan_id: u32, scope: ScopeId, span: Span, keys: Vec<(&'a str, String)>) -> InstanceId {
+        let id = InstanceId(self.instances.len() as u32);
+        let plan = self.plans.get(plan_id);
+        let first = CellId(self.cells.len() as u32);
+        self.instances.push(Instance {
+            plan: plan_id,
+            first,
+            file: self.file_of(scope),
+            span,
+            unit: self.unit_of(scope) as u32,
+            applied: 0,
+            implemented: false,
+            depth: 0,
+            origin: scope,
+        });
+        for (position, (name, kind)) in plan.names.iter().zip(&plan.kinds).enumerate() {
+            let cell = self.new_cell(kind, Owner::Attribute { instance: id, position: position as u32 });
+            if *name == "self" {
+                // `self` is the instance itself in its implementations: an attribute of that
+                // name already holds it, and setting it is a double set (as in the reference).
+                self.cell_mut(cell).value = Some(Value::Instance(id));
+            }
+        }
+        for key in keys {
+            if let Some(cell) = self.parked.swap_remove(&key) {
+                self.cell_mut(cell).value = Some(Value::Instance(id));
+                self.wake(cell);
+            }
+            self.index.insert(key, id);
+        }
+        id
+    }
+}

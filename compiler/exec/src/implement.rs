@@ -1,0 +1,69 @@
+//! Selecting and running implementations (spec §4.7, execution §1.5): `implement … using …
+//! when`, `using parents`, each implementation once per instance.
+
+use modelc_value::InstanceId;
+
+use crate::engine::{Engine, TaskKind};
+use crate::store::{CellId, ScopeId};
+
+impl<'a> Engine<'a> {
+    /// Schedules the `implement` statements of a new instance (spec §4.7).
+    pub(crate) fn select_implementations(&mut self, instance: InstanceId, plan: &crate::plans::EntityPlan<'a>) {
+        for def in &plan.implements {
+            match &def.statement.condition {
+                None => self.apply(instance, &def.implementations),
+                Some(condition) => {
+                    let scope = self.instance_scope(instance, self.unit_scopes[def.unit], def.unit);
+                    self.spawn(
+                        TaskKind::Condition { instance, implementations: &def.implementations, condition },
+                        scope,
+                    );
+                }
+            }
+        }
+    }
+
+    /// A scope in which an instance's attributes (and `self`) are visible, over a file's top level.
+    pub(crate) fn instance_scope(&mut self, instance: InstanceId, parent: ScopeId, unit: usize) -> ScopeId {
+        let id = ScopeId(self.scopes.len() as u32);
+        self.scopes.push(crate::store::Scope {
+            first_var: CellId(0),
+            var_count: 0,
+            parent: Some(parent),
+            instance: Some(instance),
+            unit,
+            depth: self.instances[instance.0 as usize].depth,
+        });
+        id
+    }
+
+    /// Records that implementation number `position` runs for `instance`; false if it already
+    /// did. The first 64 implementations of a program are bits of the instance, the rest a set.
+    fn mark_applied(&mut self, instance: InstanceId, position: u32) -> bool {
+        if position < 64 {
+            let applied = &mut self.instances[instance.0 as usize].applied;
+            let new = *applied & (1 << position) == 0;
+            *applied |= 1 << position;
+            new
+        } else {
+            self.applied_beyond_64.insert((instance, position))
+        }
+    }
+
+    /// Runs implementations for an instance, each at most once.
+    pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &'a [String]) {
+        // `implement B using parents` alone names no implementation: that selects nothing.
+        if !implementations.is_empty() {
+            self.instances[instance.0 as usize].implemented = true;
+        }
+        let program = self.program;
+        for name in implementations {
+            let Some((position, _, (unit, implementation))) = program.implementations.get_full(name) else { continue };
+            if !self.mark_applied(instance, position as u32) {
+                continue;
+            }
+            let scope = self.instance_scope(instance, self.unit_scopes[*unit], *unit);
+            self.emit_block(&implementation.body, Some(scope), None, *unit, None);
+        }
+    }
+}
