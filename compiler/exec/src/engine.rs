@@ -245,7 +245,7 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn unit_of(&self, scope: ScopeId) -> usize {
-        self.scope(scope).unit
+        self.scope(scope).unit as usize
     }
 
     pub(crate) fn file_of(&self, scope: ScopeId) -> FileId {
@@ -337,7 +337,7 @@ impl<'a> Engine<'a> {
             (None, Some(parent)) => self.scope(parent).depth,
             (None, None) => 0,
         };
-        self.scopes.push(Scope { first_var, var_count: names.len() as u32, parent, instance, unit, depth });
+        self.scopes.push(Scope { first_var, var_count: names.len() as u32, parent, instance, unit: unit as u32, depth });
         id
     }
 

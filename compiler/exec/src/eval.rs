@@ -578,7 +578,7 @@ impl<'a> Engine<'a> {
             var_count: 1,
             parent: Some(parent),
             instance: None,
-            unit,
+            unit: unit as u32,
             depth,
         });
         id

@@ -31,7 +31,7 @@ impl<'a> Engine<'a> {
             var_count: 0,
             parent: Some(parent),
             instance: Some(instance),
-            unit,
+            unit: unit as u32,
             depth: self.instances[instance.0 as usize].depth,
         });
         id

@@ -185,7 +185,7 @@ pub(crate) struct Scope {
     /// Implementation bodies and `when` conditions: the instance whose attributes are visible.
     pub instance: Option<InstanceId>,
     /// The file the code is written in.
-    pub unit: usize,
+    pub unit: u32,
     /// How deep in construction the code runs: 0 at the top level; in an implementation, its
     /// instance's depth; in a loop body over an instance, one more than that instance's depth
     /// (so a loop that keeps making what it iterates over grows deeper too).
@@ -198,7 +198,7 @@ mod sizes {
     #[test]
     fn run_time_records_stay_small() {
         assert!(size_of::<super::Cell<'_>>() <= 96);
-        assert!(size_of::<super::Scope>() <= 48);
+        assert!(size_of::<super::Scope>() <= 32);
         assert!(size_of::<super::Instance>() <= 64);
         assert!(size_of::<crate::engine::Task<'_>>() <= 56);
     }
