@@ -337,7 +337,14 @@ impl<'a> Engine<'a> {
             (None, Some(parent)) => self.scope(parent).depth,
             (None, None) => 0,
         };
-        self.scopes.push(Scope { first_var, var_count: names.len() as u32, parent, instance, unit: unit as u32, depth });
+        self.scopes.push(Scope {
+            first_var,
+            var_count: names.len() as u32,
+            parent,
+            instance,
+            unit: unit as u32,
+            depth,
+        });
         id
     }
 

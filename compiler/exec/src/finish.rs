@@ -19,7 +19,8 @@ impl Engine<'_> {
                         &codes::UNMATCHED_INDEX_LOOKUP,
                         format!("no match in index on type {} with key {}", lookup.entity, lookup.key),
                     )
-                    .primary(lookup.file, lookup.span, "no instance with this key was constructed"),
+                    .primary(lookup.file, lookup.span, "no instance with this key was constructed")
+                    .help("a lookup waits until an instance with exactly this key exists; check the key's value and that a constructor makes it"),
                 );
             }
         }
@@ -46,20 +47,37 @@ impl Engine<'_> {
             let plan = self.plans.get(instance.plan);
             for (k, name) in plan.names.iter().enumerate() {
                 let c = self.cell(CellId(instance.first.0 + k as u32));
-                let message = match &c.kind {
-                    CellKind::Attribute(_) | CellKind::Single { .. } if c.value.is_none() => {
-                        Some(format!("attribute `{name}` is not set"))
-                    }
-                    CellKind::List { lower, .. } if !c.lower_met() => {
-                        Some(format!("attribute `{name}` requires {lower} values but only {} are set", c.items().len()))
-                    }
+                let problem = match &c.kind {
+                    CellKind::Attribute(ty) if c.value.is_none() => Some((
+                        format!("attribute `{name}` is not set"),
+                        if ty.nullable {
+                            format!("an optional attribute must be set too, possibly to null: `{name}=null`")
+                        } else {
+                            format!(
+                                "set it in the constructor (`{name}=…`), in an implementation, or give it a default"
+                            )
+                        },
+                    )),
+                    CellKind::Single { .. } if c.value.is_none() => Some((
+                        format!("relation `{name}` is not set"),
+                        format!(
+                            "a `[1]` relation needs exactly one value: set `{name}` in the constructor or an implementation"
+                        ),
+                    )),
+                    CellKind::List { lower, .. } if !c.lower_met() => Some((
+                        format!("attribute `{name}` requires {lower} values but only {} are set", c.items().len()),
+                        format!("add values to `{name}`, or lower the relation's multiplicity"),
+                    )),
                     _ => None,
                 };
-                if let Some(message) = message {
-                    let mut d = here(Diagnostic::new(
-                        &codes::UNSET_ATTRIBUTE,
-                        format!("the object `{}` is not complete: {message}", self.describe(id)),
-                    ));
+                if let Some((message, help)) = problem {
+                    let mut d = here(
+                        Diagnostic::new(
+                            &codes::UNSET_ATTRIBUTE,
+                            format!("the object `{}` is not complete: {message}", self.describe(id)),
+                        )
+                        .help(help),
+                    );
                     let owner = &plan.defs[k].owner;
                     if let Some((file, span)) = self.program.declarations.get(&(owner.clone(), (*name).to_owned())) {
                         d = d.secondary(*file, *span, "declared here");
