@@ -126,3 +126,13 @@ fn an_if_promises_relations_of_variables_set_after_it() {
     );
     assert_eq!((code, printed.as_str(), codes), (0, "1\n", vec![]));
 }
+
+#[test]
+fn relations_inside_a_list_literal_are_copied_gradually() {
+    let (code, printed, codes) = compile(
+        "entity A:\nend\nentity B:\nend\nentity C:\nend\nA.xs [0:] -- C\nB.ys [0:] -- C\nA.c [1] -- C\n\
+         implement A using std::none\nimplement B using std::none\nimplement C using std::none\n\
+         b = B()\nc2 = C()\na = A(c=C())\na.xs = [b.ys, c2]\nb.ys += a.c\nstd::print(std::count(a.xs))\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "2\n", vec![]));
+}

@@ -186,6 +186,26 @@ impl<'a> Engine<'a> {
                     Value::Instance(i) => Some((*i, attr.name.as_str())),
                     _ => None,
                 };
+                if multi && let ExprKind::List(items) = &value.kind {
+                    // `a.xs = [b.ys, c]`: relations in the list are copied gradually too.
+                    let mut values = Vec::new();
+                    for item in items {
+                        let key = (item as *const Expr, scope);
+                        if self.tasks[id.0 as usize].memo(key).is_some() {
+                            continue;
+                        }
+                        if let Some(from) = self.relation_source(id, item, scope)? {
+                            self.forward(from, cell, scope, target.span);
+                            self.memoise(key, Value::Null);
+                            continue;
+                        }
+                        match self.eval_with_lhs(id, item, scope, lhs)? {
+                            Value::List(inner) => values.extend(inner.iter().cloned()),
+                            other => values.push(other),
+                        }
+                    }
+                    return self.assign(cell, Value::list(values), scope, target.span);
+                }
                 let value = self.eval_with_lhs(id, value, scope, lhs)?;
                 self.assign(cell, value, scope, target.span)
             }
