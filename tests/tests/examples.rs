@@ -24,3 +24,16 @@ fn every_example_checks_cleanly() {
     }
     assert!(checked >= 1, "no examples found");
 }
+
+#[test]
+fn the_web_service_renders_its_balancer_config_from_the_module_template() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let out = modelc(&["compile", "--dump-instances", "web-service"], &examples);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains(r"upstream backends {\n    server web1.example.com:8080;\n    server web2.example.com:8080;\n}"),
+        "{}",
+        out.stdout
+    );
+}

@@ -49,5 +49,6 @@ pub(crate) fn run(path: Option<&Path>, dump_instances: bool, format: Format, col
 /// What the model may read from outside: the process environment and the clock.
 fn world() -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
-    modelc_exec::World { env: std::env::vars().collect(), now }
+    // The modules' files are filled in by the driver, which knows where the modules are.
+    modelc_exec::World { env: std::env::vars().collect(), now, ..Default::default() }
 }

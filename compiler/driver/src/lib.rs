@@ -5,6 +5,7 @@
 //! phases over them. Phases below it are pure functions of text.
 
 mod database;
+mod module_files;
 mod project;
 mod sources;
 
@@ -52,7 +53,7 @@ pub fn parse_all(files: &SourceFiles, mut visit: impl FnMut(&Parse)) -> Vec<Diag
 
 /// Checks a loaded target and, when it has no errors, executes it (spec execution §1): every
 /// instance with its attributes, what `std::print` printed, and every diagnostic.
-pub fn compile(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
+pub fn compile(loaded: &mut Loaded, mut world: modelc_exec::World) -> Compiled {
     sources::add_std(loaded);
     let db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
@@ -78,6 +79,9 @@ pub fn compile(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
         })
         .collect();
     let program = modelc_exec::Program::new(units, index);
+    // The files of the loaded modules (their top-level namespaces), for std::template & co.
+    let top_levels: Vec<&str> = modules.files.keys().filter(|ns| !ns.contains("::")).map(String::as_str).collect();
+    world.module_files = module_files::module_files(loaded, top_levels);
     let mut outcome = modelc_exec::execute(&program, world);
     diagnostics.append(&mut outcome.diagnostics);
     Compiled { diagnostics, files, model: Some(outcome) }

@@ -18,6 +18,8 @@ pub struct Loaded {
     pub roots: Vec<String>,
     /// Problems with the bytes of a file itself (invalid UTF-8).
     pub diagnostics: Vec<Diagnostic>,
+    /// Each module read from disk and its directory (for its `files/` and `templates/`).
+    pub module_roots: Vec<(String, PathBuf)>,
 }
 
 impl Loaded {
@@ -95,6 +97,8 @@ fn read_module_path(loaded: &mut Loaded, module_paths: &[PathBuf], cwd: &Path) -
 /// Reads the files of one module: `model/_init.cf` is the module's namespace, `model/x.cf` is
 /// `module::x`, `model/d/_init.cf` is `module::d`.
 fn read_module(loaded: &mut Loaded, name: &str, dir: &Path, cwd: &Path) -> Result<(), LoadError> {
+    let root = if dir.is_absolute() { dir.to_path_buf() } else { cwd.join(dir) };
+    loaded.module_roots.push((name.to_owned(), root));
     let model = dir.join("model");
     let mut files = Vec::new();
     collect_cf_files(&model, &mut files, &mut HashSet::new());

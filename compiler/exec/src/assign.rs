@@ -183,8 +183,8 @@ impl<'a> Engine<'a> {
             format!(
                 "{} is set twice: first to {}, then to {}",
                 self.owner_text(cell),
-                self.interpolate(&old),
-                self.interpolate(new)
+                self.shown(&old),
+                self.shown(new)
             ),
         )
         .note("variables and attributes are assigned once; assigning an equal value again is allowed");
@@ -198,6 +198,15 @@ impl<'a> Engine<'a> {
             }
         }
         self.fail(scope, span, d, "set again here")
+    }
+
+    /// A value as a message shows it: its `repr`, shortened to one line.
+    fn shown(&self, value: &Value) -> String {
+        let text = modelc_value::py_repr(value, &|i| self.describe(i));
+        match text.char_indices().nth(60) {
+            Some((end, _)) => format!("{}…", &text[..end]),
+            None => text,
+        }
     }
 
     fn modified_after_freeze(&self, cell: CellId, scope: ScopeId, span: Span) -> crate::engine::Stop {

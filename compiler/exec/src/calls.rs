@@ -129,6 +129,23 @@ impl Host<'_, '_> {
     }
 }
 
+impl Host<'_, '_> {
+    fn module_file(&self, module: &str, dir: ModuleDir, path: &str) -> Result<&crate::ModuleFile, String> {
+        let files = &self.engine.world.module_files;
+        if !files.has_module(module) && !self.engine.program.units.iter().any(|u| u.namespace == module) {
+            return Err(format!("module {module} is not loaded by this compile"));
+        }
+        files.get(module, dir, path).ok_or_else(|| format!("{module}/{path}: no such file in {}", dir_name(dir)))
+    }
+}
+
+fn dir_name(dir: ModuleDir) -> &'static str {
+    match dir {
+        ModuleDir::Files => "files/",
+        ModuleDir::Templates => "templates/",
+    }
+}
+
 impl PluginContext for Host<'_, '_> {
     fn attribute(&mut self, instance: InstanceId, attribute: &str) -> Result<Value, AttributeError> {
         match self.engine.attr_cell(instance, attribute) {
@@ -178,15 +195,17 @@ impl PluginContext for Host<'_, '_> {
                 .map(str::to_owned)
                 .ok_or_else(|| format!("template {path} not found"));
         }
-        Err(format!("{module}/{path}: module files are not available to this compile"))
+        let file = self.module_file(module, dir, path)?;
+        file.text.clone().ok_or_else(|| format!("{} is not UTF-8 text", file.path))
     }
 
-    fn module_file_path(&mut self, module: &str, _dir: ModuleDir, path: &str) -> Result<String, String> {
-        Err(format!("{module}/{path}: module files are not available to this compile"))
+    fn module_file_path(&mut self, module: &str, dir: ModuleDir, path: &str) -> Result<String, String> {
+        Ok(self.module_file(module, dir, path)?.path.clone())
     }
 
-    fn list_module_dir(&mut self, module: &str, _dir: ModuleDir, path: &str) -> Result<Vec<String>, String> {
-        Err(format!("{module}/{path}: module files are not available to this compile"))
+    fn list_module_dir(&mut self, module: &str, dir: ModuleDir, path: &str) -> Result<Vec<String>, String> {
+        let files = &self.engine.world.module_files;
+        files.list(module, dir, path).ok_or_else(|| format!("{module}/{path}: no such directory in {}", dir_name(dir)))
     }
 
     fn env_var(&self, name: &str) -> Option<String> {

@@ -115,12 +115,13 @@ const SMALL_SCOPE: usize = 8;
 /// Runaway recursion is caught earlier, by the construction depth cap.
 pub(crate) const MAX_STEPS: usize = 20_000_000;
 
-/// What a compile may read from outside the model: environment variables and the clock,
-/// passed in so that execution itself stays deterministic and testable.
+/// What a compile may read from outside the model: environment variables, the clock and the
+/// modules' files, passed in so that execution itself stays deterministic and testable.
 #[derive(Debug, Clone, Default)]
 pub struct World {
     pub env: HashMap<String, String>,
     pub now: i64,
+    pub module_files: crate::module_files::ModuleFiles,
 }
 
 pub(crate) struct Engine<'a> {

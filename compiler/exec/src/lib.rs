@@ -23,6 +23,7 @@ mod finish;
 pub mod graph;
 mod implement;
 mod lookup;
+pub mod module_files;
 mod ops;
 mod plans;
 pub mod program;
@@ -36,6 +37,7 @@ use crate::engine::Engine;
 
 pub use engine::World;
 pub use graph::{InstanceGraph, InstanceNode};
+pub use module_files::{ModuleFile, ModuleFiles};
 pub use program::{Program, Unit};
 
 /// What a compile produced.
