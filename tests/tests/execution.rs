@@ -136,3 +136,15 @@ fn relations_inside_a_list_literal_are_copied_gradually() {
     );
     assert_eq!((code, printed.as_str(), codes), (0, "2\n", vec![]));
 }
+
+#[test]
+fn a_relation_copy_takes_the_values_already_there_at_once() {
+    // The values of `d0.bs` reach `d1.bs` (and, through the inverse, `b1.ds`) when the copy
+    // runs, before the statements after it: the order of `b1.ds` is the reference's.
+    let (code, printed, _) = compile(
+        "entity D:\n    string name\nend\nentity B:\n    string name\nend\nB.ds [0:] -- D.bs [0:]\n\
+         implement B using std::none\nimplement D using std::none\nd0 = D(name=\"d0\")\nd1 = D(name=\"d1\")\n\
+         b1 = B(name=\"b1\", ds=d0)\nd1.bs = d0.bs\nb1.ds += D(name=\"fix\")\nstd::print([d.name for d in b1.ds])\n",
+    );
+    assert_eq!((code, printed.as_str()), (0, "@['d0', 'd1', 'fix']\n"));
+}

@@ -167,7 +167,7 @@ impl<'a> Engine<'a> {
             self.assign(CellId(first + position), value, scope, expr.span)?;
         }
         for (position, from) in forwards {
-            self.forward(from, CellId(first + position), scope, expr.span);
+            self.forward(from, CellId(first + position), scope, expr.span)?;
         }
         if found.is_none() {
             self.select_implementations(instance, plan);

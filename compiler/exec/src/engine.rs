@@ -407,9 +407,15 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn spawn(&mut self, kind: TaskKind<'a>, scope: ScopeId) -> TaskId {
+        let id = self.create_task(kind, scope);
+        self.run_queue.push_back(id);
+        id
+    }
+
+    /// A task that is not queued yet (a listener registers itself).
+    pub(crate) fn create_task(&mut self, kind: TaskKind<'a>, scope: ScopeId) -> TaskId {
         let id = TaskId(self.tasks.len() as u32);
         self.tasks.push(Task::new(kind, scope));
-        self.run_queue.push_back(id);
         id
     }
 

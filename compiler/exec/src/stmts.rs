@@ -100,10 +100,17 @@ impl<'a> Engine<'a> {
                     if let Some(cell) = self.attribute_cell(&object, attr, scope)?
                         && matches!(self.cell(cell).kind, CellKind::List { .. })
                     {
-                        let listener =
-                            self.spawn(TaskKind::ForEach { cell, var: &for_.var, body: &for_.body, seen: 0 }, scope);
+                        let listener = self
+                            .create_task(TaskKind::ForEach { cell, var: &for_.var, body: &for_.body, seen: 0 }, scope);
                         // The loop's promises stay open until the relation is complete.
                         self.transfer_promises(id, listener);
+                        // Its first step runs now: the bodies for the values already there are
+                        // emitted in statement order, as the reference does.
+                        match self.execute(listener) {
+                            Ok(()) => self.finish_task(listener),
+                            Err(Stop::Listen) => {}
+                            Err(stop) => return Err(stop),
+                        }
                         return Ok(());
                     }
                 }
@@ -179,8 +186,7 @@ impl<'a> Engine<'a> {
                     self.promise(id, cell);
                 }
                 if multi && let Some(from) = self.relation_source(id, value, scope)? {
-                    self.forward(from, cell, scope, target.span);
-                    return Ok(());
+                    return self.forward(from, cell, scope, target.span);
                 }
                 let lhs = match &object_value {
                     Value::Instance(i) => Some((*i, attr.name.as_str())),
@@ -195,7 +201,7 @@ impl<'a> Engine<'a> {
                             continue;
                         }
                         if let Some(from) = self.relation_source(id, item, scope)? {
-                            self.forward(from, cell, scope, target.span);
+                            self.forward(from, cell, scope, target.span)?;
                             self.memoise(key, Value::Null);
                             continue;
                         }
@@ -243,9 +249,27 @@ impl<'a> Engine<'a> {
     }
 
     /// Starts copying relation `from` into relation `to`, value by value.
-    pub(crate) fn forward(&mut self, from: CellId, to: CellId, scope: ScopeId, span: modelc_diagnostics::Span) {
-        let task = self.spawn(TaskKind::Forward { from, to, seen: 0, span }, scope);
+    /// The values already there are copied now, in statement order, as the reference does;
+    /// a listener copies the rest as they arrive, holding a promise on the target until the
+    /// source is complete.
+    pub(crate) fn forward(
+        &mut self,
+        from: CellId,
+        to: CellId,
+        scope: ScopeId,
+        span: modelc_diagnostics::Span,
+    ) -> Eval<()> {
+        let items = self.list_snapshot(from);
+        for item in items.iter() {
+            self.assign(to, item.clone(), scope, span)?;
+        }
+        if self.cell(from).frozen {
+            return Ok(());
+        }
+        let task = self.create_task(TaskKind::Forward { from, to, seen: items.len(), span }, scope);
         self.hold_promise(task, to);
+        self.cell_mut(from).waits_mut().listeners.push(task);
+        Ok(())
     }
 
     /// A value assigned to a relation: constructors in it learn the relation (its inverse may
