@@ -2,9 +2,9 @@
 //! std plugins that use them (`std::template`, `std::source`, `std::file`, `std::list_files`).
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 
 use crate::Loaded;
+use crate::sources::collect_files;
 
 /// Reads the `files/` and `templates/` directories of the given modules (in sorted order; a
 /// directory is visited once even through symbolic links).
@@ -21,7 +21,7 @@ pub(crate) fn module_files<'m>(
         ] {
             let base = root.join(sub);
             let mut found = Vec::new();
-            collect_files(&base, &mut found, &mut HashSet::new());
+            collect_files(&base, &|p| p.is_file(), &mut found, &mut HashSet::new());
             found.sort();
             for path in found {
                 let Ok(relative) = path.strip_prefix(&base) else { continue };
@@ -33,21 +33,4 @@ pub(crate) fn module_files<'m>(
         }
     }
     out
-}
-
-/// Every file under `dir`, following symbolic links once per real directory.
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) {
-    let Ok(real) = dir.canonicalize() else { return };
-    if !seen.insert(real) {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.filter_map(Result::ok) {
-        let path = entry.path();
-        if path.is_dir() {
-            collect_files(&path, out, seen);
-        } else if path.is_file() {
-            out.push(path);
-        }
-    }
 }

@@ -101,7 +101,7 @@ fn read_module(loaded: &mut Loaded, name: &str, dir: &Path, cwd: &Path) -> Resul
     loaded.module_roots.push((name.to_owned(), root));
     let model = dir.join("model");
     let mut files = Vec::new();
-    collect_cf_files(&model, &mut files, &mut HashSet::new());
+    collect_files(&model, &|p| p.extension().is_some_and(|e| e == "cf"), &mut files, &mut HashSet::new());
     files.sort();
     for file in files {
         let Some(namespace) = namespace_of(name, &model, &file) else { continue };
@@ -124,9 +124,15 @@ fn namespace_of(module: &str, model: &Path, file: &Path) -> Option<String> {
     Some(segments.join("::"))
 }
 
-/// Collects the `.cf` files under `dir`. Symbolic links are followed, but each real directory
-/// and file is visited once (`seen` holds canonical paths), so a link loop cannot repeat files.
-fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) {
+/// Collects the files under `dir` that `wanted` accepts. Symbolic links are followed, but each
+/// real directory and file is visited once (`seen` holds canonical paths), so a link loop cannot
+/// repeat files.
+pub(crate) fn collect_files(
+    dir: &Path,
+    wanted: &dyn Fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+) {
     let Ok(real) = dir.canonicalize() else { return };
     if !seen.insert(real) {
         return;
@@ -135,8 +141,8 @@ fn collect_cf_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathB
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         if path.is_dir() {
-            collect_cf_files(&path, out, seen);
-        } else if path.extension().is_some_and(|e| e == "cf") {
+            collect_files(&path, wanted, out, seen);
+        } else if wanted(&path) {
             // A file that cannot be canonicalised is still read (and its error reported there).
             if path.canonicalize().map_or(true, |real| seen.insert(real)) {
                 out.push(path);
@@ -188,7 +194,7 @@ mod tests {
         std::os::unix::fs::symlink("..", model.join("sub/back")).expect("symlink");
         std::os::unix::fs::symlink("a.cf", model.join("sub/alias.cf")).expect("symlink");
         let mut files = Vec::new();
-        collect_cf_files(&model, &mut files, &mut HashSet::new());
+        collect_files(&model, &|p| p.extension().is_some_and(|e| e == "cf"), &mut files, &mut HashSet::new());
         assert_eq!(files.len(), 2, "{files:?}");
     }
 }
