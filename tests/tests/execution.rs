@@ -148,3 +148,15 @@ fn a_relation_copy_takes_the_values_already_there_at_once() {
     );
     assert_eq!((code, printed.as_str()), (0, "@['d0', 'd1', 'fix']\n"));
 }
+
+#[test]
+fn a_relation_copy_also_copies_what_it_adds_to_its_own_source() {
+    // Copying `a1.as2` into `a0.ars2` adds `a0` to `a1.as2` (the inverse end): that value is
+    // copied too, before `a0.as2` is read as complete.
+    let (code, printed, codes) = compile(
+        "entity A:\n    string name\nend\nA.as2 [0:] -- A.ars2 [0:]\nimplement A using std::none\n\
+         a0 = A(name=\"a0\")\na0.ars2 = a1.as2\na1 = A(name=\"a1\")\na1.as2 += a1\n\
+         std::print([x.name for x in a0.as2])\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "@['a0']\n", vec![]));
+}

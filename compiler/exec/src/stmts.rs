@@ -269,6 +269,11 @@ impl<'a> Engine<'a> {
         let task = self.create_task(TaskKind::Forward { from, to, seen: items.len(), span }, scope);
         self.hold_promise(task, to);
         self.cell_mut(from).waits_mut().listeners.push(task);
+        // Copying can add to the source itself (through inverse relations): those values are
+        // copied on the listener's first run.
+        if self.cell(from).items().len() > items.len() {
+            self.run_queue.push_back(task);
+        }
         Ok(())
     }
 
