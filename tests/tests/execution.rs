@@ -160,3 +160,14 @@ fn a_relation_copy_also_copies_what_it_adds_to_its_own_source() {
     );
     assert_eq!((code, printed.as_str(), codes), (0, "@['a0']\n", vec![]));
 }
+
+#[test]
+fn the_wait_cycle_breaker_takes_the_relation_of_the_earliest_waiting_statement() {
+    // Two `if`s wait on each other's relation and a print waits on one of them: the reference
+    // freezes the relation the earliest waiting statement needs (`a0.bs`), so the `if` that
+    // adds to it afterwards fails.
+    let (code, printed, codes) = compile(
+        "entity A:\nend\nentity B:\nend\nA.bs [1:] -- B.aa [0:]\nimplement A using std::none\nimplement B using std::none\nb0 = B()\na0 = A(bs=b0)\nstd::print(std::count(a0.bs))\nif std::count(b0.aa) > 0:\n    a0.bs += B()\nend\nif std::count(a0.bs) == 0:\n    b0.aa += A(bs=b0)\nend\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (1, "1\n", vec!["E0304".to_owned()]));
+}

@@ -542,7 +542,20 @@ impl<'a> Engine<'a> {
         // Step 4: a wait cycle. Something waits for the relation, but a promise to add to it
         // is open (an `if` or `for` that has not decided yet): freeze the first such one.
         self.waited.retain(|c| !self.cells[c.0 as usize].frozen);
-        let cycle = self.waited.iter().copied().find(|c| self.cells[c.0 as usize].providers > 0 && self.waited_on(*c));
+        // The reference scans the waiting statements in creation order and takes the first
+        // relation they need: order candidates by their earliest live waiter.
+        let cycle = self
+            .waited
+            .iter()
+            .copied()
+            .filter(|c| self.cells[c.0 as usize].providers > 0)
+            .filter_map(|c| {
+                let first =
+                    self.cell(c).waiters().iter().filter(|t| !self.tasks[t.0 as usize].done).map(|t| t.0).min()?;
+                Some((first, c))
+            })
+            .min()
+            .map(|(_, c)| c);
         if let Some(cell) = cycle {
             self.freeze(cell);
             return true;
