@@ -39,14 +39,7 @@ impl<'a> Engine<'a> {
                 match self.eval(task, e, scope)? {
                     Value::Dict(d) => keywords.extend(d.iter().map(|(k, v)| (k.clone(), v.clone()))),
                     Value::Unknown => return Ok(Value::Unknown),
-                    other => {
-                        return Err(self.fail(
-                            scope,
-                            e.span,
-                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
-                            &format!("this is {}", other.type_name()),
-                        ));
-                    }
+                    other => return Err(self.not_a_dict(scope, e.span, &other)),
                 }
             }
         }

@@ -72,14 +72,7 @@ impl<'a> Engine<'a> {
                             given.push((position, value.clone()));
                         }
                     }
-                    other => {
-                        return Err(self.fail(
-                            scope,
-                            dict.span,
-                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
-                            &format!("this is {}", other.type_name()),
-                        ));
-                    }
+                    other => return Err(self.not_a_dict(scope, dict.span, &other)),
                 },
                 Arg::Positional(value) => {
                     self.eval(task, value, scope)?;

@@ -331,6 +331,16 @@ impl<'a> Engine<'a> {
         )
     }
 
+    /// The error for `**value` where the value is not a dict.
+    pub(crate) fn not_a_dict(&self, scope: ScopeId, span: Span, value: &Value) -> Stop {
+        self.fail(
+            scope,
+            span,
+            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
+            &format!("this is {}", value.type_name()),
+        )
+    }
+
     /// The error for a name that is no variable here.
     pub(crate) fn undefined_variable(&self, scope: ScopeId, span: Span, name: &str) -> Stop {
         self.fail(
@@ -615,14 +625,7 @@ impl<'a> Engine<'a> {
                             out.push((Cow::Owned(k.clone()), v.clone()));
                         }
                     }
-                    other => {
-                        return Err(self.fail(
-                            scope,
-                            expr.span,
-                            Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts"),
-                            &format!("this is {}", other.type_name()),
-                        ));
-                    }
+                    other => return Err(self.not_a_dict(scope, expr.span, &other)),
                 },
                 Arg::Positional(value) => {
                     self.eval(task, value, scope)?;
