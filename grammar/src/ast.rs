@@ -65,6 +65,7 @@ pub enum Item {
     Relation(Box<Relation>),
     Typedef(Box<Typedef>),
     Index(Box<Index>),
+    Resource(Box<ResourceDecl>),
     Stmt(Stmt),
 }
 
@@ -210,6 +211,43 @@ pub struct Index {
     pub entity: TypeRef,
     pub attributes: Vec<Ident>,
     pub span: Span,
+}
+
+/// `resource Entity(id=name, agent=host.name, fields=[a, b], export_if=managed)`: how the
+/// instances of an entity become resources (their id, agent and exported fields).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceDecl {
+    pub entity: TypeRef,
+    pub options: Vec<ResourceOption>,
+    pub span: Span,
+}
+
+/// One `name=value` of a resource declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceOption {
+    pub name: Ident,
+    pub value: ResourceOptionValue,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceOptionValue {
+    /// `name` or `host.name`: attributes followed from the resource.
+    Path(Vec<Ident>),
+    /// `"internal"`.
+    Str(StrLit),
+    /// `[a, b]`.
+    List(Vec<Ident>),
+}
+
+impl ResourceOptionValue {
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            ResourceOptionValue::Path(path) => Some(path.first()?.span.to(path.last()?.span)),
+            ResourceOptionValue::Str(s) => Some(s.span),
+            ResourceOptionValue::List(names) => Some(names.first()?.span.to(names.last()?.span)),
+        }
+    }
 }
 
 /// A statement: what may appear inside blocks as well as at the top level.

@@ -40,7 +40,7 @@ pub(crate) fn limit_depth(file: &mut File, sink: &mut Sink) {
                     work.push(Work::Expr(e, 1));
                 }
             }
-            Item::Import(_) | Item::Index(_) => {}
+            Item::Import(_) | Item::Index(_) | Item::Resource(_) => {}
         }
     }
     while let Some(next) = work.pop() {

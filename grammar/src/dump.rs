@@ -108,6 +108,26 @@ impl Printer {
                 let attributes: Vec<&str> = i.attributes.iter().map(|a| a.name.as_str()).collect();
                 self.line(d, format!("Index {}({}) {:?}", i.entity.text(), attributes.join(", "), i.span));
             }
+            Item::Resource(r) => {
+                let options: Vec<String> = r
+                    .options
+                    .iter()
+                    .map(|o| {
+                        let value = match &o.value {
+                            ResourceOptionValue::Path(path) => {
+                                path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".")
+                            }
+                            ResourceOptionValue::Str(text) => format!("{:?}", text.as_constant().unwrap_or_default()),
+                            ResourceOptionValue::List(names) => {
+                                let names: Vec<&str> = names.iter().map(|i| i.name.as_str()).collect();
+                                format!("[{}]", names.join(", "))
+                            }
+                        };
+                        format!("{}={value}", o.name.name)
+                    })
+                    .collect();
+                self.line(d, format!("Resource {}({}) {:?}", r.entity.text(), options.join(", "), r.span));
+            }
             Item::Stmt(s) => self.stmt(s, d),
         }
     }

@@ -125,6 +125,9 @@ pub enum Token<'s> {
     Else,
     #[token("elif")]
     Elif,
+    /// `resource` starting a resource declaration. Not a keyword: the lexer reads it as an `ID`
+    /// and token refinement turns it into this token only where it starts `resource Entity(`.
+    Resource,
 
     // Names: a word starting with an ASCII capital is a CID (entity names), anything else an ID.
     #[regex(r"[a-z_][a-zA-Z0-9_-]*", |lex| lex.slice())]
@@ -338,6 +341,7 @@ impl Token<'_> {
             Token::If => "if",
             Token::Else => "else",
             Token::Elif => "elif",
+            Token::Resource => "resource",
             Token::PathSep => "::",
             Token::PlusEq => "+=",
             Token::Plus => "+",

@@ -12,6 +12,10 @@
 //!   (`E[k=v]`, `x.rel[k=v]`) or a multiplicity (`[0:1]`) cannot be continued.
 //! * `not` followed by `in` is one [`Token::NotIn`] operator, so that a prefix `not` never
 //!   competes with it.
+//! * The word `resource` followed by an entity name and `(` is [`Token::Resource`], which starts a
+//!   resource declaration (`resource Host(id=name)`), unless it ends an expression (`x = resource`
+//!   then a constructor `Host(...)` on the next line). `resource` stays an ordinary name
+//!   everywhere else, so models that use it as a variable or attribute keep working.
 //!
 //! The grammar accepts the refined tokens where a call or lookup may continue an expression and
 //! the plain ones where a new expression starts. Where the reference could *not* continue (a
@@ -23,6 +27,7 @@ use crate::lexer::{Spanned, Token};
 /// Rewrites the context-dependent tokens of `tokens` in place and merges `not in`.
 pub(crate) fn refine(tokens: &mut Vec<Spanned<'_>>) {
     merge_not_in(tokens);
+    mark_resource_declarations(tokens);
     // Open `[`s: (index, is a lookup bracket).
     let mut open_brackets: Vec<(usize, bool)> = Vec::new();
     // Whether the previous token is the `]` of a lookup that may be continued by another `[`.
@@ -61,6 +66,51 @@ fn is_expression_subscript(inside: &[Spanned<'_>]) -> bool {
             | [Token::Int(_), Token::Colon]
             | [Token::Colon, Token::Int(_)]
             | [Token::Int(_), Token::Colon, Token::Int(_)]
+    )
+}
+
+/// Turns `resource` into [`Token::Resource`] where it starts `resource Entity(` or
+/// `resource mod::Entity(` and the token before it cannot be continued by a name.
+fn mark_resource_declarations(tokens: &mut [Spanned<'_>]) {
+    for at in 0..tokens.len() {
+        if tokens[at].1 != Token::Id("resource") || !names_an_entity_then_paren(&tokens[at + 1..]) {
+            continue;
+        }
+        let continues_expression = at > 0 && expects_operand(&tokens[at - 1].1);
+        if !continues_expression {
+            tokens[at].1 = Token::Resource;
+        }
+    }
+}
+
+/// Whether `rest` starts with `Entity (` or `a::b::Entity (`.
+fn names_an_entity_then_paren(rest: &[Spanned<'_>]) -> bool {
+    let mut at = 0;
+    while let (Some(Token::Id(_)), Some(Token::PathSep)) = (rest.get(at).map(|t| &t.1), rest.get(at + 1).map(|t| &t.1))
+    {
+        at += 2;
+    }
+    matches!(rest.get(at).map(|t| &t.1), Some(Token::Cid(_)))
+        && matches!(rest.get(at + 1).map(|t| &t.1), Some(Token::LParen | Token::CallParen))
+}
+
+/// Whether a name after `token` would continue an expression (an operand is expected).
+fn expects_operand(token: &Token<'_>) -> bool {
+    !matches!(
+        token,
+        Token::End
+            | Token::RParen
+            | Token::RBracket
+            | Token::RBrace
+            | Token::Id(_)
+            | Token::Cid(_)
+            | Token::Int(_)
+            | Token::Float(_)
+            | Token::Str(_)
+            | Token::Mls(_)
+            | Token::True
+            | Token::False
+            | Token::Null
     )
 }
 
@@ -108,6 +158,17 @@ mod tests {
         assert_eq!(refined("E[k=v][0]")[6], Token::LBracket);
         assert_eq!(refined("x = [1] [2]")[5], Token::LBracket);
         assert_eq!(refined("A.b [0:] -- B.c [0:]\n[1]")[15], Token::LBracket);
+    }
+
+    #[test]
+    fn resource_starts_a_declaration_only_where_a_statement_can_start() {
+        assert_eq!(refined("resource Host(id=name)")[0], Token::Resource);
+        assert_eq!(refined("x = 1\nresource std::Host(id=name)")[3], Token::Resource);
+        // An expression that ends in the name `resource`, then a constructor.
+        assert_eq!(refined("x = resource\nHost(id=1)")[2], Token::Id("resource"));
+        assert_eq!(refined("x = a.resource\nHost(id=1)")[4], Token::Id("resource"));
+        assert_eq!(refined("resource = 1")[0], Token::Id("resource"));
+        assert_eq!(refined("resource.x = Host()")[0], Token::Id("resource"));
     }
 
     #[test]

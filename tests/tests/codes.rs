@@ -34,8 +34,9 @@ fn every_registered_code_is_produced_by_some_input() {
         let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
         produced.extend(diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()));
     }
-    // The execution UI inputs, compiled.
-    for entry in std::fs::read_dir(root.join("tests/ui/compile")).unwrap() {
+    // The execution and resource UI inputs, compiled.
+    let compiled = ["tests/ui/compile", "tests/ui/resources"].map(|d| std::fs::read_dir(root.join(d)).unwrap());
+    for entry in compiled.into_iter().flatten() {
         let input = entry.unwrap().path();
         if input.extension().is_none_or(|e| e != "cf") {
             continue;

@@ -12,7 +12,9 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 
-    /// How to print diagnostics: `human` on stderr, or a JSON array on stdout.
+    /// The output format. Diagnostics: `human` on stderr, or `json` (an array on stdout).
+    /// `compile` also takes `reference` (with `-o`: the reference exporter's `export -j` list);
+    /// `graph` takes `dot` (the default) or `mermaid`.
     #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
@@ -37,14 +39,26 @@ pub enum Command {
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
     },
-    /// Compile a model: check it, then execute it to find every instance. Prints what
-    /// `std::print` printed (stdout) and a summary of the instances by type (stderr).
+    /// Compile a model: check it, execute it, refine it into resources grouped in resource
+    /// sets, and validate them. Prints what `std::print` printed (stdout) and a summary of the
+    /// instances and resources (stderr).
     Compile {
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
         /// Print every instance with its attribute values to stdout.
         #[arg(long)]
         dump_instances: bool,
+        /// Write the resources to FILE: the resource IR (JSON), or with `--format reference`
+        /// the reference exporter's list. Nothing is written when the model has errors.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Compile a model and draw its resource graph on stdout: resources, their requires edges
+    /// (`a -> b`: a requires b) and resource sets as clusters. `--format dot` (default) or
+    /// `--format mermaid`.
+    Graph {
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
     },
     /// Explain a diagnostic code, e.g. `modelc explain E0006`.
     Explain {
@@ -69,4 +83,26 @@ pub enum ColorChoice {
 pub enum Format {
     Human,
     Json,
+    /// `compile -o`: the reference exporter's JSON list.
+    Reference,
+    /// `graph`: Graphviz.
+    Dot,
+    /// `graph`: a Mermaid flowchart.
+    Mermaid,
+}
+
+impl Format {
+    /// Whether diagnostics are printed as JSON on stdout.
+    pub fn json_diagnostics(self) -> bool {
+        self == Format::Json
+    }
+
+    /// Whether this format is not one `command` writes.
+    pub fn unsupported_by(self, command: &str) -> bool {
+        match self {
+            Format::Human | Format::Json => false,
+            Format::Reference => command != "compile",
+            Format::Dot | Format::Mermaid => command != "graph",
+        }
+    }
 }

@@ -1,37 +1,68 @@
-//! `modelc compile [PATH]`: check, execute, and summarise the instances a model produces.
+//! `modelc compile [PATH] [-o FILE]` and `modelc graph [PATH]`: check, execute, refine into
+//! resources and validate; then summarise, write the resources, or draw their graph.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::output::Reporter;
-use crate::{Format, Io, load_target};
+use modelc_ir::Ir;
 
-pub(crate) fn run(path: Option<&Path>, dump_instances: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+use crate::output::Reporter;
+use crate::{EXIT_MODEL_ERRORS, Format, Io, load_target};
+
+/// How many resource sets the terminal summary lists by name.
+const SUMMARY_SETS: usize = 10;
+
+pub(crate) struct Options {
+    pub dump_instances: bool,
+    pub output: Option<PathBuf>,
+    pub format: Format,
+    pub color: bool,
+}
+
+pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8 {
     let started = Instant::now();
     let mut loaded = match load_target(path, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let compiled = modelc_driver::compile(&mut loaded, world());
+    let compiled = modelc_driver::compile_resources(&mut loaded, world());
     let elapsed = started.elapsed();
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
+    let format = options.format;
     if let Some(model) = &compiled.model {
         // Printed lines are the model's own output: stdout, unless stdout carries JSON.
-        let out: &mut dyn Write = if format == Format::Json { &mut *io.stderr } else { &mut *io.stdout };
+        let to_stderr = format.json_diagnostics() || (format == Format::Reference && options.output.is_none());
+        let out: &mut dyn Write = if to_stderr { &mut *io.stderr } else { &mut *io.stdout };
         for line in &model.printed {
             let _ = writeln!(out, "{line}");
         }
-        if dump_instances && format == Format::Human {
+        if options.dump_instances && format == Format::Human {
             let _ = write!(io.stdout, "{}", model.graph.render());
         }
     }
-    let status = Reporter { files: &loaded.files, format, color, file_count: compiled.files }.finish(
-        io,
-        &mut diagnostics,
-        "compiled",
-    );
+    let mut status = Reporter { files: &loaded.files, format, color: options.color, file_count: compiled.files }
+        .finish(io, &mut diagnostics, "compiled");
+    if let (Some(ir), 0) = (&compiled.resources, status) {
+        let text = || match format {
+            Format::Reference => modelc_ir::reference::export_list(ir),
+            _ => ir.to_json(),
+        };
+        match &options.output {
+            Some(file) => {
+                let file = if file.is_absolute() { file.clone() } else { io.cwd.join(file) };
+                if let Err(error) = write_atomically(&file, &text()) {
+                    let _ = writeln!(io.stderr, "error: cannot write {}: {error}", file.display());
+                    status = EXIT_MODEL_ERRORS;
+                }
+            }
+            None if format == Format::Reference => {
+                let _ = writeln!(io.stdout, "{}", text());
+            }
+            None => {}
+        }
+    }
     if let (Some(model), Format::Human, 0) = (&compiled.model, format, status) {
         let total: usize = model.instances_by_entity.values().sum();
         let _ = writeln!(io.stderr, "{total} instances in {:.1} ms", elapsed.as_secs_f64() * 1000.0);
@@ -39,11 +70,54 @@ pub(crate) fn run(path: Option<&Path>, dump_instances: bool, format: Format, col
         for (entity, count) in &model.instances_by_entity {
             let _ = writeln!(io.stderr, "  {count:>width$} {entity}");
         }
+        if let Some(ir) = compiled.resources.as_ref().filter(|ir| !ir.resources.is_empty() || !ir.sets.is_empty()) {
+            let _ = write!(io.stderr, "{}", modelc_ir::draw::summary(ir, SUMMARY_SETS));
+        }
     }
     // The process ends after this command: freeing a large model's graph value by value would
     // only delay the exit.
     std::mem::forget(compiled.model);
+    std::mem::forget(compiled.resources);
     status
+}
+
+/// `modelc graph`: the resource graph as DOT or Mermaid on stdout.
+pub(crate) fn graph(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let mut loaded = match load_target(path, io) {
+        Ok(loaded) => loaded,
+        Err(status) => return status,
+    };
+    let compiled = modelc_driver::compile_resources(&mut loaded, world());
+    let mut diagnostics = loaded.diagnostics.clone();
+    diagnostics.extend(compiled.diagnostics);
+    let status = Reporter { files: &loaded.files, format, color, file_count: compiled.files }.finish(
+        io,
+        &mut diagnostics,
+        "compiled",
+    );
+    if let (Some(ir), 0) = (&compiled.resources, status) {
+        let _ = write!(io.stdout, "{}", draw(ir, format));
+    }
+    status
+}
+
+fn draw(ir: &Ir, format: Format) -> String {
+    match format {
+        Format::Mermaid => modelc_ir::draw::mermaid(ir),
+        _ => modelc_ir::draw::dot(ir),
+    }
+}
+
+/// Writes `text` to `file` through a temporary file in the same directory and a rename, so that
+/// a failure leaves the old file as it was.
+fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
+    let name = file.file_name().ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut temporary = file.to_path_buf();
+    temporary.set_file_name(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, file).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temporary);
+    })
 }
 
 /// What the model may read from outside: the process environment and the clock.

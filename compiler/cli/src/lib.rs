@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, Parser, ValueEnum};
 use modelc_diagnostics::codes;
 use modelc_driver::{Target, locate};
 
@@ -88,12 +88,26 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         ColorChoice::Never => false,
         ColorChoice::Auto => io.stderr_is_terminal && !io.no_color,
     };
+    let name = match &cli.command {
+        Command::Parse { .. } => "parse",
+        Command::Check { .. } => "check",
+        Command::Compile { .. } => "compile",
+        Command::Graph { .. } => "graph",
+        Command::Explain { .. } => "explain",
+        Command::Completions { .. } => "completions",
+    };
+    if cli.format.unsupported_by(name) {
+        let format = cli.format.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default();
+        return usage_error(io, &format!("`--format {format}` is not an output of `modelc {name}`"));
+    }
     match cli.command {
         Command::Parse { files, dump_ast } => parse(&files, dump_ast, cli.format, color, io),
         Command::Check { path } => check(path.as_deref(), cli.format, color, io),
-        Command::Compile { path, dump_instances } => {
-            compile::run(path.as_deref(), dump_instances, cli.format, color, io)
+        Command::Compile { path, dump_instances, output } => {
+            let options = compile::Options { dump_instances, output, format: cli.format, color };
+            compile::run(path.as_deref(), &options, io)
         }
+        Command::Graph { path } => compile::graph(path.as_deref(), cli.format, color, io),
         Command::Explain { code } => explain(&code, io),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "modelc", io.stdout);

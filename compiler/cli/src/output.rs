@@ -23,7 +23,7 @@ impl Reporter<'_> {
             Format::Json => {
                 let _ = write!(io.stdout, "{}", json::render_all(diagnostics, self.files));
             }
-            Format::Human => {
+            Format::Human | Format::Reference | Format::Dot | Format::Mermaid => {
                 let mut renderer = TextRenderer::new(self.files, self.color);
                 for diagnostic in diagnostics.iter() {
                     let _ = writeln!(io.stderr, "{}", renderer.render(diagnostic));

@@ -17,6 +17,8 @@ pub struct ItemSummary {
     pub indexes: Vec<(String, Vec<String>)>,
     /// `implement` statements: entity and implementation names (`parents` included).
     pub implements: Vec<(String, Vec<String>)>,
+    /// Entities declared as resources (`resource Entity(...)`), as written.
+    pub resources: Vec<String>,
     /// The names the file's top level assigns: the variables other files can read as `ns::x`.
     pub variables: Vec<String>,
 }
@@ -168,6 +170,7 @@ impl ItemSummary {
                     right_entity: r.right_entity.text(),
                     right: r.right.as_ref().map(|(attr, m)| (attr.name.clone(), Bounds::of(m))),
                 }),
+                Item::Resource(r) => summary.resources.push(r.entity.text()),
                 Item::Index(i) => {
                     summary.indexes.push((i.entity.text(), i.attributes.iter().map(|a| a.name.clone()).collect()));
                 }

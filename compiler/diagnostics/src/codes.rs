@@ -100,6 +100,8 @@ codes! {
     EXTEND_SINGLE_VALUED = "E0217" "extend-single-valued" Error;
     CONSTRAINT_VIOLATION = "E0218" "constraint-violation" Error;
     WRONG_KIND_OF_NAME = "E0219" "wrong-kind-of-name" Error;
+    INVALID_RESOURCE_DECLARATION = "E0220" "invalid-resource-declaration" Error;
+    DUPLICATE_RESOURCE_DECLARATION = "E0221" "duplicate-resource-declaration" Error;
     DOUBLE_SET = "E0301" "double-set" Error;
     UNSET_ATTRIBUTE = "E0302" "unset-attribute" Error;
     NO_IMPLEMENTATION = "E0303" "no-implementation" Error;
@@ -111,6 +113,14 @@ codes! {
     PLUGIN_FAILED = "E0309" "plugin-failed" Error;
     MISSING_DICT_KEY = "E0310" "missing-dict-key" Error;
     INCOMPLETE_EXECUTION = "E0311" "incomplete-execution" Error;
+    RESOURCE_WITHOUT_IDENTITY = "E0401" "resource-without-identity" Error;
+    DUPLICATE_RESOURCE_ID = "E0402" "duplicate-resource-id" Error;
+    INVALID_RESOURCE_VALUE = "E0403" "invalid-resource-value" Error;
+    RESOURCE_IN_TWO_SETS = "E0404" "resource-in-two-sets" Error;
+    CROSS_SET_DEPENDENCY = "E0405" "cross-set-dependency" Error;
+    DEPENDENCY_CYCLE = "E0406" "dependency-cycle" Error;
+    REQUIREMENTS_LOST = "W0401" "requirements-lost" Warning;
+    SET_MEMBER_NOT_EXPORTED = "W0402" "set-member-not-exported" Warning;
 }
 
 /// Looks a code up by its id, case-insensitively (`e0001` finds `E0001`).

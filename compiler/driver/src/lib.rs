@@ -53,7 +53,17 @@ pub fn parse_all(files: &SourceFiles, mut visit: impl FnMut(&Parse)) -> Vec<Diag
 
 /// Checks a loaded target and, when it has no errors, executes it (spec execution §1): every
 /// instance with its attributes, what `std::print` printed, and every diagnostic.
-pub fn compile(loaded: &mut Loaded, mut world: modelc_exec::World) -> Compiled {
+pub fn compile(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
+    run(loaded, world, false)
+}
+
+/// [`compile`], then, when execution found no error, refines the model into resources grouped
+/// in resource sets and validates them (spec export §2–3): `Compiled::resources`.
+pub fn compile_resources(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
+    run(loaded, world, true)
+}
+
+fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: bool) -> Compiled {
     sources::add_std(loaded);
     let db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
@@ -63,7 +73,7 @@ pub fn compile(loaded: &mut Loaded, mut world: modelc_exec::World) -> Compiled {
     let modules = modelc_sema::loaded_modules(&db, project);
     let files = modules.files.len();
     if diagnostics.iter().any(Diagnostic::is_error) || loaded.diagnostics.iter().any(Diagnostic::is_error) {
-        return Compiled { diagnostics, files, model: None };
+        return Compiled { diagnostics, files, model: None, resources: None };
     }
     let index = modelc_sema::model_index(&db, project);
     let units = modules
@@ -84,7 +94,13 @@ pub fn compile(loaded: &mut Loaded, mut world: modelc_exec::World) -> Compiled {
     world.module_files = module_files::module_files(loaded, top_levels);
     let mut outcome = modelc_exec::execute(&program, world);
     diagnostics.append(&mut outcome.diagnostics);
-    Compiled { diagnostics, files, model: Some(outcome) }
+    let mut resources = None;
+    if refine && !diagnostics.iter().any(Diagnostic::is_error) {
+        let mut refined = modelc_refine::refine(&program, &outcome.graph);
+        diagnostics.append(&mut refined.diagnostics);
+        resources = Some(refined.ir);
+    }
+    Compiled { diagnostics, files, model: Some(outcome), resources }
 }
 
 /// What `compile` produced.
@@ -95,4 +111,7 @@ pub struct Compiled {
     pub files: usize,
     /// The executed model; `None` when checking found errors and nothing ran.
     pub model: Option<modelc_exec::Outcome>,
+    /// The resources (with `compile_resources`, when execution succeeded); not to be exported
+    /// when `diagnostics` holds an error.
+    pub resources: Option<modelc_ir::Ir>,
 }

@@ -186,7 +186,7 @@ impl<'a> Checker<'a> {
                         self.check_expr(annotation, None);
                     }
                 }
-                Item::Entity(_) | Item::Index(_) | Item::Import(_) => {}
+                Item::Entity(_) | Item::Index(_) | Item::Resource(_) | Item::Import(_) => {}
             }
         }
         self.blocks.pop();

@@ -57,6 +57,7 @@ impl<'a> Checker<'a> {
         // Entities, typedefs and implementations share one table per namespace.
         let mut defined: IndexMap<&str, Span> = IndexMap::new();
         let mut relation_ordinal = 0;
+        let mut resource_declarations = IndexMap::new();
         for item in &file.items {
             let name = match item {
                 Item::Entity(e) => Some(&e.name),
@@ -88,6 +89,7 @@ impl<'a> Checker<'a> {
                     relation_ordinal += 1;
                 }
                 Item::Index(index) => self.check_index(index),
+                Item::Resource(decl) => self.check_resource_decl(decl, &mut resource_declarations),
                 Item::Implementation(implementation) => {
                     self.resolve_entity(&implementation.entity);
                 }

@@ -135,6 +135,9 @@ pub struct ModelIndex {
     pub implementations: IndexMap<String, String>,
     /// Direct subtypes of each entity.
     pub children: IndexMap<String, Vec<String>>,
+    /// Entity → the namespaces that declare it a resource (`resource Entity(...)`), in load
+    /// order; more than one is an error reported by the later files.
+    pub resource_declarations: IndexMap<String, Vec<String>>,
 }
 
 /// The type table of a project.
@@ -282,6 +285,14 @@ impl ModelIndex {
                         },
                         Origin::Relation { namespace: (*ns).to_owned(), ordinal, left: false },
                     );
+                }
+            }
+        }
+        for (ns, summary) in summaries {
+            let scope = FileScope { namespace: ns, imports: &summary.imports };
+            for entity in &summary.resources {
+                if let Ok(r) = scope.resolve_type(self, entity) {
+                    self.resource_declarations.entry(r.fqn).or_default().push(ns.to_string());
                 }
             }
         }

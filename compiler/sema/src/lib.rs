@@ -18,6 +18,7 @@ mod declarations;
 pub mod index;
 pub mod loading;
 pub mod resolve;
+pub mod resources;
 mod suggest;
 pub mod types;
 

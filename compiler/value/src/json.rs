@@ -399,8 +399,8 @@ fn push(stack: &mut Vec<Open>, open: Open) -> Result<(), JsonError> {
     Ok(())
 }
 
-/// The value as a `serde_json::Value`, for Rust-side consumers. serde_json's default maps sort
-/// their keys, so dict order is not kept; NaN and infinities have no JSON form (`ValueError`).
+/// The value as a `serde_json::Value`, for Rust-side consumers. Dicts keep their order (the
+/// workspace enables serde_json's `preserve_order`); NaN and infinities have no JSON form (`ValueError`).
 pub fn to_serde_json(value: &Value) -> Result<serde_json::Value, JsonError> {
     to_serde(value, 0)
 }

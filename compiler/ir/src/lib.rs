@@ -1,0 +1,174 @@
+//! The resource IR: what a compile hands to everything after it (the store, partial export,
+//! the runtime, the editor). It is plain, serialisable data with a format version, and it is
+//! the only contract between the compiler and the runtime: neither side reads the other's types.
+//!
+//! * [`Ir::resources`] is the **resource queue**: every resource, in the order its instance was
+//!   created, with its id, agent, exported attributes, `requires` (ids), events and set;
+//! * [`graph::DependencyGraph`] is the **resource graph** built from it (petgraph), with the
+//!   topological order a deployment follows;
+//! * [`Ir::sets`] lists the resource sets, empty ones included (a partial export deletes what an
+//!   empty set held); a resource in no set is shared.
+//!
+//! [`reference`] writes the reference exporter's `export -j` list, and [`draw`] renders the graph
+//! as DOT or Mermaid and the terminal summary.
+
+pub mod draw;
+pub mod graph;
+pub mod id;
+pub mod reference;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+pub use id::ResourceId;
+
+/// The format this crate reads and writes. Bumped on every incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The `format` tag of an IR document.
+pub const FORMAT_NAME: &str = "modelc-resources";
+
+/// The value of an attribute that is not known at compile time (the reference's marker).
+pub const UNDEFINED: &str = "<<undefined>>";
+
+/// A compiled model's resources.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ir {
+    pub format: String,
+    pub format_version: u32,
+    /// The resource queue, in creation order.
+    pub resources: Vec<Resource>,
+    /// Every resource set, in creation order, with its members in queue order.
+    pub sets: Vec<ResourceSet>,
+}
+
+/// One resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    /// The versionless id, `type[agent,attribute=value]`.
+    pub id: String,
+    /// The resource type, the part of the id before `[`.
+    #[serde(rename = "type")]
+    pub entity_type: String,
+    pub agent: String,
+    /// The exported attributes, in declaration order.
+    pub attributes: IndexMap<String, serde_json::Value>,
+    /// The ids of the resources this one is deployed after, in queue order.
+    pub requires: Vec<String>,
+    /// Tell the resources that require this one when it changes.
+    pub send_event: bool,
+    /// React to the events of the resources this one requires.
+    pub receive_events: bool,
+    /// The set this resource belongs to; `None` = shared.
+    pub resource_set: Option<String>,
+    /// `undefined` when an attribute is not known at compile time (it holds [`UNDEFINED`]).
+    pub state: ResourceState,
+    /// Where its instance was created.
+    pub source: Source,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceState {
+    Available,
+    Undefined,
+}
+
+/// A place in the model, for messages and editors.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// The entity of the instance (a subtype of the resource type, or the type itself).
+    pub entity: String,
+    pub file: String,
+    pub line: u32,
+}
+
+/// A resource set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceSet {
+    pub name: String,
+    /// Member ids, in queue order. Empty when no member is exported.
+    pub resources: Vec<String>,
+    pub source: Source,
+}
+
+impl Ir {
+    pub fn new(resources: Vec<Resource>, sets: Vec<ResourceSet>) -> Ir {
+        Ir { format: FORMAT_NAME.to_owned(), format_version: FORMAT_VERSION, resources, sets }
+    }
+
+    /// The IR as pretty-printed JSON, ending in a newline. Byte-identical for equal IRs.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("the IR is plain data and always serialises");
+        text.push('\n');
+        text
+    }
+
+    /// Reads an IR written by [`Ir::to_json`], refusing other formats and versions.
+    pub fn from_json(text: &str) -> Result<Ir, String> {
+        let ir: Ir = serde_json::from_str(text).map_err(|e| format!("not a resource IR document: {e}"))?;
+        if ir.format != FORMAT_NAME {
+            return Err(format!("not a resource IR document: format is `{}`", ir.format));
+        }
+        if ir.format_version != FORMAT_VERSION {
+            return Err(format!(
+                "resource IR format version {} is not supported (this build reads version {FORMAT_VERSION})",
+                ir.format_version
+            ));
+        }
+        Ok(ir)
+    }
+
+    /// The resources in no set.
+    pub fn shared(&self) -> impl Iterator<Item = &Resource> {
+        self.resources.iter().filter(|r| r.resource_set.is_none())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> Ir {
+        let resource = |name: &str, set: Option<&str>, requires: &[&str]| Resource {
+            id: format!("test::R[internal,name={name}]"),
+            entity_type: "test::R".into(),
+            agent: "internal".into(),
+            attributes: [("name".to_owned(), serde_json::json!(name))].into_iter().collect(),
+            requires: requires.iter().map(|r| format!("test::R[internal,name={r}]")).collect(),
+            send_event: false,
+            receive_events: true,
+            resource_set: set.map(str::to_owned),
+            state: ResourceState::Available,
+            source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
+        };
+        Ir::new(
+            vec![resource("a", Some("s"), &[]), resource("b", Some("s"), &["a"]), resource("c", None, &["b"])],
+            vec![ResourceSet {
+                name: "s".into(),
+                resources: vec!["test::R[internal,name=a]".into(), "test::R[internal,name=b]".into()],
+                source: Source { entity: "std::ResourceSet".into(), file: "main.cf".into(), line: 2 },
+            }],
+        )
+    }
+
+    #[test]
+    fn json_round_trips_and_keeps_attribute_order() {
+        let mut ir = sample();
+        ir.resources[0].attributes.insert("zeta".into(), serde_json::json!({"b": 1, "a": 2}));
+        ir.resources[0].attributes.insert("alpha".into(), serde_json::json!(1));
+        let text = ir.to_json();
+        assert!(text.find("\"zeta\"").unwrap() < text.find("\"alpha\"").unwrap());
+        assert!(text.find("\"b\": 1").unwrap() < text.find("\"a\": 2").unwrap());
+        assert_eq!(Ir::from_json(&text).unwrap(), ir);
+    }
+
+    #[test]
+    fn other_formats_and_versions_are_refused() {
+        let text = sample().to_json();
+        let newer = text.replace("\"format_version\": 1", "\"format_version\": 99");
+        assert!(Ir::from_json(&newer).unwrap_err().contains("version 99 is not supported"));
+        assert!(Ir::from_json("{}").is_err());
+        assert!(Ir::from_json(&text.replace(FORMAT_NAME, "other")).unwrap_err().contains("format is `other`"));
+    }
+}

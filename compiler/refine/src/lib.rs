@@ -1,0 +1,203 @@
+//! Refinement: from the executed model (an `InstanceGraph`) to the resource IR (`modelc-ir`).
+//!
+//! 1. [`shapes`]: per entity, how its instances become resources (declarations and defaults);
+//! 2. [`identity`]: each resource's id, agent and exported values; pruned when unknown;
+//! 3. `requires`: each resource's dependencies, resolved through entities that are not resources;
+//! 4. `sets`: resource-set membership;
+//! 5. `validate`: duplicate ids, a resource in two sets, dependencies across sets, cycles.
+//!
+//! Every problem is a diagnostic naming the resources and sets involved and where each was
+//! created; all are reported in one run. The IR is returned even when there are errors (for
+//! drawing and debugging); callers must not export it then.
+
+pub mod identity;
+mod requires;
+mod sets;
+pub mod shapes;
+mod validate;
+
+use indexmap::IndexMap;
+use modelc_diagnostics::{Diagnostic, codes};
+use modelc_exec::Program;
+use modelc_exec::graph::InstanceGraph;
+use modelc_ir::{Ir, Resource, ResourceState, Source};
+use modelc_value::{InstanceId, Value};
+use rustc_hash::FxHashMap;
+
+use crate::identity::Identity;
+use crate::shapes::Shapes;
+
+/// What refinement produced.
+#[derive(Debug)]
+pub struct Refined {
+    pub ir: Ir,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What became of one instance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Fate {
+    /// Not a resource: dependencies are followed through it.
+    NotResource,
+    /// A resource that is not exported (`export_if` false, unknown or invalid id).
+    Dropped,
+    /// Exported, at this position of the queue.
+    Exported(u32),
+}
+
+/// Refines an executed model into resources, grouped and validated.
+pub fn refine(program: &Program<'_>, graph: &InstanceGraph) -> Refined {
+    let mut refinery = Refinery { graph, diagnostics: Vec::new(), fates: Vec::new(), instances: Vec::new() };
+    let resources = refinery.queue(program);
+    let mut ir = Ir::new(resources, Vec::new());
+    refinery.requires(&mut ir);
+    let is_set: Vec<bool> =
+        graph.entities.iter().map(|e| program.index.is_subtype(&e.fqn, sets::RESOURCE_SET)).collect();
+    refinery.sets(&mut ir, &is_set);
+    refinery.validate(&ir);
+    Refined { ir, diagnostics: refinery.diagnostics }
+}
+
+pub(crate) struct Refinery<'g> {
+    pub graph: &'g InstanceGraph,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Per instance (by id), what became of it.
+    pub fates: Vec<Fate>,
+    /// Per queue position, the instance of the resource.
+    pub instances: Vec<InstanceId>,
+}
+
+impl Refinery<'_> {
+    /// The resource queue: every exported resource, in creation order.
+    fn queue(&mut self, program: &Program<'_>) -> Vec<Resource> {
+        let graph = self.graph;
+        let shapes = Shapes::new(program, graph);
+        let mut resources: Vec<Resource> = Vec::new();
+        let mut by_id: FxHashMap<String, u32> = FxHashMap::default();
+        let mut without_identity: IndexMap<u32, ()> = IndexMap::new();
+        self.fates = Vec::with_capacity(graph.instances.len());
+        for i in 0..graph.instances.len() as u32 {
+            let instance = InstanceId(i);
+            let node = graph.get(instance);
+            let Some(shape) = shapes.shape(node.entity) else {
+                self.fates.push(Fate::NotResource);
+                continue;
+            };
+            let values = graph.values(instance);
+            let exported = shape.export_if.iter().all(|at| matches!(values[*at], Value::Bool(true)));
+            if !exported {
+                self.fates.push(Fate::Dropped);
+                continue;
+            }
+            let id = match identity::identify(graph, &shapes, instance, shape) {
+                Identity::Id(id) => id,
+                Identity::Unknown => {
+                    self.fates.push(Fate::Dropped);
+                    continue;
+                }
+                Identity::Invalid(reason) => {
+                    if matches!(shape.key, shapes::Key::Missing) {
+                        if without_identity.insert(node.entity, ()).is_none() {
+                            self.report_missing_identity(instance);
+                        }
+                    } else {
+                        self.report_invalid_value(instance, &reason);
+                    }
+                    self.fates.push(Fate::Dropped);
+                    continue;
+                }
+            };
+            let mut attributes = IndexMap::with_capacity(shape.fields.len());
+            let mut state = ResourceState::Available;
+            for (name, at) in &shape.fields {
+                let (value, known) = identity::field_value(&values[*at]);
+                if !known {
+                    state = ResourceState::Undefined;
+                }
+                attributes.insert(name.clone(), value);
+            }
+            let flag = |at: Option<usize>, default: bool| at.and_then(|at| values[at].py_bool()).unwrap_or(default);
+            let id_text = id.to_string();
+            let position = resources.len() as u32;
+            if let Some(&first) = by_id.get(&id_text) {
+                self.report_duplicate_id(&id_text, self.instances[first as usize], instance);
+                self.fates.push(Fate::Dropped);
+                continue;
+            }
+            by_id.insert(id_text.clone(), position);
+            resources.push(Resource {
+                id: id_text,
+                entity_type: id.entity_type,
+                agent: id.agent,
+                attributes,
+                requires: Vec::new(),
+                send_event: flag(shape.send_event, false),
+                receive_events: flag(shape.receive_events, true),
+                resource_set: None,
+                state,
+                source: self.source(instance),
+            });
+            self.instances.push(instance);
+            self.fates.push(Fate::Exported(position));
+        }
+        resources
+    }
+
+    pub(crate) fn source(&self, instance: InstanceId) -> Source {
+        let node = self.graph.get(instance);
+        Source {
+            entity: self.graph.entity_of(instance).fqn.clone(),
+            file: self.graph.file_names.get(&node.file).cloned().unwrap_or_default(),
+            line: node.line,
+        }
+    }
+
+    /// `Host` (created at main.cf:12): how messages name an instance.
+    pub(crate) fn describe(&self, instance: InstanceId) -> String {
+        let fqn = &self.graph.entity_of(instance).fqn;
+        format!("`{}` (created at {})", fqn.strip_prefix("__config__::").unwrap_or(fqn), self.graph.location(instance))
+    }
+
+    fn report_missing_identity(&mut self, instance: InstanceId) {
+        let node = self.graph.get(instance);
+        let fqn = &self.graph.entity_of(instance).fqn;
+        let d = Diagnostic::new(
+            &codes::RESOURCE_WITHOUT_IDENTITY,
+            format!("instances of `{fqn}` are resources, but nothing identifies them"),
+        )
+        .primary(node.file, node.span, "a resource without an id")
+        .note(format!("`{fqn}` extends std::Resource, has no index and no resource declaration with an `id`"))
+        .help(format!(
+            "add an index (`index {}(name)`) or declare the id: `resource {}(id=name)`",
+            short(fqn),
+            short(fqn)
+        ));
+        self.diagnostics.push(d);
+    }
+
+    fn report_invalid_value(&mut self, instance: InstanceId, reason: &str) {
+        let node = self.graph.get(instance);
+        let d = Diagnostic::new(
+            &codes::INVALID_RESOURCE_VALUE,
+            format!("resource {} cannot be exported: {reason}", self.describe(instance)),
+        )
+        .primary(node.file, node.span, "this resource");
+        self.diagnostics.push(d);
+    }
+
+    fn report_duplicate_id(&mut self, id: &str, first: InstanceId, second: InstanceId) {
+        let (a, b) = (self.graph.get(first), self.graph.get(second));
+        let d = Diagnostic::new(
+            &codes::DUPLICATE_RESOURCE_ID,
+            format!("two resources have the id `{id}`: {} and {}", self.describe(first), self.describe(second)),
+        )
+        .primary(b.file, b.span, "the second resource with this id")
+        .secondary(a.file, a.span, "the first resource with this id")
+        .help("make the id attribute unique, for instance an attribute of an index of the entity");
+        self.diagnostics.push(d);
+    }
+}
+
+fn short(fqn: &str) -> &str {
+    fqn.rsplit("::").next().unwrap_or(fqn)
+}

@@ -1,0 +1,70 @@
+//! Differential tests against the reference exporter. Each directory of `tests/differential`
+//! holds a model (`main.cf`) and what the reference's offline export wrote for it
+//! (`reference.json`, recorded with `../shared/tools/reference-inmanta export main.cf
+//! reference.json`; CI never runs the reference). `modelc compile --format reference` must give
+//! the same resources: same ids, attributes and requires. The reference orders the list, the
+//! fields and `requires` arbitrarily (Python sets), so they are compared as sets.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use modelc_tests::modelc;
+use serde_json::Value;
+
+/// id → the resource with its `requires` sorted.
+fn by_id(list: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
+    let list: Vec<BTreeMap<String, Value>> = serde_json::from_str(list).unwrap();
+    list.into_iter()
+        .map(|mut resource| {
+            if let Some(Value::Array(requires)) = resource.get_mut("requires") {
+                requires.sort_by_key(ToString::to_string);
+            }
+            (resource["id"].as_str().unwrap().to_owned(), resource)
+        })
+        .collect()
+}
+
+#[test]
+fn resources_match_the_reference_exporter() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("differential");
+    let mut cases: Vec<PathBuf> =
+        std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    cases.sort();
+    assert!(cases.len() >= 4, "the differential fixtures are missing");
+    for case in cases {
+        let name = case.file_name().unwrap().to_str().unwrap().to_owned();
+        let reference = std::fs::read_to_string(case.join("reference.json")).unwrap();
+        let out = modelc(&["compile", "main.cf", "--format", "reference"], &case);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let ours = by_id(out.stdout.trim_end());
+        let theirs = by_id(&reference);
+        assert!(!theirs.is_empty(), "{name}: the reference exported nothing");
+        let only_theirs: Vec<&String> = theirs.keys().filter(|id| !ours.contains_key(*id)).collect();
+        let only_ours: Vec<&String> = ours.keys().filter(|id| !theirs.contains_key(*id)).collect();
+        assert!(
+            only_theirs.is_empty() && only_ours.is_empty(),
+            "{name}: ids differ: reference only {only_theirs:?}, modelc only {only_ours:?}"
+        );
+        for (id, resource) in &theirs {
+            assert_eq!(&ours[id], resource, "{name}: {id} differs");
+        }
+    }
+}
+
+/// Same output, byte for byte, for the same model: the IR, the reference list and the DOT graph.
+#[test]
+fn output_is_deterministic() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("differential/catalogue");
+    let scratch = modelc_tests::scratch_dir("deterministic");
+    let run = |k: usize| {
+        let ir = scratch.join(format!("ir-{k}.json"));
+        assert_eq!(modelc(&["compile", "main.cf", "-o", ir.to_str().unwrap()], &case).code, 0);
+        let reference = modelc(&["compile", "main.cf", "--format", "reference"], &case).stdout;
+        let dot = modelc(&["graph", "main.cf"], &case).stdout;
+        (std::fs::read(ir).unwrap(), reference, dot)
+    };
+    let first = run(0);
+    assert!(first.2.starts_with("digraph resources {"));
+    assert_eq!(first, run(1));
+}
