@@ -73,7 +73,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: bool) -> Comp
     let modules = modelc_sema::loaded_modules(&db, project);
     let files = modules.files.len();
     if diagnostics.iter().any(Diagnostic::is_error) || loaded.diagnostics.iter().any(Diagnostic::is_error) {
-        return Compiled { diagnostics, files, model: None, resources: None };
+        return Compiled { diagnostics, files, model: None, resources: None, refine_time: None };
     }
     let index = modelc_sema::model_index(&db, project);
     let units = modules
@@ -94,13 +94,15 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: bool) -> Comp
     world.module_files = module_files::module_files(loaded, top_levels);
     let mut outcome = modelc_exec::execute(&program, world);
     diagnostics.append(&mut outcome.diagnostics);
-    let mut resources = None;
+    let (mut resources, mut refine_time) = (None, None);
     if refine && !diagnostics.iter().any(Diagnostic::is_error) {
+        let started = std::time::Instant::now();
         let mut refined = modelc_refine::refine(&program, &outcome.graph);
+        refine_time = Some(started.elapsed());
         diagnostics.append(&mut refined.diagnostics);
         resources = Some(refined.ir);
     }
-    Compiled { diagnostics, files, model: Some(outcome), resources }
+    Compiled { diagnostics, files, model: Some(outcome), resources, refine_time }
 }
 
 /// What `compile` produced.
@@ -114,4 +116,6 @@ pub struct Compiled {
     /// The resources (with `compile_resources`, when execution succeeded); not to be exported
     /// when `diagnostics` holds an error.
     pub resources: Option<modelc_ir::Ir>,
+    /// How long refinement took (benchmarks report it apart from execution).
+    pub refine_time: Option<std::time::Duration>,
 }

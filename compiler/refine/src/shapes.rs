@@ -71,6 +71,8 @@ pub struct Shapes<'a> {
     indexes: IndexMap<String, Vec<Vec<String>>>,
     /// Per entity of the instance graph: `None` = not a resource.
     computed: Vec<Option<ResourceShape>>,
+    /// Entity → its first index (see [`Shapes::first_index`]), for the entities of the graph.
+    first_indexes: IndexMap<String, Option<Vec<String>>>,
 }
 
 impl<'a> Shapes<'a> {
@@ -96,7 +98,13 @@ impl<'a> Shapes<'a> {
                 }
             }
         }
-        let mut shapes = Shapes { program, declarations, indexes, computed: Vec::new() };
+        let mut shapes =
+            Shapes { program, declarations, indexes, computed: Vec::new(), first_indexes: IndexMap::new() };
+        shapes.first_indexes = graph
+            .entities
+            .iter()
+            .map(|e| (e.fqn.clone(), shapes.find_first_index(&e.fqn).map(<[String]>::to_vec)))
+            .collect();
         shapes.computed = graph.entities.iter().map(|e| shapes.compute(e)).collect();
         shapes
     }
@@ -106,8 +114,13 @@ impl<'a> Shapes<'a> {
         self.computed[entity as usize].as_ref()
     }
 
-    /// The first index of `entity` (own first, then its ancestors'), in written order.
+    /// The first index of `entity` (own first, then its ancestors'), in written order; for an
+    /// entity that has instances.
     pub fn first_index(&self, entity: &str) -> Option<&[String]> {
+        self.first_indexes.get(entity).and_then(|i| i.as_deref())
+    }
+
+    fn find_first_index(&self, entity: &str) -> Option<&[String]> {
         self.program
             .index
             .ancestry(entity)
@@ -138,7 +151,7 @@ impl<'a> Shapes<'a> {
             Some((def, id)) => (def.fqn.clone(), position(id).map_or(Key::Missing, |at| Key::Declared(id.clone(), at))),
             None => {
                 let key = self
-                    .first_index(entity)
+                    .find_first_index(entity)
                     .and_then(|attrs| attrs.iter().map(|a| Some((a.clone(), position(a)?))).collect::<Option<Vec<_>>>())
                     .map_or(Key::Missing, Key::Index);
                 (entity.to_owned(), key)
