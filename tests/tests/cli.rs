@@ -151,3 +151,66 @@ fn compile_does_not_execute_a_model_with_static_errors() {
     assert!(out.stdout.is_empty(), "nothing ran: {}", out.stdout);
     assert!(out.stderr.contains("E0106"), "{}", out.stderr);
 }
+
+const TWO_RESOURCES: &str = "import std::testing\n\
+    a = std::testing::NullResource(name=\"a\")\n\
+    b = std::testing::NullResource(name=\"b\", requires=[a])\n\
+    s = std::ResourceSet(name=\"s\")\n\
+    s.resources += a\n\
+    s.resources += b\n";
+
+#[test]
+fn compile_writes_the_resources_and_keeps_the_old_file_when_the_model_is_wrong() {
+    let dir = scratch_dir("compile-output");
+    std::fs::write(dir.join("main.cf"), TWO_RESOURCES).unwrap();
+    let out = modelc(&["compile", "main.cf", "-o", "out.json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("2 resources, 1 dependencies, 1 resource sets (0 empty), 0 shared"), "{}", out.stderr);
+    let written = std::fs::read_to_string(dir.join("out.json")).unwrap();
+    let ir: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(ir["format_version"], 1);
+    assert_eq!(ir["resources"][1]["requires"][0], "std::testing::NullResource[internal,name=a]");
+    assert_eq!(ir["sets"][0]["name"], "s");
+    // A model with a validation error: exit 1, and out.json is still the previous IR.
+    std::fs::write(dir.join("main.cf"), format!("{TWO_RESOURCES}t = std::ResourceSet(name=\"t\")\nt.resources += a\n"))
+        .unwrap();
+    let out = modelc(&["compile", "main.cf", "-o", "out.json"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("E0404"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(dir.join("out.json")).unwrap(), written);
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn compile_writes_the_reference_exporters_list() {
+    let dir = scratch_dir("compile-reference");
+    std::fs::write(dir.join("main.cf"), TWO_RESOURCES).unwrap();
+    let out = modelc(&["compile", "main.cf", "--format", "reference"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let list: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(list[1]["id"], "std::testing::NullResource[internal,name=b],v=0");
+    assert_eq!(list[1]["requires"], serde_json::json!(["std::testing::NullResource[internal,name=a]"]));
+    assert_eq!(list[1]["version"], 0);
+    assert_eq!(modelc(&["compile", "main.cf", "--format", "reference", "-o", "ref.json"], &dir).code, 0);
+    assert_eq!(std::fs::read_to_string(dir.join("ref.json")).unwrap(), out.stdout.trim_end());
+}
+
+#[test]
+fn graph_draws_dot_or_mermaid_and_formats_are_checked_per_command() {
+    let dir = scratch_dir("graph");
+    std::fs::write(dir.join("main.cf"), TWO_RESOURCES).unwrap();
+    let dot = modelc(&["graph", "main.cf"], &dir);
+    assert_eq!(dot.code, 0, "{}", dot.stderr);
+    assert!(dot.stdout.contains("subgraph cluster_0 {\n        label=\"s\";") && dot.stdout.contains("r1 -> r0;"));
+    let mermaid = modelc(&["--format", "mermaid", "graph", "main.cf"], &dir);
+    assert!(mermaid.stdout.starts_with("flowchart LR\n") && mermaid.stdout.contains("r1 --> r0"));
+    let wrong = modelc(&["--format", "dot", "check", "main.cf"], &dir);
+    assert_eq!(wrong.code, 2);
+    assert!(wrong.stderr.contains("`--format dot` is not an output of `modelc check`"), "{}", wrong.stderr);
+    assert_eq!(modelc(&["--format", "reference", "graph", "main.cf"], &dir).code, 2);
+}

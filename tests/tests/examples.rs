@@ -37,3 +37,28 @@ fn the_web_service_renders_its_balancer_config_from_the_module_template() {
         out.stdout
     );
 }
+
+/// What each example compiles to: its resource IR (ids, attributes, requires, sets) and its
+/// graph as DOT.
+#[test]
+fn every_example_compiles_to_its_resources() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let scratch = modelc_tests::scratch_dir("examples-ir");
+    let mut names: Vec<String> = std::fs::read_dir(&examples)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|dir| dir.join("project.yml").is_file())
+        .map(|dir| dir.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 2, "examples are missing");
+    for name in names {
+        let ir = scratch.join(format!("{name}.json"));
+        let out = modelc(&["compile", &name, "-o", ir.to_str().unwrap()], &examples);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let dot = modelc(&["graph", &name], &examples);
+        assert_eq!(dot.code, 0, "{}", dot.stderr);
+        let ir = std::fs::read_to_string(ir).unwrap();
+        insta::assert_snapshot!(format!("{name}-resources"), format!("{}--- graph\n{}", ir, dot.stdout));
+    }
+}
