@@ -74,7 +74,8 @@ fn run_one(networks: usize) {
     let started = Instant::now();
     let target = modelc_driver::locate(Some(&main), &dir).unwrap();
     let mut loaded = modelc_driver::load(&target, &dir).unwrap();
-    let compiled = modelc_driver::compile_resources(&mut loaded, modelc_exec::World::default());
+    let compiled =
+        modelc_driver::compile_resources(&mut loaded, modelc_exec::World::default(), modelc_refine::Options::default());
     let elapsed = started.elapsed();
     assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
     let instances: usize = compiled.model.as_ref().unwrap().instances_by_entity.values().sum();

@@ -37,14 +37,33 @@ pub fn modelc_with(args: &[&str], cwd: &Path, terminal: bool, no_color: bool) ->
     Output { code, stdout: String::from_utf8(stdout).unwrap(), stderr: String::from_utf8(stderr).unwrap() }
 }
 
-/// A fresh, empty directory under the system temp dir, unique to this process and call.
+/// A fresh, empty directory under the system temp dir, unique to this process and call. The
+/// first call of a process removes the scratch directories of test processes that have ended.
 pub fn scratch_dir(name: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    static CLEANED: std::sync::Once = std::sync::Once::new();
+    CLEANED.call_once(remove_scratch_of_ended_processes);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("modelc-test-{}-{name}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Removes `modelc-test-<pid>-…` directories whose process is gone (where `/proc` tells).
+fn remove_scratch_of_ended_processes() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("modelc-test-")) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The shared reference material: `$MODELC_SHARED`, or `shared/` beside the repository.

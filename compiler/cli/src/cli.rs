@@ -52,6 +52,10 @@ pub enum Command {
         /// the reference exporter's list. Nothing is written when the model has errors.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
+        /// The model is a partial compile (only the services being changed): also check that
+        /// every resource set's members belong to the set's service.
+        #[arg(long)]
+        partial: bool,
     },
     /// Compile a model and draw its resource graph on stdout: resources, their requires edges
     /// (`a -> b`: a requires b) and resource sets as clusters. `--format dot` (default) or

@@ -16,6 +16,7 @@ const SUMMARY_SETS: usize = 10;
 pub(crate) struct Options {
     pub dump_instances: bool,
     pub output: Option<PathBuf>,
+    pub partial: bool,
     pub format: Format,
     pub color: bool,
 }
@@ -26,7 +27,8 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let compiled = modelc_driver::compile_resources(&mut loaded, world());
+    let refine = modelc_refine::Options { partial: options.partial };
+    let compiled = modelc_driver::compile_resources(&mut loaded, world(), refine);
     let elapsed = started.elapsed();
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
@@ -87,7 +89,7 @@ pub(crate) fn graph(path: Option<&Path>, format: Format, color: bool, io: &mut I
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let compiled = modelc_driver::compile_resources(&mut loaded, world());
+    let compiled = modelc_driver::compile_resources(&mut loaded, world(), modelc_refine::Options::default());
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
     let status = Reporter { files: &loaded.files, format, color, file_count: compiled.files }.finish(

@@ -103,8 +103,8 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
     match cli.command {
         Command::Parse { files, dump_ast } => parse(&files, dump_ast, cli.format, color, io),
         Command::Check { path } => check(path.as_deref(), cli.format, color, io),
-        Command::Compile { path, dump_instances, output } => {
-            let options = compile::Options { dump_instances, output, format: cli.format, color };
+        Command::Compile { path, dump_instances, output, partial } => {
+            let options = compile::Options { dump_instances, output, partial, format: cli.format, color };
             compile::run(path.as_deref(), &options, io)
         }
         Command::Graph { path } => compile::graph(path.as_deref(), cli.format, color, io),

@@ -119,6 +119,7 @@ codes! {
     RESOURCE_IN_TWO_SETS = "E0404" "resource-in-two-sets" Error;
     CROSS_SET_DEPENDENCY = "E0405" "cross-set-dependency" Error;
     DEPENDENCY_CYCLE = "E0406" "dependency-cycle" Error;
+    SET_MEMBER_NOT_OWNED = "E0407" "set-member-not-owned" Error;
     REQUIREMENTS_LOST = "W0401" "requirements-lost" Warning;
     SET_MEMBER_NOT_EXPORTED = "W0402" "set-member-not-exported" Warning;
 }

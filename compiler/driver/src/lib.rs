@@ -54,16 +54,16 @@ pub fn parse_all(files: &SourceFiles, mut visit: impl FnMut(&Parse)) -> Vec<Diag
 /// Checks a loaded target and, when it has no errors, executes it (spec execution §1): every
 /// instance with its attributes, what `std::print` printed, and every diagnostic.
 pub fn compile(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
-    run(loaded, world, false)
+    run(loaded, world, None)
 }
 
 /// [`compile`], then, when execution found no error, refines the model into resources grouped
 /// in resource sets and validates them (spec export §2–3): `Compiled::resources`.
-pub fn compile_resources(loaded: &mut Loaded, world: modelc_exec::World) -> Compiled {
-    run(loaded, world, true)
+pub fn compile_resources(loaded: &mut Loaded, world: modelc_exec::World, options: modelc_refine::Options) -> Compiled {
+    run(loaded, world, Some(options))
 }
 
-fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: bool) -> Compiled {
+fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc_refine::Options>) -> Compiled {
     sources::add_std(loaded);
     let db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
@@ -95,9 +95,11 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: bool) -> Comp
     let mut outcome = modelc_exec::execute(&program, world);
     diagnostics.append(&mut outcome.diagnostics);
     let (mut resources, mut refine_time) = (None, None);
-    if refine && !diagnostics.iter().any(Diagnostic::is_error) {
+    if let Some(options) = refine
+        && !diagnostics.iter().any(Diagnostic::is_error)
+    {
         let started = std::time::Instant::now();
-        let mut refined = modelc_refine::refine(&program, &outcome.graph);
+        let mut refined = modelc_refine::refine(&program, &outcome.graph, options);
         refine_time = Some(started.elapsed());
         diagnostics.append(&mut refined.diagnostics);
         resources = Some(refined.ir);

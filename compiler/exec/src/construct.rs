@@ -145,6 +145,7 @@ impl<'a> Engine<'a> {
                     "duplicate key in index",
                 ));
             }
+            self.merges.push((first, scope, expr.span));
             first
         } else {
             let depth = self.construction_depth(scope) + 1;

@@ -142,6 +142,9 @@ pub(crate) struct Engine<'a> {
     pub(crate) warnings: Vec<Diagnostic>,
     /// How many unknown values index keys have been given (each gets its own key).
     pub(crate) unknown_keys: std::cell::Cell<u64>,
+    /// Constructor calls that returned an existing instance (an index match): the instance,
+    /// the constructor's scope and span. Partial compiles check who else makes a set's members.
+    pub(crate) merges: Vec<(InstanceId, ScopeId, Span)>,
     /// Membership sets of long list cells (see `Engine::list_contains`).
     pub(crate) members: FxHashMap<CellId, rustc_hash::FxHashSet<InstanceId>>,
     /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
@@ -192,6 +195,7 @@ impl<'a> Engine<'a> {
             applied_beyond_64: rustc_hash::FxHashSet::default(),
             members: FxHashMap::default(),
             unknown_keys: std::cell::Cell::new(0),
+            merges: Vec::new(),
             warnings: Vec::new(),
             heirs: FxHashMap::default(),
             big_scopes: FxHashMap::default(),

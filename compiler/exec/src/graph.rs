@@ -9,7 +9,7 @@ use modelc_diagnostics::{FileId, Span};
 use modelc_value::{InstanceId, Value};
 
 use crate::engine::Engine;
-use crate::store::CellKind;
+use crate::store::{CellKind, ScopeId};
 
 /// Every instance of a compile, in construction order (`InstanceId` = position).
 #[derive(Debug, Default, Clone)]
@@ -21,6 +21,19 @@ pub struct InstanceGraph {
     pub values: Vec<Value>,
     /// How each file is named in messages.
     pub file_names: HashMap<FileId, String>,
+    /// Constructor calls that returned an instance that already existed (an index match), in
+    /// the order they ran, each once.
+    pub merges: Vec<Construction>,
+}
+
+/// One constructor call of an instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Construction {
+    pub instance: InstanceId,
+    /// The instance whose implementation ran the constructor; `None` at the top level.
+    pub creator: Option<InstanceId>,
+    pub file: FileId,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +51,8 @@ pub struct InstanceNode {
     pub span: Span,
     /// The 1-based line of `span`.
     pub line: u32,
+    /// The instance whose implementation constructed it; `None` at the top level.
+    pub creator: Option<InstanceId>,
     /// Where its values start in [`InstanceGraph::values`]: one per attribute of the entity, in
     /// its order. A relation is a list of instances (`[0:1]` and `[1]` ends hold the instance
     /// or null).
@@ -137,9 +152,31 @@ impl Engine<'_> {
                 span: instance.span,
                 line,
                 first,
+                creator: self.creator_of(instance.origin),
             });
         }
         let file_names = self.program.units.iter().map(|u| (u.file_id, u.display_name.clone())).collect();
-        InstanceGraph { entities, instances, values, file_names }
+        let mut merges: Vec<Construction> = Vec::with_capacity(self.merges.len());
+        let mut seen = rustc_hash::FxHashSet::default();
+        for (instance, scope, span) in std::mem::take(&mut self.merges) {
+            let creator = self.creator_of(scope);
+            if seen.insert((instance, creator, span.start)) {
+                merges.push(Construction { instance, creator, file: self.file_of(scope), span });
+            }
+        }
+        InstanceGraph { entities, instances, values, file_names, merges }
+    }
+
+    /// The instance whose implementation code in `scope` belongs to (`None`: the top level).
+    fn creator_of(&self, scope: ScopeId) -> Option<InstanceId> {
+        let mut current = Some(scope);
+        while let Some(id) = current {
+            let s = self.scope(id);
+            if s.instance.is_some() {
+                return s.instance;
+            }
+            current = s.parent;
+        }
+        None
     }
 }

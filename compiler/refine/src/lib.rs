@@ -4,13 +4,15 @@
 //! 2. [`identity`]: each resource's id, agent and exported values; pruned when unknown;
 //! 3. `requires`: each resource's dependencies, resolved through entities that are not resources;
 //! 4. `sets`: resource-set membership;
-//! 5. `validate`: duplicate ids, a resource in two sets, dependencies across sets, cycles.
+//! 5. `validate`: duplicate ids, a resource in two sets, dependencies across sets, cycles;
+//! 6. `ownership` (partial compiles only): every member of a set belongs to the set's service.
 //!
 //! Every problem is a diagnostic naming the resources and sets involved and where each was
 //! created; all are reported in one run. The IR is returned even when there are errors (for
 //! drawing and debugging); callers must not export it then.
 
 pub mod identity;
+mod ownership;
 mod requires;
 mod sets;
 pub mod shapes;
@@ -45,9 +47,23 @@ pub(crate) enum Fate {
     Exported(u32),
 }
 
+/// How to refine.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// The model is a partial compile: it holds only some services, so the rules that keep a
+    /// partial export safe are checked too (each set's members belong to its service).
+    pub partial: bool,
+}
+
 /// Refines an executed model into resources, grouped and validated.
-pub fn refine(program: &Program<'_>, graph: &InstanceGraph) -> Refined {
-    let mut refinery = Refinery { graph, diagnostics: Vec::new(), fates: Vec::new(), instances: Vec::new() };
+pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) -> Refined {
+    let mut refinery = Refinery {
+        graph,
+        diagnostics: Vec::new(),
+        fates: Vec::new(),
+        instances: Vec::new(),
+        set_instances: Vec::new(),
+    };
     let resources = refinery.queue(program);
     let mut ir = Ir::new(resources, Vec::new());
     refinery.requires(&mut ir);
@@ -55,6 +71,10 @@ pub fn refine(program: &Program<'_>, graph: &InstanceGraph) -> Refined {
         graph.entities.iter().map(|e| program.index.is_subtype(&e.fqn, sets::RESOURCE_SET)).collect();
     refinery.sets(&mut ir, &is_set);
     refinery.validate(&ir);
+    if options.partial {
+        let shapes = Shapes::new(program, graph);
+        refinery.ownership(&ir, &shapes);
+    }
     Refined { ir, diagnostics: refinery.diagnostics }
 }
 
@@ -65,6 +85,8 @@ pub(crate) struct Refinery<'g> {
     pub fates: Vec<Fate>,
     /// Per queue position, the instance of the resource.
     pub instances: Vec<InstanceId>,
+    /// Per set of `Ir::sets`, its instance and its members' queue positions.
+    pub set_instances: Vec<(InstanceId, Vec<u32>)>,
 }
 
 impl Refinery<'_> {

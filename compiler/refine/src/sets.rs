@@ -60,6 +60,7 @@ impl Refinery<'_> {
             }
             let resources = members.iter().map(|q| ir.resources[*q as usize].id.clone()).collect();
             ir.sets.push(ResourceSet { name, resources, source: self.source(set) });
+            self.set_instances.push((set, members));
         }
     }
 
