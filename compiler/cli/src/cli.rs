@@ -64,6 +64,55 @@ pub enum Command {
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
     },
+    /// Compile a model and store its resources as a new version of desired state (in
+    /// `.modelc/store.sqlite` beside the project, or `--store PATH`). With `--partial`, the model
+    /// holds only the resource sets being changed: the new version is the latest one with those
+    /// sets replaced, the other sets and the shared resources kept.
+    Export {
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// Export a resource IR written by `modelc compile -o` instead of compiling a model.
+        #[arg(long, value_name = "FILE", conflicts_with = "path")]
+        ir: Option<PathBuf>,
+        /// Build the new version from the latest one, replacing only this model's resource sets.
+        #[arg(long)]
+        partial: bool,
+        /// Delete this resource set in the new version (repeatable; only with --partial).
+        #[arg(long = "delete-resource-set", value_name = "NAME", requires = "partial")]
+        delete_resource_set: Vec<String>,
+        /// Do not delete a set named by --delete-resource-set that this model still has resources
+        /// for (only with --partial).
+        #[arg(long, requires = "partial")]
+        soft_delete: bool,
+        /// Why this version was made, recorded with it.
+        #[arg(short, long, default_value = "")]
+        message: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// List the stored versions, oldest first.
+    Versions {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Show a stored version (the latest without VERSION): its resources by set. `--format json`
+    /// prints a JSON list of its resources, each with its id, attributes, requires and resource_set.
+    Show {
+        #[arg(value_name = "VERSION")]
+        number: Option<u64>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Compare two stored versions: resources added, removed and changed (attribute by
+    /// attribute). `--format json` for a JSON document.
+    Diff {
+        #[arg(value_name = "A")]
+        from: u64,
+        #[arg(value_name = "B")]
+        to: u64,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// Explain a diagnostic code, e.g. `modelc explain E0006`.
     Explain {
         #[arg(value_name = "CODE")]
@@ -74,6 +123,15 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// Where the versioned store is.
+#[derive(Debug, clap::Args)]
+pub struct StoreArg {
+    /// The store's database file. Default: `.modelc/store.sqlite` in the project directory (the
+    /// nearest one with a project.yml, or the directory of the model file).
+    #[arg(long = "store", id = "store", value_name = "PATH")]
+    pub path: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -123,7 +123,7 @@ fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// What the model may read from outside: the process environment and the clock.
-fn world() -> modelc_exec::World {
+pub(crate) fn world() -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
     modelc_exec::World { env: std::env::vars().collect(), now, ..Default::default() }

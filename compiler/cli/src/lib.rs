@@ -7,6 +7,7 @@
 
 mod cli;
 mod compile;
+mod export;
 mod output;
 
 use std::ffi::OsString;
@@ -93,6 +94,10 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Check { .. } => "check",
         Command::Compile { .. } => "compile",
         Command::Graph { .. } => "graph",
+        Command::Export { .. } => "export",
+        Command::Versions { .. } => "versions",
+        Command::Show { .. } => "show",
+        Command::Diff { .. } => "diff",
         Command::Explain { .. } => "explain",
         Command::Completions { .. } => "completions",
     };
@@ -108,6 +113,20 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             compile::run(path.as_deref(), &options, io)
         }
         Command::Graph { path } => compile::graph(path.as_deref(), cli.format, color, io),
+        Command::Export { path, ir, partial, delete_resource_set, soft_delete, message, store } => {
+            let request = export::Request {
+                partial,
+                delete_sets: delete_resource_set,
+                soft_delete,
+                message,
+                store: store.path,
+                ir,
+            };
+            export::export(path.as_deref(), &request, cli.format, color, io)
+        }
+        Command::Versions { store } => export::versions(store.path.as_deref(), cli.format, color, io),
+        Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
+        Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
         Command::Explain { code } => explain(&code, io),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "modelc", io.stdout);

@@ -16,9 +16,18 @@ pub(crate) struct Reporter<'f> {
 impl Reporter<'_> {
     /// Prints every diagnostic in source order, then a summary; returns the exit status.
     pub(crate) fn finish(&self, io: &mut Io<'_>, diagnostics: &mut [Diagnostic], verb: &str) -> u8 {
+        let status = self.report(io, diagnostics);
+        if self.format != Format::Json {
+            let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+            let warnings = diagnostics.len() - errors;
+            let _ = writeln!(io.stderr, "{}", summary(verb, self.file_count, errors, warnings));
+        }
+        status
+    }
+
+    /// Prints every diagnostic in source order; returns the exit status.
+    pub(crate) fn report(&self, io: &mut Io<'_>, diagnostics: &mut [Diagnostic]) -> u8 {
         modelc_diagnostics::sort(diagnostics);
-        let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
-        let warnings = diagnostics.len() - errors;
         match self.format {
             Format::Json => {
                 let _ = write!(io.stdout, "{}", json::render_all(diagnostics, self.files));
@@ -28,10 +37,9 @@ impl Reporter<'_> {
                 for diagnostic in diagnostics.iter() {
                     let _ = writeln!(io.stderr, "{}", renderer.render(diagnostic));
                 }
-                let _ = writeln!(io.stderr, "{}", summary(verb, self.file_count, errors, warnings));
             }
         }
-        if errors > 0 { EXIT_MODEL_ERRORS } else { EXIT_OK }
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) { EXIT_MODEL_ERRORS } else { EXIT_OK }
     }
 }
 

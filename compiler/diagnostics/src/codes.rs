@@ -5,7 +5,7 @@
 //! problem it names stops being reported. Every code is produced by at least one test input
 //! (`tests/tests/codes.rs`). E0026 and W0002 were drafted and withdrawn before any release;
 //! they stay unused. Ranges: `E00xx` syntax, `E01xx` names and modules,
-//! `E02xx` types, `E03xx` execution, `E04xx` resources and export; `W0xxx` mirror them.
+//! `E02xx` types, `E03xx` execution, `E04xx` resources, `E05xx` the store and export; `W0xxx` mirror them.
 
 use crate::Severity;
 
@@ -120,6 +120,14 @@ codes! {
     CROSS_SET_DEPENDENCY = "E0405" "cross-set-dependency" Error;
     DEPENDENCY_CYCLE = "E0406" "dependency-cycle" Error;
     SET_MEMBER_NOT_OWNED = "E0407" "set-member-not-owned" Error;
+    NO_BASE_VERSION = "E0501" "no-base-version" Error;
+    SET_EXPORTED_AND_DELETED = "E0502" "set-exported-and-deleted" Error;
+    RESOURCE_MOVED = "E0503" "resource-moved" Error;
+    SHARED_RESOURCE_CHANGED = "E0504" "shared-resource-changed" Error;
+    CROSS_SET_DEPENDENCY_IN_STORE = "E0505" "cross-set-dependency-in-store" Error;
+    DANGLING_DEPENDENCY = "E0506" "dangling-dependency" Error;
+    STORE_UNAVAILABLE = "E0507" "store-unavailable" Error;
+    DUPLICATE_RESOURCE_IN_EXPORT = "E0508" "duplicate-resource-in-export" Error;
     REQUIREMENTS_LOST = "W0401" "requirements-lost" Warning;
     SET_MEMBER_NOT_EXPORTED = "W0402" "set-member-not-exported" Warning;
 }

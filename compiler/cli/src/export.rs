@@ -1,0 +1,303 @@
+//! `modelc export [--partial]`, `modelc versions`, `modelc show`, `modelc diff`: the versioned
+//! store (`modelc-store`) seen from the command line.
+
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
+use modelc_diagnostics::{Diagnostic, codes};
+use modelc_driver::Target;
+use modelc_ir::Ir;
+use modelc_store::{Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
+
+use crate::output::Reporter;
+use crate::{EXIT_OK, Format, Io, usage_error};
+
+/// The store's file inside a project directory.
+const STORE_FILE: &str = ".modelc/store.sqlite";
+
+pub(crate) struct Request {
+    pub partial: bool,
+    pub delete_sets: Vec<String>,
+    pub soft_delete: bool,
+    pub message: String,
+    pub store: Option<PathBuf>,
+    /// Export this IR file (written by `modelc compile -o`) instead of compiling a model.
+    pub ir: Option<PathBuf>,
+}
+
+/// What is exported: the resources, and what the version records about where they came from.
+struct Exported {
+    ir: Ir,
+    source_hash: String,
+    files: modelc_diagnostics::SourceFiles,
+    file_count: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let (exported, store_path) = match &request.ir {
+        Some(file) => match read_ir(file, &io.cwd) {
+            Ok(exported) => (exported, store_path(request.store.as_deref(), None, &io.cwd)),
+            Err(message) => return usage_error(io, &message),
+        },
+        None => {
+            let target = match modelc_driver::locate(path, &io.cwd) {
+                Ok(target) => target,
+                Err(error) => return usage_error(io, &error.to_string()),
+            };
+            let store_path = store_path(request.store.as_deref(), Some(&target), &io.cwd);
+            match compile(&target, request.partial, format, color, io) {
+                Ok(exported) => (exported, store_path),
+                Err(status) => return status,
+            }
+        }
+    };
+    let Exported { ir, source_hash, files, file_count, mut diagnostics } = exported;
+    let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
+    let result = SqliteStore::open(&store_path).and_then(|mut store| {
+        if request.partial {
+            let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
+            store.export_partial(&ir, &partial, &metadata)
+        } else {
+            store.export_full(&ir, &metadata)
+        }
+    });
+    let verb = if request.ir.is_some() { "read" } else { "compiled" };
+    let reporter = Reporter { files: &files, format, color, file_count };
+    match result {
+        Ok(info) => {
+            let status = reporter.finish(io, &mut diagnostics, verb);
+            if format == Format::Human {
+                let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();
+                let _ = writeln!(
+                    io.stderr,
+                    "exported version {} ({}{base}): {} resources in {} resource sets, to {}",
+                    info.version,
+                    info.kind.as_str(),
+                    info.resources,
+                    info.sets,
+                    store_path.display()
+                );
+            }
+            status
+        }
+        Err(error) => {
+            diagnostics.push(store_diagnostic(&error, Some(&ir), &store_path));
+            reporter.finish(io, &mut diagnostics, verb)
+        }
+    }
+}
+
+/// Compiles the model at `target` into resources; on errors, reports them and returns the
+/// exit status (nothing is exported).
+fn compile(target: &Target, partial: bool, format: Format, color: bool, io: &mut Io<'_>) -> Result<Exported, u8> {
+    let mut loaded = match modelc_driver::load(target, &io.cwd) {
+        Ok(loaded) => loaded,
+        Err(error) => return Err(usage_error(io, &error.to_string())),
+    };
+    let options = modelc_refine::Options { partial };
+    let compiled = modelc_driver::compile_resources(&mut loaded, crate::compile::world(), options);
+    let mut diagnostics = loaded.diagnostics.clone();
+    diagnostics.extend(compiled.diagnostics);
+    if let Some(model) = &compiled.model {
+        // The model's own output, as `compile` prints it.
+        let out: &mut dyn std::io::Write = if format.json_diagnostics() { &mut *io.stderr } else { &mut *io.stdout };
+        for line in &model.printed {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let files = std::mem::take(&mut loaded.files);
+    match compiled.resources.filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) {
+        Some(ir) => {
+            Ok(Exported { ir, source_hash: source_hash(&files), files, file_count: compiled.files, diagnostics })
+        }
+        None => {
+            let reporter = Reporter { files: &files, format, color, file_count: compiled.files };
+            Err(reporter.finish(io, &mut diagnostics, "compiled"))
+        }
+    }
+}
+
+/// Reads an IR file written by `modelc compile -o`.
+fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
+    let file = if file.is_absolute() { file.to_owned() } else { cwd.join(file) };
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let ir = Ir::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let source_hash = hex(Md5::new().chain_update(text.as_bytes()).finalize().as_slice());
+    Ok(Exported {
+        ir,
+        source_hash,
+        files: modelc_diagnostics::SourceFiles::new(),
+        file_count: 1,
+        diagnostics: Vec::new(),
+    })
+}
+
+pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let path = store_path(store, None, &io.cwd);
+    let versions = match open_existing(&path).and_then(|s| s.versions()) {
+        Ok(versions) => versions,
+        Err(error) => return store_failure(io, format, color, &error, &path),
+    };
+    if format.json_diagnostics() {
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&versions).unwrap_or_default());
+        return EXIT_OK;
+    }
+    let _ = writeln!(
+        io.stdout,
+        "{:>7}  {:<20}  {:<12}  {:>9}  {:>5}  message",
+        "version", "created", "kind", "resources", "sets"
+    );
+    for v in &versions {
+        let kind = match v.base {
+            Some(base) => format!("partial/{base}"),
+            None => v.kind.as_str().to_owned(),
+        };
+        let _ = writeln!(
+            io.stdout,
+            "{:>7}  {:<20}  {kind:<12}  {:>9}  {:>5}  {}",
+            v.version, v.created, v.resources, v.sets, v.message
+        );
+    }
+    EXIT_OK
+}
+
+pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let path = store_path(store, None, &io.cwd);
+    let snapshot = match open_existing(&path).and_then(|s| s.snapshot(version)) {
+        Ok(snapshot) => snapshot,
+        Err(error) => return store_failure(io, format, color, &error, &path),
+    };
+    if format.json_diagnostics() {
+        let list: Vec<serde_json::Value> = snapshot
+            .resources
+            .iter()
+            .map(|r| {
+                let mut entry = serde_json::Map::new();
+                entry.insert("id".into(), r.id.clone().into());
+                for (name, value) in &r.attributes {
+                    entry.insert(name.clone(), value.clone());
+                }
+                entry.insert("requires".into(), r.requires.clone().into());
+                entry.insert("resource_set".into(), r.resource_set.clone().into());
+                serde_json::Value::Object(entry)
+            })
+            .collect();
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+        return EXIT_OK;
+    }
+    let info = &snapshot.info;
+    let _ = writeln!(
+        io.stdout,
+        "version {} ({}), {}: {} resources in {} resource sets",
+        info.version,
+        info.kind.as_str(),
+        info.created,
+        info.resources,
+        info.sets
+    );
+    // By set, sets in the order they first appear, shared resources last.
+    let mut by_set: indexmap::IndexMap<Option<&str>, Vec<&str>> = indexmap::IndexMap::new();
+    for resource in &snapshot.resources {
+        by_set.entry(resource.resource_set.as_deref()).or_default().push(&resource.id);
+    }
+    by_set.sort_by(|a, _, b, _| a.is_none().cmp(&b.is_none()));
+    for (set, ids) in by_set {
+        let _ = writeln!(io.stdout, "{}", set.map_or_else(|| "shared:".to_owned(), |s| format!("set {s}:")));
+        for id in ids {
+            let _ = writeln!(io.stdout, "  {id}");
+        }
+    }
+    EXIT_OK
+}
+
+pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let path = store_path(store, None, &io.cwd);
+    let snapshots = open_existing(&path).and_then(|s| Ok((s.snapshot(Some(from))?, s.snapshot(Some(to))?)));
+    let (a, b) = match snapshots {
+        Ok(pair) => pair,
+        Err(error) => return store_failure(io, format, color, &error, &path),
+    };
+    let diff = modelc_store::diff::diff(from, &a.resources, to, &b.resources);
+    if format.json_diagnostics() {
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&diff).unwrap_or_default());
+    } else {
+        let _ = writeln!(io.stdout, "{diff}");
+    }
+    EXIT_OK
+}
+
+/// `--store`, else `.modelc/store.sqlite` in the model's project directory (or the directory of
+/// the model file), else in the nearest directory above `cwd` with a project.yml, else in `cwd`.
+fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> PathBuf {
+    if let Some(path) = explicit {
+        return if path.is_absolute() { path.to_owned() } else { cwd.join(path) };
+    }
+    let dir = match target {
+        Some(Target::Project(project)) => project.root.clone(),
+        Some(Target::Module { root, .. }) => root.clone(),
+        Some(Target::Files(files)) => {
+            files.first().and_then(|f| f.parent()).map_or_else(|| cwd.to_owned(), Path::to_owned)
+        }
+        None => cwd.ancestors().find(|d| d.join("project.yml").is_file()).unwrap_or(cwd).to_owned(),
+    };
+    dir.join(STORE_FILE)
+}
+
+/// Opens a store that must already exist (reading commands never create one).
+fn open_existing(path: &Path) -> Result<SqliteStore, StoreError> {
+    if !path.is_file() {
+        return Err(StoreError::Storage(format!("there is no store at {}: export a model first", path.display())));
+    }
+    SqliteStore::open(path)
+}
+
+fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
+    let files = modelc_diagnostics::SourceFiles::new();
+    Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [store_diagnostic(error, None, path)])
+}
+
+/// A store error as a diagnostic: the rule broken, the resources and sets involved, and where
+/// the model creates them.
+fn store_diagnostic(error: &StoreError, ir: Option<&Ir>, path: &Path) -> Diagnostic {
+    let StoreError::Rejected(rejection) = error else {
+        let message = match error {
+            StoreError::NoSuchVersion(_) | StoreError::Empty => format!("{error} (store {})", path.display()),
+            _ => error.to_string(),
+        };
+        return Diagnostic::new(&codes::STORE_UNAVAILABLE, message).note("the store was not changed");
+    };
+    let code = match rejection.rule {
+        Rule::NoBase => &codes::NO_BASE_VERSION,
+        Rule::UpdatedAndDeleted => &codes::SET_EXPORTED_AND_DELETED,
+        Rule::Moved => &codes::RESOURCE_MOVED,
+        Rule::SharedChanged => &codes::SHARED_RESOURCE_CHANGED,
+        Rule::CrossSet => &codes::CROSS_SET_DEPENDENCY_IN_STORE,
+        Rule::Dangling => &codes::DANGLING_DEPENDENCY,
+        Rule::DuplicateId => &codes::DUPLICATE_RESOURCE_IN_EXPORT,
+    };
+    let mut d = Diagnostic::new(code, format!("export rejected: {}", rejection.message));
+    for id in &rejection.resources {
+        if let Some(resource) = ir.and_then(|ir| ir.resources.iter().find(|r| r.id == *id)) {
+            let set = resource.resource_set.as_deref().map_or_else(|| "shared".to_owned(), |s| format!("in set `{s}`"));
+            d = d.note(format!("`{id}` ({set}) is created at {}:{}", resource.source.file, resource.source.line));
+        }
+    }
+    d.note(format!("no version was written; the store ({}) is unchanged", path.display()))
+}
+
+/// A hash of every source file of the compile, in load order.
+fn source_hash(files: &modelc_diagnostics::SourceFiles) -> String {
+    let mut hasher = Md5::new();
+    for (_, file) in files.iter() {
+        hasher.update(file.name.as_bytes());
+        hasher.update([0]);
+        hasher.update(file.text.as_bytes());
+        hasher.update([0]);
+    }
+    hex(hasher.finalize().as_slice())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

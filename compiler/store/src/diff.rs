@@ -1,0 +1,115 @@
+//! The difference between two versions: resources added, removed and changed, with the
+//! attributes, requirements and set of each change.
+
+use indexmap::IndexMap;
+use modelc_ir::Resource;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What changed from one version to another.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    pub from: u64,
+    pub to: u64,
+    /// Ids, in the newer version's order.
+    pub added: Vec<String>,
+    /// Ids, in the older version's order.
+    pub removed: Vec<String>,
+    pub changed: Vec<Change>,
+}
+
+/// One resource in both versions, different.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub id: String,
+    /// Attribute → (old, new); a missing side is `null`.
+    pub attributes: IndexMap<String, (Value, Value)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires_added: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires_removed: Vec<String>,
+    /// (old, new) set, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_set: Option<(Option<String>, Option<String>)>,
+}
+
+impl Diff {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// The difference from `old` (version `from`) to `new` (version `to`).
+pub fn diff(from: u64, old: &[Resource], to: u64, new: &[Resource]) -> Diff {
+    let old_by_id: IndexMap<&str, &Resource> = old.iter().map(|r| (r.id.as_str(), r)).collect();
+    let new_by_id: IndexMap<&str, &Resource> = new.iter().map(|r| (r.id.as_str(), r)).collect();
+    let added = new.iter().filter(|r| !old_by_id.contains_key(r.id.as_str())).map(|r| r.id.clone()).collect();
+    let removed = old.iter().filter(|r| !new_by_id.contains_key(r.id.as_str())).map(|r| r.id.clone()).collect();
+    let mut changed = Vec::new();
+    for resource in new {
+        let Some(before) = old_by_id.get(resource.id.as_str()) else { continue };
+        let mut attributes = IndexMap::new();
+        for (name, value) in &resource.attributes {
+            match before.attributes.get(name) {
+                Some(old) if old == value => {}
+                old => {
+                    attributes.insert(name.clone(), (old.cloned().unwrap_or(Value::Null), value.clone()));
+                }
+            }
+        }
+        for (name, value) in &before.attributes {
+            if !resource.attributes.contains_key(name) {
+                attributes.insert(name.clone(), (value.clone(), Value::Null));
+            }
+        }
+        let requires_added: Vec<String> =
+            resource.requires.iter().filter(|r| !before.requires.contains(r)).cloned().collect();
+        let requires_removed: Vec<String> =
+            before.requires.iter().filter(|r| !resource.requires.contains(r)).cloned().collect();
+        let resource_set = (before.resource_set != resource.resource_set)
+            .then(|| (before.resource_set.clone(), resource.resource_set.clone()));
+        if !attributes.is_empty()
+            || !requires_added.is_empty()
+            || !requires_removed.is_empty()
+            || resource_set.is_some()
+        {
+            changed.push(Change {
+                id: resource.id.clone(),
+                attributes,
+                requires_added,
+                requires_removed,
+                resource_set,
+            });
+        }
+    }
+    Diff { from, to, added, removed, changed }
+}
+
+impl std::fmt::Display for Diff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "from version {} to version {}:", self.from, self.to)?;
+        for id in &self.added {
+            writeln!(f, "+ {id}")?;
+        }
+        for id in &self.removed {
+            writeln!(f, "- {id}")?;
+        }
+        for change in &self.changed {
+            writeln!(f, "~ {}", change.id)?;
+            for (name, (old, new)) in &change.attributes {
+                writeln!(f, "    {name}: {old} -> {new}")?;
+            }
+            for required in &change.requires_added {
+                writeln!(f, "    requires + {required}")?;
+            }
+            for required in &change.requires_removed {
+                writeln!(f, "    requires - {required}")?;
+            }
+            if let Some((old, new)) = &change.resource_set {
+                let show = |s: &Option<String>| s.clone().unwrap_or_else(|| "(shared)".to_owned());
+                writeln!(f, "    set: {} -> {}", show(old), show(new))?;
+            }
+        }
+        write!(f, "{} added, {} removed, {} changed", self.added.len(), self.removed.len(), self.changed.len())
+    }
+}

@@ -1,0 +1,157 @@
+//! The versioned desired-state store. Every export is a numbered, immutable **version**: the
+//! resources of a compile (`modelc_ir::Resource`, with their sets and requires) plus its
+//! metadata. A full export replaces everything; a **partial** export builds the next version
+//! from the latest one, replacing only the resource sets it holds (spec export §3.3, with the
+//! reference's bugs turned into clean rejections; see `docs/store.md`).
+//!
+//! [`Store`] is the interface; [`sqlite::SqliteStore`] is the embedded implementation. The
+//! layout is temporal: each stored row is valid from the version that wrote it until the version
+//! that replaced it, so a partial export touches only the rows of the sets it replaces, and its
+//! cost does not grow with the store.
+
+mod checks;
+pub mod diff;
+mod hash;
+mod partial;
+pub mod sqlite;
+mod time;
+
+use modelc_ir::Resource;
+use serde::Serialize;
+
+pub use sqlite::SqliteStore;
+pub use time::utc_now;
+
+/// What a version says about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VersionInfo {
+    pub version: u64,
+    /// When it was written (UTC, `2026-11-22T14:39:44Z`).
+    pub created: String,
+    pub kind: ExportKind,
+    /// The version a partial export was built on.
+    pub base: Option<u64>,
+    /// A hash of the model's source files.
+    pub source_hash: String,
+    pub message: String,
+    pub resources: u64,
+    pub sets: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportKind {
+    Full,
+    Partial,
+}
+
+impl ExportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExportKind::Full => "full",
+            ExportKind::Partial => "partial",
+        }
+    }
+}
+
+/// What an export records besides the resources.
+#[derive(Debug, Clone, Default)]
+pub struct Metadata {
+    pub created: String,
+    pub source_hash: String,
+    pub message: String,
+}
+
+/// One stored version with its resources, in stored order.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub info: VersionInfo,
+    pub resources: Vec<Resource>,
+}
+
+/// What a partial export deletes besides the sets it replaces.
+#[derive(Debug, Clone, Default)]
+pub struct PartialRequest {
+    /// `--delete-resource-set`: sets to remove.
+    pub delete_sets: Vec<String>,
+    /// `--soft-delete`: do not delete a set that the export still holds resources for.
+    pub soft_delete: bool,
+}
+
+/// Why an export was refused. The store is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub rule: Rule,
+    pub message: String,
+    /// The resources involved (ids).
+    pub resources: Vec<String>,
+    /// The sets involved.
+    pub sets: Vec<String>,
+}
+
+/// The rules a partial export must follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// There is no version to build on.
+    NoBase,
+    /// A set is both exported and asked to be deleted.
+    UpdatedAndDeleted,
+    /// A resource would move between sets, or between a set and shared.
+    Moved,
+    /// A shared resource would change its attributes.
+    SharedChanged,
+    /// A resource of one set would require a resource of another.
+    CrossSet,
+    /// A resource would require a resource the new version does not have.
+    Dangling,
+    /// The export holds two resources with the same id.
+    DuplicateId,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    Rejected(Rejection),
+    NoSuchVersion(u64),
+    /// The store has no version yet.
+    Empty,
+    /// The database could not be read or written.
+    Storage(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Rejected(r) => f.write_str(&r.message),
+            StoreError::NoSuchVersion(v) => write!(f, "there is no version {v}"),
+            StoreError::Empty => f.write_str("the store has no version yet"),
+            StoreError::Storage(message) => write!(f, "the store cannot be used: {message}"),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> StoreError {
+        StoreError::Storage(error.to_string())
+    }
+}
+
+/// A versioned store of desired state. The embedded implementation is [`SqliteStore`]; a
+/// server backend (PostgreSQL, for teams) implements the same operations with the same
+/// guarantees: each export is one transaction, exports are serialised, versions are immutable.
+pub trait Store {
+    /// Every version, oldest first.
+    fn versions(&self) -> Result<Vec<VersionInfo>, StoreError>;
+    /// A version with its resources; `None` = the latest.
+    fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError>;
+    /// Stores `resources` as a new version that replaces everything.
+    fn export_full(&mut self, resources: &modelc_ir::Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError>;
+    /// Builds a new version from the latest one: the sets in `resources` replace their old
+    /// contents, the other sets are kept, shared resources are added or kept.
+    fn export_partial(
+        &mut self,
+        resources: &modelc_ir::Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+    ) -> Result<VersionInfo, StoreError>;
+}

@@ -1,0 +1,189 @@
+//! A partial export (spec export §3.3): the next version is the latest one with the sets of the
+//! partial model replaced whole, the deleted sets removed, the other sets kept, and shared
+//! resources added or kept. Everything is checked before anything is written, and every rule
+//! the reference breaks is a rejection here (see `docs/store.md`):
+//!
+//! * a resource may not move between sets, nor between a set and shared (the reference ignores
+//!   a move from shared into a set and fails with an HTTP 500 on the reverse);
+//! * a shared resource may not change its attributes;
+//! * no resource of a set may require a resource of another set, whether that set is in the
+//!   partial model or only in the store (the reference skips this check when no resource of the
+//!   partial model existed before);
+//! * every requirement must name a resource of the new version;
+//! * a set may not be both exported and deleted.
+//!
+//! Cost: lookups by id and by set, so the work grows with the sets touched, not with the store.
+
+use std::collections::{BTreeSet, HashMap};
+
+use modelc_ir::Ir;
+use rusqlite::Connection;
+
+use crate::checks::{self, reject};
+use crate::sqlite::{SqliteStore, current_row};
+use crate::{ExportKind, Metadata, PartialRequest, Rule, StoreError, VersionInfo};
+
+fn describe_set(set: Option<&str>) -> String {
+    set.map_or_else(|| "shared (no set)".to_owned(), |s| format!("set `{s}`"))
+}
+
+pub(crate) fn merge(
+    db: &Connection,
+    ir: &Ir,
+    request: &PartialRequest,
+    metadata: &Metadata,
+    version: u64,
+) -> Result<VersionInfo, StoreError> {
+    let Some(base) = SqliteStore::latest(db)? else {
+        return Err(reject(
+            Rule::NoBase,
+            "a partial export needs a version to build on, and the store has none: export the full model first"
+                .to_owned(),
+            Vec::new(),
+            Vec::new(),
+        ));
+    };
+    // The sets the partial model holds resources for are replaced; its empty sets and the
+    // ones named with --delete-resource-set are deleted.
+    let updated: BTreeSet<&str> = ir.resources.iter().filter_map(|r| r.resource_set.as_deref()).collect();
+    let explicit: BTreeSet<&str> = request.delete_sets.iter().map(String::as_str).collect();
+    let both: Vec<String> = explicit.intersection(&updated).map(|s| (*s).to_owned()).collect();
+    if !both.is_empty() && !request.soft_delete {
+        return Err(reject(
+            Rule::UpdatedAndDeleted,
+            format!(
+                "resource sets {} are both exported and marked for deletion (use --soft-delete to keep sets that still have resources)",
+                both.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ),
+            Vec::new(),
+            both,
+        ));
+    }
+    let empty = ir.sets.iter().filter(|s| s.resources.is_empty()).map(|s| s.name.as_str());
+    let deleted: BTreeSet<&str> = explicit.iter().copied().chain(empty).filter(|s| !updated.contains(s)).collect();
+    let replaced: BTreeSet<&str> = updated.union(&deleted).copied().collect();
+
+    let payload = checks::by_id(ir)?;
+    // Where each payload resource is now, and the shared ones that are already stored.
+    let mut existing_shared: HashMap<&str, crate::sqlite::CurrentRow> = HashMap::new();
+    for resource in &ir.resources {
+        let Some(current) = current_row(db, &resource.id)? else { continue };
+        if current.set_name != resource.resource_set {
+            let (from, to) = (current.set_name.as_deref(), resource.resource_set.as_deref());
+            return Err(reject(
+                Rule::Moved,
+                format!(
+                    "resource `{}` cannot move from {} to {} in a partial export; export the full model to move it",
+                    resource.id,
+                    describe_set(from),
+                    describe_set(to)
+                ),
+                vec![resource.id.clone()],
+                [from, to].into_iter().flatten().map(str::to_owned).collect(),
+            ));
+        }
+        if resource.resource_set.is_none() {
+            let hash = crate::hash::attribute_hash(&resource.id, &resource.attributes);
+            if hash != current.hash {
+                return Err(reject(
+                    Rule::SharedChanged,
+                    format!(
+                        "shared resource `{}` (in no set) cannot be changed by a partial export; its attributes differ from version {}",
+                        resource.id, base.version
+                    ),
+                    vec![resource.id.clone()],
+                    Vec::new(),
+                ));
+            }
+            existing_shared.insert(&resource.id, current);
+        }
+    }
+    // The old members of the replaced sets; those the payload does not hold again disappear.
+    let mut old_members: Vec<(String, String)> = Vec::new();
+    let mut replaced_in_base = 0u64;
+    for set in &replaced {
+        let mut query = db.prepare_cached("SELECT rid FROM resources WHERE set_name = ?1 AND last_version IS NULL")?;
+        let members: Vec<String> = query.query_map([set], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        if !members.is_empty() {
+            replaced_in_base += 1;
+        }
+        old_members.extend(members.into_iter().map(|m| ((*set).to_owned(), m)));
+    }
+    let removed: BTreeSet<&str> =
+        old_members.iter().map(|(_, rid)| rid.as_str()).filter(|rid| !payload.contains_key(rid)).collect();
+    // Requirements: each must name a resource of the new version, and never another set's.
+    for resource in &ir.resources {
+        for required in &resource.requires {
+            let target_set = match payload.get(required.as_str()) {
+                Some(target) => target.resource_set.clone(),
+                None => match current_row(db, required)? {
+                    Some(row) if !row.set_name.as_deref().is_some_and(|s| replaced.contains(s)) => row.set_name,
+                    _ => return Err(checks::dangling(resource, required, Some(base.version))),
+                },
+            };
+            checks::same_set_or_shared(resource, required, target_set.as_deref())?;
+        }
+    }
+    // Shared resources kept from the base that required what disappears lose those edges.
+    let mut pointing: BTreeSet<String> = BTreeSet::new();
+    for rid in &removed {
+        let mut query = db.prepare_cached("SELECT from_rid FROM shared_edges WHERE to_rid = ?1")?;
+        for from in query.query_map([rid], |r| r.get::<_, String>(0))? {
+            pointing.insert(from?);
+        }
+    }
+
+    // Checks passed: write.
+    let mut closed = 0u64;
+    let mut inserted = 0u64;
+    for set in &replaced {
+        closed += db
+            .prepare_cached("UPDATE resources SET last_version = ?1 WHERE set_name = ?2 AND last_version IS NULL")?
+            .execute(rusqlite::params![version, set])? as u64;
+    }
+    for resource in &ir.resources {
+        match (&resource.resource_set, existing_shared.get(resource.id.as_str())) {
+            (Some(_), _) | (None, None) => {
+                SqliteStore::insert_resource(db, resource, version)?;
+                inserted += 1;
+            }
+            (None, Some(current)) => {
+                // Same attributes (checked): the stored row stays, with the union of both
+                // versions' requirements (minus what disappears).
+                let mut requires = current.resource.requires.clone();
+                for required in &resource.requires {
+                    if !requires.contains(required) {
+                        requires.push(required.clone());
+                    }
+                }
+                requires.retain(|r| !removed.contains(r.as_str()));
+                if requires != current.resource.requires {
+                    let mut merged = current.resource.clone();
+                    merged.requires = requires;
+                    SqliteStore::close_resource(db, &merged.id, version)?;
+                    SqliteStore::insert_resource(db, &merged, version)?;
+                }
+                pointing.remove(&resource.id);
+            }
+        }
+    }
+    for rid in &pointing {
+        let Some(current) = current_row(db, rid)? else { continue };
+        let mut cleaned = current.resource;
+        cleaned.requires.retain(|r| !removed.contains(r.as_str()));
+        SqliteStore::close_resource(db, rid, version)?;
+        SqliteStore::insert_resource(db, &cleaned, version)?;
+    }
+    let info = VersionInfo {
+        version,
+        created: metadata.created.clone(),
+        kind: ExportKind::Partial,
+        base: Some(base.version),
+        source_hash: metadata.source_hash.clone(),
+        message: metadata.message.clone(),
+        resources: base.resources - closed + inserted,
+        sets: base.sets - replaced_in_base + updated.len() as u64,
+    };
+    SqliteStore::insert_version(db, &info)?;
+    Ok(info)
+}

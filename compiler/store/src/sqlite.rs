@@ -1,0 +1,264 @@
+//! The embedded store: one SQLite database (`.modelc/store.sqlite` by default).
+//!
+//! * `versions`: one row per version, with its metadata and counts;
+//! * `resources`: one row per stored resource state, valid for the versions
+//!   `first_version <= v < last_version` (`last_version` NULL: still current). A version's
+//!   resources are the rows valid for it; an export closes the rows it replaces and inserts new
+//!   ones, so earlier versions never change;
+//! * `shared_edges`: the current `requires` of shared resources, by target, so a partial export
+//!   finds the shared resources that pointed at what it removes without scanning them all;
+//! * `meta`: the schema version and the version counter.
+//!
+//! Every export runs in one `BEGIN IMMEDIATE` transaction: exports from several processes are
+//! serialised (others wait up to [`BUSY_TIMEOUT`]), and a crash or a rejection leaves the
+//! database exactly as it was (SQLite's write-ahead log makes the commit atomic).
+
+use std::path::Path;
+use std::time::Duration;
+
+use modelc_ir::{Ir, Resource};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, VersionInfo};
+
+/// The layout this code reads and writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// How long an export waits for another one to finish.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS versions (
+    version INTEGER PRIMARY KEY,
+    created TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    base INTEGER,
+    source_hash TEXT NOT NULL,
+    message TEXT NOT NULL,
+    resources INTEGER NOT NULL,
+    sets INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS resources (
+    seq INTEGER PRIMARY KEY,
+    rid TEXT NOT NULL,
+    set_name TEXT,
+    hash TEXT NOT NULL,
+    data TEXT NOT NULL,
+    first_version INTEGER NOT NULL,
+    last_version INTEGER
+);
+CREATE INDEX IF NOT EXISTS current_by_rid ON resources (rid) WHERE last_version IS NULL;
+CREATE INDEX IF NOT EXISTS current_by_set ON resources (set_name) WHERE last_version IS NULL;
+CREATE INDEX IF NOT EXISTS by_first_version ON resources (first_version);
+CREATE TABLE IF NOT EXISTS shared_edges (from_rid TEXT NOT NULL, to_rid TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS shared_edges_to ON shared_edges (to_rid);
+CREATE INDEX IF NOT EXISTS shared_edges_from ON shared_edges (from_rid);
+";
+
+/// A store in one SQLite file.
+pub struct SqliteStore {
+    pub(crate) db: Connection,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store at `path`, and its directory.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError::Storage(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let db = Connection::open(path)?;
+        db.busy_timeout(BUSY_TIMEOUT)?;
+        db.pragma_update(None, "journal_mode", "WAL")?;
+        db.pragma_update(None, "synchronous", "NORMAL")?;
+        let store = SqliteStore { db };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        self.db.execute_batch(SCHEMA)?;
+        let schema: Option<i64> =
+            self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
+        match schema {
+            None => {
+                self.db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
+                Ok(())
+            }
+            Some(SCHEMA_VERSION) => Ok(()),
+            Some(other) => Err(StoreError::Storage(format!(
+                "the store has layout version {other}; this modelc reads version {SCHEMA_VERSION}"
+            ))),
+        }
+    }
+
+    /// `PRAGMA integrity_check`: `ok` for a sound database.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        Ok(self.db.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+    }
+
+    pub(crate) fn latest(db: &Connection) -> Result<Option<VersionInfo>, StoreError> {
+        let latest: Option<u64> =
+            db.query_row("SELECT MAX(version) FROM versions", [], |r| r.get::<_, Option<u64>>(0))?;
+        match latest {
+            Some(v) => Ok(Some(Self::info(db, v)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn info(db: &Connection, version: u64) -> Result<VersionInfo, StoreError> {
+        db.query_row(
+            "SELECT version, created, kind, base, source_hash, message, resources, sets FROM versions WHERE version = ?1",
+            [version],
+            |r| {
+                Ok(VersionInfo {
+                    version: r.get(0)?,
+                    created: r.get(1)?,
+                    kind: if r.get::<_, String>(2)? == "partial" { ExportKind::Partial } else { ExportKind::Full },
+                    base: r.get(3)?,
+                    source_hash: r.get(4)?,
+                    message: r.get(5)?,
+                    resources: r.get(6)?,
+                    sets: r.get(7)?,
+                })
+            },
+        )
+        .optional()?
+        .ok_or(StoreError::NoSuchVersion(version))
+    }
+
+    pub(crate) fn insert_version(db: &Connection, info: &VersionInfo) -> Result<(), StoreError> {
+        db.execute(
+            "INSERT INTO versions (version, created, kind, base, source_hash, message, resources, sets)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                info.version,
+                info.created,
+                info.kind.as_str(),
+                info.base,
+                info.source_hash,
+                info.message,
+                info.resources,
+                info.sets
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Inserts a resource row valid from `version`, and its shared edges when it is shared.
+    pub(crate) fn insert_resource(db: &Connection, resource: &Resource, version: u64) -> Result<(), StoreError> {
+        let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
+        let hash = crate::hash::attribute_hash(&resource.id, &resource.attributes);
+        let mut insert = db.prepare_cached(
+            "INSERT INTO resources (rid, set_name, hash, data, first_version) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        insert.execute(params![resource.id, resource.resource_set, hash, data, version])?;
+        if resource.resource_set.is_none() {
+            let mut edge = db.prepare_cached("INSERT INTO shared_edges (from_rid, to_rid) VALUES (?1, ?2)")?;
+            for required in &resource.requires {
+                edge.execute(params![resource.id, required])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the current row of `rid` at `version` (and forgets its shared edges).
+    pub(crate) fn close_resource(db: &Connection, rid: &str, version: u64) -> Result<(), StoreError> {
+        db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE rid = ?2 AND last_version IS NULL")?
+            .execute(params![version, rid])?;
+        db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = ?1")?.execute([rid])?;
+        Ok(())
+    }
+}
+
+/// The stored form of a resource's current row.
+pub(crate) struct CurrentRow {
+    pub set_name: Option<String>,
+    pub hash: String,
+    pub resource: Resource,
+}
+
+pub(crate) fn current_row(db: &Connection, rid: &str) -> Result<Option<CurrentRow>, StoreError> {
+    let row = db
+        .prepare_cached("SELECT set_name, hash, data FROM resources WHERE rid = ?1 AND last_version IS NULL")?
+        .query_row([rid], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
+        .optional()?;
+    row.map(|(set_name, hash, data)| Ok(CurrentRow { set_name, hash, resource: decode(&data)? })).transpose()
+}
+
+fn decode(data: &str) -> Result<Resource, StoreError> {
+    serde_json::from_str(data).map_err(|e| StoreError::Storage(format!("a stored resource is unreadable: {e}")))
+}
+
+impl Store for SqliteStore {
+    fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
+        let numbers: Vec<u64> = self
+            .db
+            .prepare("SELECT version FROM versions ORDER BY version")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        numbers.into_iter().map(|v| Self::info(&self.db, v)).collect()
+    }
+
+    fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
+        let info = match version {
+            Some(v) => Self::info(&self.db, v)?,
+            None => Self::latest(&self.db)?.ok_or(StoreError::Empty)?,
+        };
+        let mut query = self.db.prepare(
+            "SELECT data FROM resources WHERE first_version <= ?1 AND (last_version IS NULL OR last_version > ?1)
+             ORDER BY seq",
+        )?;
+        let resources = query
+            .query_map([info.version], |r| r.get::<_, String>(0))?
+            .map(|data| decode(&data?))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Snapshot { info, resources })
+    }
+
+    fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
+        crate::checks::full_export(ir)?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version = next_version(&tx)?;
+        tx.execute("UPDATE resources SET last_version = ?1 WHERE last_version IS NULL", [version])?;
+        tx.execute("DELETE FROM shared_edges", [])?;
+        for resource in &ir.resources {
+            Self::insert_resource(&tx, resource, version)?;
+        }
+        let sets = ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64;
+        let info = VersionInfo {
+            version,
+            created: metadata.created.clone(),
+            kind: ExportKind::Full,
+            base: None,
+            source_hash: metadata.source_hash.clone(),
+            message: metadata.message.clone(),
+            resources: ir.resources.len() as u64,
+            sets,
+        };
+        Self::insert_version(&tx, &info)?;
+        tx.commit()?;
+        Ok(info)
+    }
+
+    fn export_partial(
+        &mut self,
+        ir: &Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+    ) -> Result<VersionInfo, StoreError> {
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version = next_version(&tx)?;
+        // Any error returns before the commit: dropping the transaction rolls everything back.
+        let info = crate::partial::merge(&tx, ir, request, metadata, version)?;
+        tx.commit()?;
+        Ok(info)
+    }
+}
+
+/// The number of the next version: one more than the last one ever written.
+fn next_version(db: &Connection) -> Result<u64, StoreError> {
+    let last: Option<u64> = db.query_row("SELECT MAX(version) FROM versions", [], |r| r.get(0))?;
+    Ok(last.unwrap_or(0) + 1)
+}
