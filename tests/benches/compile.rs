@@ -80,7 +80,7 @@ fn run_one(networks: usize) {
     assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
     let instances: usize = compiled.model.as_ref().unwrap().instances_by_entity.values().sum();
     let ir = compiled.resources.as_ref().unwrap();
-    assert_eq!(ir.resources.len(), networks * HOSTS_PER_NETWORK);
+    assert_eq!(ir.resources.len(), networks * HOSTS_PER_NETWORK + 1, "the hosts and the shared agent config");
     assert_eq!(ir.sets.len(), networks);
     let json_started = Instant::now();
     let json = ir.to_json();

@@ -1,7 +1,9 @@
 //! A generated model shaped like a real service catalogue (spec ecosystem §1.1, the seed
 //! project): `networks` networks of `hosts` hosts each, the hosts indexed on network and host
 //! id, one resource set per network holding its hosts, and one shared resource (an
-//! `std::AgentConfig` that every host constructs, merged into one by its index).
+//! `std::AgentConfig` with `autostart`, so exported, that every host constructs, merged into
+//! one by its index). Network ids are `0..networks`, host ids `0..hosts` in each: the catalogue
+//! of 1 network and 1 host is the partial model of network 0 with its first host.
 
 /// The `main.cf` of a catalogue.
 pub fn service_catalogue(networks: usize, hosts: usize) -> String {
@@ -28,7 +30,7 @@ implementation resources for Network:
 end
 
 implementation agent for Host:
-    std::AgentConfig(agentname="host_agent")
+    std::AgentConfig(agentname="host_agent", autostart=true)
 end
 
 implement Network using resources

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stderr, reason = "test support code")]
 
 pub mod catalogue;
+pub mod store_cases;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

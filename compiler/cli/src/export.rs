@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use md5::{Digest, Md5};
-use modelc_diagnostics::{Diagnostic, codes};
+use modelc_diagnostics::{Diagnostic, SourceFiles, codes};
 use modelc_driver::Target;
 use modelc_ir::Ir;
 use modelc_store::{Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
@@ -29,7 +29,7 @@ pub(crate) struct Request {
 struct Exported {
     ir: Ir,
     source_hash: String,
-    files: modelc_diagnostics::SourceFiles,
+    files: SourceFiles,
     file_count: usize,
     diagnostics: Vec<Diagnostic>,
 }
@@ -54,14 +54,12 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     };
     let Exported { ir, source_hash, files, file_count, mut diagnostics } = exported;
     let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
-    let result = SqliteStore::open(&store_path).and_then(|mut store| {
-        if request.partial {
-            let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
-            store.export_partial(&ir, &partial, &metadata)
-        } else {
-            store.export_full(&ir, &metadata)
-        }
-    });
+    let result = if request.partial {
+        let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
+        SqliteStore::open_for_partial(&store_path).and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
+    } else {
+        SqliteStore::open(&store_path).and_then(|mut store| store.export_full(&ir, &metadata))
+    };
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
     match result {
@@ -82,7 +80,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             status
         }
         Err(error) => {
-            diagnostics.push(store_diagnostic(&error, Some(&ir), &store_path));
+            diagnostics.push(store_diagnostic(&error, Some((&ir, &files)), &store_path));
             reporter.finish(io, &mut diagnostics, verb)
         }
     }
@@ -124,18 +122,12 @@ fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
     let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let ir = Ir::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
     let source_hash = hex(Md5::new().chain_update(text.as_bytes()).finalize().as_slice());
-    Ok(Exported {
-        ir,
-        source_hash,
-        files: modelc_diagnostics::SourceFiles::new(),
-        file_count: 1,
-        diagnostics: Vec::new(),
-    })
+    Ok(Exported { ir, source_hash, files: SourceFiles::new(), file_count: 1, diagnostics: Vec::new() })
 }
 
 pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let path = store_path(store, None, &io.cwd);
-    let versions = match open_existing(&path).and_then(|s| s.versions()) {
+    let versions = match SqliteStore::open_existing(&path).and_then(|s| s.versions()) {
         Ok(versions) => versions,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
@@ -164,7 +156,7 @@ pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &m
 
 pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let path = store_path(store, None, &io.cwd);
-    let snapshot = match open_existing(&path).and_then(|s| s.snapshot(version)) {
+    let snapshot = match SqliteStore::open_existing(&path).and_then(|s| s.snapshot(version)) {
         Ok(snapshot) => snapshot,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
@@ -196,12 +188,15 @@ pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, c
         info.resources,
         info.sets
     );
-    // By set, sets in the order they first appear, shared resources last.
+    // By set, sets by name (numbers in names compared as numbers), shared resources last.
     let mut by_set: indexmap::IndexMap<Option<&str>, Vec<&str>> = indexmap::IndexMap::new();
     for resource in &snapshot.resources {
         by_set.entry(resource.resource_set.as_deref()).or_default().push(&resource.id);
     }
-    by_set.sort_by(|a, _, b, _| a.is_none().cmp(&b.is_none()));
+    by_set.sort_by(|a, _, b, _| match (a, b) {
+        (Some(a), Some(b)) => natural_order(a, b),
+        _ => a.is_none().cmp(&b.is_none()),
+    });
     for (set, ids) in by_set {
         let _ = writeln!(io.stdout, "{}", set.map_or_else(|| "shared:".to_owned(), |s| format!("set {s}:")));
         for id in ids {
@@ -213,7 +208,8 @@ pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, c
 
 pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let path = store_path(store, None, &io.cwd);
-    let snapshots = open_existing(&path).and_then(|s| Ok((s.snapshot(Some(from))?, s.snapshot(Some(to))?)));
+    let snapshots =
+        SqliteStore::open_existing(&path).and_then(|s| Ok((s.snapshot(Some(from))?, s.snapshot(Some(to))?)));
     let (a, b) = match snapshots {
         Ok(pair) => pair,
         Err(error) => return store_failure(io, format, color, &error, &path),
@@ -225,6 +221,26 @@ pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, col
         let _ = writeln!(io.stdout, "{diff}");
     }
     EXIT_OK
+}
+
+/// Compares names the way people read them: `network-2` before `network-10`.
+fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> impl Iterator<Item = (bool, &str)> {
+        let mut rest = s;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let digits = first.is_ascii_digit();
+            let end = rest.find(|c: char| c.is_ascii_digit() != digits).unwrap_or(rest.len());
+            let (chunk, tail) = rest.split_at(end);
+            rest = tail;
+            Some((digits, chunk))
+        })
+    }
+    let key = |(digits, chunk): (bool, &str)| {
+        let number = if digits { chunk.trim_start_matches('0') } else { "" };
+        (!digits, number.len(), number.to_owned(), chunk.to_owned())
+    };
+    chunks(a).map(key).cmp(chunks(b).map(key)).then_with(|| a.cmp(b))
 }
 
 /// `--store`, else `.modelc/store.sqlite` in the model's project directory (or the directory of
@@ -244,25 +260,18 @@ fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> P
     dir.join(STORE_FILE)
 }
 
-/// Opens a store that must already exist (reading commands never create one).
-fn open_existing(path: &Path) -> Result<SqliteStore, StoreError> {
-    if !path.is_file() {
-        return Err(StoreError::Storage(format!("there is no store at {}: export a model first", path.display())));
-    }
-    SqliteStore::open(path)
-}
-
 fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
-    let files = modelc_diagnostics::SourceFiles::new();
+    let files = SourceFiles::new();
     Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [store_diagnostic(error, None, path)])
 }
 
 /// A store error as a diagnostic: the rule broken, the resources and sets involved, and where
-/// the model creates them.
-fn store_diagnostic(error: &StoreError, ir: Option<&Ir>, path: &Path) -> Diagnostic {
+/// the model creates them (a label where the compiled files are known, a note otherwise).
+fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, path: &Path) -> Diagnostic {
     let StoreError::Rejected(rejection) = error else {
         let message = match error {
             StoreError::NoSuchVersion(_) | StoreError::Empty => format!("{error} (store {})", path.display()),
+            StoreError::Storage(_) => format!("{error} (store {})", path.display()),
             _ => error.to_string(),
         };
         return Diagnostic::new(&codes::STORE_UNAVAILABLE, message).note("the store was not changed");
@@ -277,17 +286,27 @@ fn store_diagnostic(error: &StoreError, ir: Option<&Ir>, path: &Path) -> Diagnos
         Rule::DuplicateId => &codes::DUPLICATE_RESOURCE_IN_EXPORT,
     };
     let mut d = Diagnostic::new(code, format!("export rejected: {}", rejection.message));
+    let mut labelled = false;
     for id in &rejection.resources {
-        if let Some(resource) = ir.and_then(|ir| ir.resources.iter().find(|r| r.id == *id)) {
-            let set = resource.resource_set.as_deref().map_or_else(|| "shared".to_owned(), |s| format!("in set `{s}`"));
-            d = d.note(format!("`{id}` ({set}) is created at {}:{}", resource.source.file, resource.source.line));
-        }
+        let Some((ir, files)) = exported else { break };
+        let Some(resource) = ir.resources.iter().find(|r| r.id == *id) else { continue };
+        let set = resource.resource_set.as_deref().map_or_else(|| "shared".to_owned(), |s| format!("in set `{s}`"));
+        let place = files
+            .iter()
+            .find(|(_, file)| file.name == resource.source.file)
+            .and_then(|(file_id, file)| Some((file_id, file.line_span(resource.source.line)?)));
+        d = match place {
+            Some((file, span)) if !labelled => d.primary(file, span, format!("`{id}` ({set}) is created here")),
+            Some((file, span)) => d.secondary(file, span, format!("`{id}` ({set}) is created here")),
+            None => d.note(format!("`{id}` ({set}) is created at {}:{}", resource.source.file, resource.source.line)),
+        };
+        labelled |= place.is_some();
     }
     d.note(format!("no version was written; the store ({}) is unchanged", path.display()))
 }
 
 /// A hash of every source file of the compile, in load order.
-fn source_hash(files: &modelc_diagnostics::SourceFiles) -> String {
+fn source_hash(files: &SourceFiles) -> String {
     let mut hasher = Md5::new();
     for (_, file) in files.iter() {
         hasher.update(file.name.as_bytes());

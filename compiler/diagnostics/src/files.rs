@@ -56,6 +56,18 @@ impl SourceFile {
         }
     }
 
+    /// The span of line `line` (1-based), without its indentation and line ending; `None` past
+    /// the end of the file. For places known only by their line (a resource's `source`).
+    pub fn line_span(&self, line: u32) -> Option<Span> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        let start = *self.line_starts.get(index)? as usize;
+        let end = self.line_starts.get(index + 1).map_or(self.text.len(), |e| *e as usize);
+        let text = &self.text[start..end];
+        let content = text.trim_end_matches(['\n', '\r']);
+        let indent = content.len() - content.trim_start().len();
+        Some(Span::new(start + indent, start + content.len()))
+    }
+
     /// The span clamped to the file and to character boundaries, so it can always be sliced.
     pub fn clamp(&self, span: Span) -> Span {
         let len = self.text.len();

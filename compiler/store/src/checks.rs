@@ -13,6 +13,16 @@ pub(crate) fn reject(rule: Rule, message: String, resources: Vec<String>, sets: 
     StoreError::Rejected(Rejection { rule, message, resources, sets })
 }
 
+/// A partial export into a store without versions.
+pub(crate) fn no_base() -> StoreError {
+    reject(
+        Rule::NoBase,
+        "a partial export needs a version to build on, and the store has none: export the full model first".to_owned(),
+        Vec::new(),
+        Vec::new(),
+    )
+}
+
 /// The export's resources by id; an id that appears twice is a rejection.
 pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
     let mut by_id = HashMap::with_capacity(ir.resources.len());

@@ -48,20 +48,7 @@ pub fn diff(from: u64, old: &[Resource], to: u64, new: &[Resource]) -> Diff {
     let mut changed = Vec::new();
     for resource in new {
         let Some(before) = old_by_id.get(resource.id.as_str()) else { continue };
-        let mut attributes = IndexMap::new();
-        for (name, value) in &resource.attributes {
-            match before.attributes.get(name) {
-                Some(old) if old == value => {}
-                old => {
-                    attributes.insert(name.clone(), (old.cloned().unwrap_or(Value::Null), value.clone()));
-                }
-            }
-        }
-        for (name, value) in &before.attributes {
-            if !resource.attributes.contains_key(name) {
-                attributes.insert(name.clone(), (value.clone(), Value::Null));
-            }
-        }
+        let attributes = attribute_changes(&before.attributes, &resource.attributes);
         let requires_added: Vec<String> =
             resource.requires.iter().filter(|r| !before.requires.contains(r)).cloned().collect();
         let requires_removed: Vec<String> =
@@ -83,6 +70,29 @@ pub fn diff(from: u64, old: &[Resource], to: u64, new: &[Resource]) -> Diff {
         }
     }
     Diff { from, to, added, removed, changed }
+}
+
+/// Attribute → (old, new) for every attribute that differs, in the new order then the removed
+/// ones; a missing side is `null`.
+pub fn attribute_changes(
+    old: &IndexMap<String, Value>,
+    new: &IndexMap<String, Value>,
+) -> IndexMap<String, (Value, Value)> {
+    let mut changes = IndexMap::new();
+    for (name, value) in new {
+        match old.get(name) {
+            Some(before) if before == value => {}
+            before => {
+                changes.insert(name.clone(), (before.cloned().unwrap_or(Value::Null), value.clone()));
+            }
+        }
+    }
+    for (name, value) in old {
+        if !new.contains_key(name) {
+            changes.insert(name.clone(), (value.clone(), Value::Null));
+        }
+    }
+    changes
 }
 
 impl std::fmt::Display for Diff {

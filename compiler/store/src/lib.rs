@@ -11,6 +11,7 @@
 
 mod checks;
 pub mod diff;
+mod failpoint;
 mod hash;
 mod partial;
 pub mod sqlite;
@@ -19,6 +20,7 @@ mod time;
 use modelc_ir::Resource;
 use serde::Serialize;
 
+pub use failpoint::FAILPOINT_VAR;
 pub use sqlite::SqliteStore;
 pub use time::utc_now;
 
@@ -115,6 +117,8 @@ pub enum StoreError {
     NoSuchVersion(u64),
     /// The store has no version yet.
     Empty,
+    /// There is no store at this path.
+    NotFound(String),
     /// The database could not be read or written.
     Storage(String),
 }
@@ -125,6 +129,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Rejected(r) => f.write_str(&r.message),
             StoreError::NoSuchVersion(v) => write!(f, "there is no version {v}"),
             StoreError::Empty => f.write_str("the store has no version yet"),
+            StoreError::NotFound(path) => write!(f, "there is no store at {path}: export a model first"),
             StoreError::Storage(message) => write!(f, "the store cannot be used: {message}"),
         }
     }

@@ -35,13 +35,7 @@ pub(crate) fn merge(
     version: u64,
 ) -> Result<VersionInfo, StoreError> {
     let Some(base) = SqliteStore::latest(db)? else {
-        return Err(reject(
-            Rule::NoBase,
-            "a partial export needs a version to build on, and the store has none: export the full model first"
-                .to_owned(),
-            Vec::new(),
-            Vec::new(),
-        ));
+        return Err(checks::no_base());
     };
     // The sets the partial model holds resources for are replaced; its empty sets and the
     // ones named with --delete-resource-set are deleted.
@@ -52,8 +46,14 @@ pub(crate) fn merge(
         return Err(reject(
             Rule::UpdatedAndDeleted,
             format!(
-                "resource sets {} are both exported and marked for deletion (use --soft-delete to keep sets that still have resources)",
-                both.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                "{} both exported and marked for deletion (use --soft-delete to keep sets that still have resources)",
+                match both.as_slice() {
+                    [one] => format!("resource set `{one}` is"),
+                    many => format!(
+                        "resource sets {} are",
+                        many.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                }
             ),
             Vec::new(),
             both,
@@ -85,11 +85,16 @@ pub(crate) fn merge(
         if resource.resource_set.is_none() {
             let hash = crate::hash::attribute_hash(&resource.id, &resource.attributes);
             if hash != current.hash {
+                let changes = crate::diff::attribute_changes(&current.resource.attributes, &resource.attributes);
+                let changes: Vec<String> =
+                    changes.iter().map(|(name, (old, new))| format!("`{name}` {old} -> {new}")).collect();
                 return Err(reject(
                     Rule::SharedChanged,
                     format!(
-                        "shared resource `{}` (in no set) cannot be changed by a partial export; its attributes differ from version {}",
-                        resource.id, base.version
+                        "shared resource `{}` (in no set) cannot be changed by a partial export: {} (from version {})",
+                        resource.id,
+                        changes.join(", "),
+                        base.version
                     ),
                     vec![resource.id.clone()],
                     Vec::new(),

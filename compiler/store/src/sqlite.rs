@@ -77,6 +77,24 @@ impl SqliteStore {
         Ok(store)
     }
 
+    /// Opens the store at `path` only if it exists: reading commands and partial exports never
+    /// create one ([`StoreError::NotFound`]).
+    pub fn open_existing(path: &Path) -> Result<SqliteStore, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NotFound(path.display().to_string()));
+        }
+        SqliteStore::open(path)
+    }
+
+    /// Opens the store for a partial export: a store that does not exist has no version to build
+    /// on, and is not created.
+    pub fn open_for_partial(path: &Path) -> Result<SqliteStore, StoreError> {
+        match SqliteStore::open_existing(path) {
+            Err(StoreError::NotFound(_)) => Err(crate::checks::no_base()),
+            other => other,
+        }
+    }
+
     fn migrate(&self) -> Result<(), StoreError> {
         self.db.execute_batch(SCHEMA)?;
         let schema: Option<i64> =
@@ -238,6 +256,7 @@ impl Store for SqliteStore {
             sets,
         };
         Self::insert_version(&tx, &info)?;
+        crate::failpoint::reached("full-before-commit");
         tx.commit()?;
         Ok(info)
     }
@@ -252,6 +271,7 @@ impl Store for SqliteStore {
         let version = next_version(&tx)?;
         // Any error returns before the commit: dropping the transaction rolls everything back.
         let info = crate::partial::merge(&tx, ir, request, metadata, version)?;
+        crate::failpoint::reached("partial-before-commit");
         tx.commit()?;
         Ok(info)
     }

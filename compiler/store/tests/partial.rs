@@ -1,0 +1,332 @@
+//! The store's rules, through its interface: full and partial exports build the versions the
+//! spec describes (export §3.3, with the reference's bugs turned into rejections), and every
+//! rejection leaves the store exactly as it was.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use modelc_ir::{Ir, Resource, ResourceSet, ResourceState, Source};
+use modelc_store::{Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
+use serde_json::json;
+
+/// `R[internal,name=NAME]` in `set` (None: shared) with a `value` attribute.
+fn resource(name: &str, set: Option<&str>, value: i64, requires: &[&str]) -> Resource {
+    Resource {
+        id: id(name),
+        entity_type: "test::R".into(),
+        agent: "internal".into(),
+        attributes: [("name".to_owned(), json!(name)), ("value".to_owned(), json!(value))].into_iter().collect(),
+        requires: requires.iter().map(|r| id(r)).collect(),
+        send_event: false,
+        receive_events: true,
+        resource_set: set.map(str::to_owned),
+        state: ResourceState::Available,
+        source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
+    }
+}
+
+fn id(name: &str) -> String {
+    format!("test::R[internal,name={name}]")
+}
+
+/// An IR of `resources`, with their sets plus the `empty` ones.
+fn ir(resources: Vec<Resource>, empty: &[&str]) -> Ir {
+    let mut sets: Vec<ResourceSet> = Vec::new();
+    for r in &resources {
+        let Some(name) = &r.resource_set else { continue };
+        match sets.iter_mut().find(|s| &s.name == name) {
+            Some(set) => set.resources.push(r.id.clone()),
+            None => sets.push(ResourceSet { name: name.clone(), resources: vec![r.id.clone()], source: source() }),
+        }
+    }
+    sets.extend(empty.iter().map(|name| ResourceSet {
+        name: (*name).to_owned(),
+        resources: Vec::new(),
+        source: source(),
+    }));
+    Ir::new(resources, sets)
+}
+
+fn source() -> Source {
+    Source { entity: "std::ResourceSet".into(), file: "main.cf".into(), line: 2 }
+}
+
+fn store() -> (SqliteStore, tempdir::Dir) {
+    let dir = tempdir::Dir::new();
+    (SqliteStore::open(&dir.path.join("store.sqlite")).unwrap(), dir)
+}
+
+fn meta(message: &str) -> Metadata {
+    Metadata { created: "2026-11-24T00:00:00Z".into(), source_hash: "0".into(), message: message.into() }
+}
+
+fn partial(store: &mut SqliteStore, resources: Vec<Resource>) -> Result<u64, StoreError> {
+    store.export_partial(&ir(resources, &[]), &PartialRequest::default(), &meta("partial")).map(|v| v.version)
+}
+
+/// (id, set, value, requires) of every resource of a version, sorted by id.
+fn contents(store: &SqliteStore, version: u64) -> Vec<(String, Option<String>, i64, Vec<String>)> {
+    let mut rows: Vec<_> = store
+        .snapshot(Some(version))
+        .unwrap()
+        .resources
+        .into_iter()
+        .map(|r| {
+            let value = r.attributes["value"].as_i64().unwrap();
+            let short = |id: &str| id.trim_start_matches("test::R[internal,name=").trim_end_matches(']').to_owned();
+            (short(&r.id), r.resource_set, value, r.requires.iter().map(|r| short(r)).collect())
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn row(name: &str, set: Option<&str>, value: i64, requires: &[&str]) -> (String, Option<String>, i64, Vec<String>) {
+    (name.to_owned(), set.map(str::to_owned), value, requires.iter().map(|r| (*r).to_owned()).collect())
+}
+
+/// The spec's observed sequence (export §3.3, `exp-partial`): sets a, b, c and shared sh1–sh3.
+fn base() -> Vec<Resource> {
+    vec![
+        resource("a1", Some("set-a"), 1, &[]),
+        resource("a2", Some("set-a"), 1, &["a1"]),
+        resource("b1", Some("set-b"), 1, &[]),
+        resource("c1", Some("set-c"), 1, &[]),
+        resource("sh1", None, 1, &[]),
+        resource("sh2", None, 1, &[]),
+        resource("sh3", None, 1, &["a2"]),
+    ]
+}
+
+#[test]
+fn a_partial_export_replaces_its_sets_and_keeps_everything_else() {
+    let (mut store, _dir) = store();
+    let v1 = store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    assert_eq!((v1.version, v1.resources, v1.sets), (1, 7, 3));
+    // set-a: a1 changed, a2 gone, a3 new; sh1 again, identical; sh4 new, requiring a3.
+    let v2 = store
+        .export_partial(
+            &ir(
+                vec![
+                    resource("a1", Some("set-a"), 2, &[]),
+                    resource("a3", Some("set-a"), 1, &["a1"]),
+                    resource("sh1", None, 1, &[]),
+                    resource("sh4", None, 1, &["a3"]),
+                ],
+                &[],
+            ),
+            &PartialRequest::default(),
+            &meta("partial"),
+        )
+        .unwrap();
+    assert_eq!((v2.version, v2.base, v2.resources, v2.sets), (2, Some(1), 8, 3));
+    assert_eq!(
+        contents(&store, 2),
+        vec![
+            row("a1", Some("set-a"), 2, &[]),
+            row("a3", Some("set-a"), 1, &["a1"]),
+            row("b1", Some("set-b"), 1, &[]),
+            row("c1", Some("set-c"), 1, &[]),
+            row("sh1", None, 1, &[]),
+            row("sh2", None, 1, &[]),
+            // Its requirement disappeared with a2: the edge goes, the resource stays.
+            row("sh3", None, 1, &[]),
+            row("sh4", None, 1, &["a3"]),
+        ]
+    );
+    // Versions are immutable: version 1 reads as it was written.
+    assert_eq!(contents(&store, 1).len(), 7);
+    assert_eq!(contents(&store, 1)[1], row("a2", Some("set-a"), 1, &["a1"]));
+    assert_eq!(store.versions().unwrap().iter().map(|v| v.version).collect::<Vec<_>>(), [1, 2]);
+}
+
+#[test]
+fn shared_resources_may_gain_requirements_and_keep_edges_to_what_remains() {
+    let (mut store, _dir) = store();
+    store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    // sh2 again with a new requirement; sh3's edge to a2 survives because a2 is exported again.
+    let version = partial(
+        &mut store,
+        vec![
+            resource("a1", Some("set-a"), 1, &[]),
+            resource("a2", Some("set-a"), 1, &["a1"]),
+            resource("sh2", None, 1, &["a1"]),
+        ],
+    )
+    .unwrap();
+    let rows = contents(&store, version);
+    assert!(rows.contains(&row("sh2", None, 1, &["a1"])), "{rows:?}");
+    assert!(rows.contains(&row("sh3", None, 1, &["a2"])), "{rows:?}");
+}
+
+#[test]
+fn sets_are_deleted_by_name_or_by_exporting_them_empty() {
+    let (mut store, _dir) = store();
+    store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    let request = PartialRequest { delete_sets: vec!["set-c".into(), "no-such-set".into()], soft_delete: false };
+    let v2 = store.export_partial(&ir(vec![], &["set-b"]), &request, &meta("delete")).unwrap();
+    assert_eq!((v2.resources, v2.sets), (5, 1));
+    let names: Vec<String> = contents(&store, 2).into_iter().map(|r| r.0).collect();
+    assert_eq!(names, ["a1", "a2", "sh1", "sh2", "sh3"]);
+
+    // Exported and deleted at once: refused, unless --soft-delete keeps the exported set.
+    let request = PartialRequest { delete_sets: vec!["set-a".into()], soft_delete: false };
+    let both = store.export_partial(&ir(vec![resource("a1", Some("set-a"), 1, &[])], &[]), &request, &meta("x"));
+    assert_eq!(rule(both), Rule::UpdatedAndDeleted);
+    let request = PartialRequest { delete_sets: vec!["set-a".into()], soft_delete: true };
+    let v3 = store.export_partial(&ir(vec![resource("a1", Some("set-a"), 1, &[])], &[]), &request, &meta("x")).unwrap();
+    assert_eq!(contents(&store, v3.version).into_iter().map(|r| r.0).collect::<Vec<_>>(), ["a1", "sh1", "sh2", "sh3"]);
+}
+
+#[test]
+fn an_empty_partial_export_makes_an_identical_version() {
+    let (mut store, _dir) = store();
+    store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    let version = partial(&mut store, vec![]).unwrap();
+    assert_eq!(contents(&store, version), contents(&store, 1));
+}
+
+fn rule(result: Result<impl std::fmt::Debug, StoreError>) -> Rule {
+    match result {
+        Err(StoreError::Rejected(rejection)) => rejection.rule,
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
+/// Everything a reader can see of the store: its versions and every version's resources.
+fn everything(store: &SqliteStore) -> String {
+    let versions = store.versions().unwrap();
+    let mut out = serde_json::to_string(&versions).unwrap();
+    for v in &versions {
+        out.push_str(&serde_json::to_string(&store.snapshot(Some(v.version)).unwrap().resources).unwrap());
+    }
+    out
+}
+
+/// Each partial export of `cases` is refused for its rule, names what it should, and leaves
+/// the store as it was; the next good export still gets the next number.
+#[test]
+fn every_rejection_names_the_culprits_and_changes_nothing() {
+    let (mut store, _dir) = store();
+    store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    let before = everything(&store);
+    // (rule, the partial export, the resources and the sets the rejection names)
+    type Case<'a> = (Rule, Vec<Resource>, Vec<&'a str>, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
+        // b1 from set-b into set-a.
+        (Rule::Moved, vec![resource("b1", Some("set-a"), 1, &[])], vec!["b1"], vec!["set-b", "set-a"]),
+        // A shared resource into a set (the reference silently ignores this)…
+        (Rule::Moved, vec![resource("sh1", Some("set-a"), 1, &[])], vec!["sh1"], vec!["set-a"]),
+        // …and a member of a set exported as shared (the reference fails with an HTTP 500).
+        (Rule::Moved, vec![resource("b1", None, 1, &[])], vec!["b1"], vec!["set-b"]),
+        (Rule::SharedChanged, vec![resource("sh1", None, 2, &[])], vec!["sh1"], vec![]),
+        // A new set requiring a resource of a set only in the store (the reference skips this
+        // check when nothing in the partial existed before).
+        (Rule::CrossSet, vec![resource("n1", Some("set-new"), 1, &["b1"])], vec!["n1", "b1"], vec!["set-new", "set-b"]),
+        // Between two sets of the partial itself.
+        (
+            Rule::CrossSet,
+            vec![resource("n1", Some("set-n"), 1, &["m1"]), resource("m1", Some("set-m"), 1, &[])],
+            vec!["n1", "m1"],
+            vec!["set-n", "set-m"],
+        ),
+        // a2 disappears with set-a's replacement, and a1 still requires it.
+        (Rule::Dangling, vec![resource("a1", Some("set-a"), 1, &["a2"])], vec!["a1", "a2"], vec!["set-a"]),
+        (Rule::Dangling, vec![resource("sh5", None, 1, &["nowhere"])], vec!["sh5", "nowhere"], vec![]),
+        (
+            Rule::DuplicateId,
+            vec![resource("a1", Some("set-a"), 1, &[]), resource("a1", Some("set-a"), 1, &[])],
+            vec!["a1"],
+            vec!["set-a"],
+        ),
+    ];
+    for (expected, resources, culprits, sets) in cases {
+        let described = format!("{expected:?} {:?}", resources.iter().map(|r| &r.id).collect::<Vec<_>>());
+        match partial(&mut store, resources) {
+            Err(StoreError::Rejected(rejection)) => {
+                assert_eq!(rejection.rule, expected, "{described}: {}", rejection.message);
+                assert_eq!(rejection.resources, culprits.iter().map(|c| id(c)).collect::<Vec<_>>(), "{described}");
+                assert_eq!(rejection.sets, sets, "{described}");
+                for culprit in &culprits {
+                    assert!(rejection.message.contains(&id(culprit)), "{described}: {}", rejection.message);
+                }
+            }
+            other => panic!("{described}: expected a rejection, got {other:?}"),
+        }
+        assert_eq!(everything(&store), before, "{described} changed the store");
+    }
+    assert_eq!(partial(&mut store, vec![]).unwrap(), 2, "rejected exports use no version number");
+}
+
+#[test]
+fn a_partial_export_needs_a_base_and_a_full_export_checks_its_resources() {
+    let (mut store, _dir) = store();
+    assert_eq!(rule(partial(&mut store, vec![resource("a1", Some("set-a"), 1, &[])])), Rule::NoBase);
+    let crossing = vec![resource("a1", Some("set-a"), 1, &["b1"]), resource("b1", Some("set-b"), 1, &[])];
+    assert_eq!(rule(store.export_full(&ir(crossing, &[]), &meta("x"))), Rule::CrossSet);
+    let dangling = vec![resource("a1", Some("set-a"), 1, &["b1"])];
+    assert_eq!(rule(store.export_full(&ir(dangling, &[]), &meta("x"))), Rule::Dangling);
+    assert!(store.versions().unwrap().is_empty());
+    assert!(matches!(store.snapshot(None), Err(StoreError::Empty)));
+    assert!(matches!(store.snapshot(Some(3)), Err(StoreError::NoSuchVersion(3))));
+}
+
+#[test]
+fn concurrent_exports_are_serialised() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("store.sqlite");
+    SqliteStore::open(&path).unwrap().export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut store = SqliteStore::open(&path).unwrap();
+                (0..5)
+                    .map(|i| {
+                        let name = format!("t{t}-{i}");
+                        let set = format!("set-t{t}");
+                        partial(&mut store, vec![resource(&name, Some(&set), 1, &[])]).unwrap()
+                    })
+                    .collect::<Vec<u64>>()
+            })
+        })
+        .collect();
+    let mut numbers: Vec<u64> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (2..=21).collect::<Vec<_>>(), "every export got its own number");
+    let store = SqliteStore::open(&path).unwrap();
+    let last = contents(&store, 21);
+    // Each thread's set holds its last export only; the base is untouched.
+    for t in 0..4 {
+        let members: Vec<&str> =
+            last.iter().filter(|r| r.1.as_deref() == Some(&format!("set-t{t}"))).map(|r| r.0.as_str()).collect();
+        assert_eq!(members, [format!("t{t}-4")]);
+    }
+    assert_eq!(last.len(), 7 + 4);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+/// A directory removed when dropped.
+mod tempdir {
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    pub(crate) struct Dir {
+        pub(crate) path: PathBuf,
+    }
+
+    impl Dir {
+        pub(crate) fn new() -> Dir {
+            static COUNTER: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = std::env::temp_dir().join(format!("modelc-store-test-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&path);
+            std::fs::create_dir_all(&path).unwrap();
+            Dir { path }
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The versioned store from the command line: the issue's end-to-end scenario (a catalogue of
+//! 1,000 networks exported in full, then network 0 alone with one host exported partially),
+//! every rejection rule with its diagnostic and an unchanged store, and the reading commands.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use modelc_tests::catalogue::service_catalogue;
+use modelc_tests::{modelc, scratch_dir, store_cases};
+use serde_json::Value;
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The entries of a `show --format json` list outside `set` (by id), in order.
+fn outside(list: &Value, set: &str) -> Vec<Value> {
+    list.as_array().unwrap().iter().filter(|r| r["resource_set"] != set).cloned().collect()
+}
+
+#[test]
+fn a_partial_export_of_one_network_replaces_only_its_set() {
+    let dir = scratch_dir("store-scenario");
+    std::fs::write(dir.join("full.cf"), service_catalogue(1_000, 5)).unwrap();
+    std::fs::write(dir.join("network-0.cf"), service_catalogue(1, 1)).unwrap();
+    let store = dir.join("state.sqlite");
+    let store = store.to_str().unwrap();
+
+    let full = modelc(&["export", "full.cf", "--store", store, "-m", "all networks"], &dir);
+    assert_eq!(full.code, 0, "{}", full.stderr);
+    assert!(full.stderr.contains("exported version 1 (full): 5001 resources in 1000 resource sets"), "{}", full.stderr);
+    let v1 = json(&modelc(&["--format", "json", "show", "1", "--store", store], &dir).stdout);
+    assert_eq!(v1.as_array().unwrap().len(), 5_001);
+
+    let partial = modelc(&["export", "--partial", "network-0.cf", "--store", store, "-m", "network 0"], &dir);
+    assert_eq!(partial.code, 0, "{}", partial.stderr);
+    assert!(
+        partial.stderr.contains("exported version 2 (partial on version 1): 4997 resources in 1000 resource sets"),
+        "{}",
+        partial.stderr
+    );
+    let v2 = json(&modelc(&["--format", "json", "show", "--store", store], &dir).stdout);
+    let host = |n: usize| format!("__config__::Host[internal,network.id=0,id={n}]");
+    let set0: Vec<&Value> = v2.as_array().unwrap().iter().filter(|r| r["resource_set"] == "network-0").collect();
+    assert_eq!(set0.len(), 1);
+    assert_eq!(set0[0]["id"], host(0));
+    assert_eq!(set0[0]["name"], "host-0-0");
+    // The other 999 sets and the shared agent config, entry for entry as in version 1.
+    assert_eq!(outside(&v2, "network-0"), outside(&v1, "network-0"));
+    let shared: Vec<&Value> = v2.as_array().unwrap().iter().filter(|r| r["resource_set"].is_null()).collect();
+    assert_eq!(shared.len(), 1);
+    assert_eq!(shared[0]["id"], "std::AgentConfig[internal,agentname=host_agent]");
+
+    let versions = json(&modelc(&["--format", "json", "versions", "--store", store], &dir).stdout);
+    let fields = ["version", "kind", "base", "resources", "sets", "message"];
+    let summary: Vec<Vec<&Value>> =
+        versions.as_array().unwrap().iter().map(|v| fields.iter().map(|f| &v[f]).collect()).collect();
+    assert_eq!(
+        serde_json::json!(summary),
+        serde_json::json!([[1, "full", null, 5001, 1000, "all networks"], [2, "partial", 1, 4997, 1000, "network 0"]])
+    );
+
+    let diff = json(&modelc(&["--format", "json", "diff", "1", "2", "--store", store], &dir).stdout);
+    assert_eq!(diff["added"], serde_json::json!([]));
+    assert_eq!(diff["changed"], serde_json::json!([]));
+    assert_eq!(diff["removed"], serde_json::json!([host(1), host(2), host(3), host(4)]));
+    let human = modelc(&["diff", "1", "2", "--store", store], &dir);
+    assert!(human.stdout.ends_with("0 added, 4 removed, 0 changed\n"), "{}", human.stdout);
+}
+
+#[test]
+fn every_refused_export_says_why_and_leaves_the_store_as_it_was() {
+    for case in store_cases::refused_exports() {
+        assert_eq!(case.output.code, 1, "{}: {}", case.name, case.output.stderr);
+        assert_eq!(case.store_after, case.store_before, "{} changed the store", case.name);
+        insta::assert_snapshot!(format!("refused-{}", case.name), case.output.stderr);
+    }
+}
+
+#[test]
+fn versions_show_and_diff_read_the_store() {
+    let dir = scratch_dir("store-read");
+    std::fs::write(dir.join("project.yml"), "name: sites\n").unwrap();
+    let model = |value: &str| {
+        format!(
+            "entity Site extends std::Resource:\n    string name\n    string owner\nend\nindex Site(name)\nimplement Site using std::none\n\
+             a = Site(name=\"a\", owner=\"{value}\")\nb = Site(name=\"b\", owner=\"ops\", requires=a)\n\
+             std::ResourceSet(name=\"sites\", resources=[a, b])\n"
+        )
+    };
+    std::fs::write(dir.join("main.cf"), model("web")).unwrap();
+    // No store yet: reading commands say so and create nothing.
+    let none = modelc(&["versions"], &dir);
+    assert_eq!(none.code, 1);
+    assert!(none.stderr.contains("error[E0507]") && none.stderr.contains("export a model first"), "{}", none.stderr);
+    assert!(!dir.join(".modelc").exists());
+    // Inside a project, the store is the project's `.modelc/store.sqlite`.
+    assert_eq!(modelc(&["export", "-m", "first"], &dir).code, 0);
+    assert!(dir.join(".modelc/store.sqlite").is_file());
+    std::fs::write(dir.join("main.cf"), model("platform")).unwrap();
+    assert_eq!(modelc(&["export"], &dir).code, 0);
+
+    let diff = modelc(&["diff", "1", "2"], &dir);
+    insta::assert_snapshot!(diff.stdout);
+    let show = modelc(&["show", "1"], &dir);
+    let show = show.stdout.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(show, "set sites:\n  __config__::Site[internal,name=a]\n  __config__::Site[internal,name=b]");
+    let listed = modelc(&["versions"], &dir).stdout;
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    assert!(listed.lines().nth(1).unwrap().trim_end().ends_with("first"), "{listed}");
+    let json_list = json(&modelc(&["--format", "json", "show", "2"], &dir).stdout);
+    assert_eq!(json_list[0]["owner"], "platform");
+    assert_eq!(json_list[1]["requires"], serde_json::json!(["__config__::Site[internal,name=a]"]));
+    assert_eq!(json_list[1]["resource_set"], "sites");
+    // A model with errors exports nothing.
+    std::fs::write(dir.join("main.cf"), "x = = 1\n").unwrap();
+    assert_eq!(modelc(&["export"], &dir).code, 1);
+    assert_eq!(modelc(&["versions"], &dir).stdout.lines().count(), 3);
+    // --delete-resource-set and --soft-delete belong to partial exports.
+    assert_eq!(modelc(&["export", "--delete-resource-set", "sites"], &dir).code, 2);
+}
+
+#[test]
+fn an_exported_ir_file_is_stored_as_compiled() {
+    let dir = scratch_dir("store-ir");
+    std::fs::write(dir.join("main.cf"), service_catalogue(3, 2)).unwrap();
+    assert_eq!(modelc(&["compile", "main.cf", "-o", "resources.json"], &dir).code, 0);
+    let exported = modelc(&["export", "--ir", "resources.json", "--store", "s.sqlite"], &dir);
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    assert_eq!(modelc(&["export", "main.cf", "--store", "s.sqlite"], &dir).code, 0);
+    let diff = modelc(&["diff", "1", "2", "--store", "s.sqlite"], &dir);
+    assert!(diff.stdout.ends_with("0 added, 0 removed, 0 changed\n"), "{}", diff.stdout);
+    let bad = modelc(&["export", "--ir", "main.cf", "--store", "s.sqlite"], &dir);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("not a resource IR document"), "{}", bad.stderr);
+}
