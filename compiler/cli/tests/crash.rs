@@ -1,0 +1,153 @@
+//! Exports killed half-way (a real `modelc` child process, `SIGKILL`) leave the store as it was:
+//! the database is sound, holds the versions it held, each of them whole, and the next export
+//! gets the next number. Two ways of killing: at a failpoint inside the export's transaction
+//! (after every row is written, before the commit: the worst moment, every time), and at
+//! moments spread over an export's run, so that some land while SQLite commits.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use modelc_store::{FAILPOINT_VAR, SqliteStore, Store, VersionInfo};
+
+fn modelc(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
+    command.current_dir(dir).env_remove(FAILPOINT_VAR).stdout(Stdio::null()).stderr(Stdio::piped());
+    command
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("modelc-crash-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `networks` networks of `hosts` hosts, a resource set per network, one shared resource;
+/// every host carries `tag`.
+fn catalogue(networks: usize, hosts: usize, tag: &str) -> String {
+    format!(
+        r#"entity Host extends std::Resource:
+    int network
+    int id
+    string tag
+end
+index Host(network, id)
+implement Host using std::none
+
+entity Monitor extends std::Resource:
+    string name
+end
+index Monitor(name)
+implement Monitor using std::none
+
+Monitor(name="monitor")
+for n in std::sequence({networks}):
+    set = std::ResourceSet(name="network-{{{{n}}}}")
+    for h in std::sequence({hosts}):
+        set.resources += Host(network=n, id=h, tag="{tag}")
+    end
+end
+"#
+    )
+}
+
+/// What a reader sees: every version's metadata and the latest version's resources, after
+/// checking that the database is sound and the latest version holds as many resources as it says.
+#[derive(Debug, PartialEq)]
+struct State {
+    versions: Vec<VersionInfo>,
+    latest: String,
+}
+
+fn state(store: &Path) -> State {
+    let store = SqliteStore::open_existing(store).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let versions = store.versions().unwrap();
+    for (i, info) in versions.iter().enumerate() {
+        assert_eq!(info.version, i as u64 + 1, "versions are consecutive");
+    }
+    let mut latest = String::new();
+    if let Some(info) = versions.last() {
+        let snapshot = store.snapshot(None).unwrap();
+        assert_eq!(snapshot.resources.len() as u64, info.resources, "version {} is whole", info.version);
+        latest = serde_json::to_string(&snapshot.resources).unwrap();
+    }
+    State { versions, latest }
+}
+
+fn run(command: &mut Command) {
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn an_export_killed_inside_its_transaction_changes_nothing() {
+    let dir = scratch("failpoint");
+    std::fs::write(dir.join("full.cf"), catalogue(20, 3, "a")).unwrap();
+    std::fs::write(dir.join("changed.cf"), catalogue(20, 3, "b")).unwrap();
+    std::fs::write(dir.join("network-0.cf"), catalogue(1, 1, "a")).unwrap();
+    let store = dir.join("store.sqlite");
+    run(modelc(&dir).args(["export", "full.cf", "--store", "store.sqlite"]));
+    let before = state(&store);
+
+    for (point, args) in [
+        ("full-before-commit", vec!["export", "changed.cf"]),
+        ("partial-before-commit", vec!["export", "--partial", "network-0.cf"]),
+    ] {
+        let mut child =
+            modelc(&dir).args(&args).args(["--store", "store.sqlite"]).env(FAILPOINT_VAR, point).spawn().unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let reached =
+            stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
+        assert!(reached, "{point}: the export never reached its failpoint");
+        child.kill().unwrap();
+        assert!(!child.wait().unwrap().success());
+        assert_eq!(state(&store), before, "{point}: the killed export left a trace");
+    }
+    // The store works on: the next export is version 2.
+    run(modelc(&dir).args(["export", "--partial", "network-0.cf", "--store", "store.sqlite"]));
+    let store = SqliteStore::open_existing(&store).unwrap();
+    assert_eq!(store.versions().unwrap().iter().map(|v| v.version).collect::<Vec<_>>(), [1, 2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn exports_killed_at_any_moment_leave_whole_versions() {
+    let dir = scratch("anytime");
+    std::fs::write(dir.join("main.cf"), catalogue(1_500, 5, "a")).unwrap();
+    // The IR is compiled once, so that the exports below spend their time writing.
+    run(modelc(&dir).args(["compile", "main.cf", "-o", "resources.json"]));
+    let store = dir.join("store.sqlite");
+    let export = |dir: &Path| {
+        let mut command = modelc(dir);
+        command.args(["export", "--ir", "resources.json", "--store", "store.sqlite"]);
+        command
+    };
+    let started = Instant::now();
+    run(&mut export(&dir));
+    let duration = started.elapsed();
+    // Kills from a tenth of an export's time to past its end.
+    for step in 1..=14u32 {
+        let before = state(&store);
+        let mut child = export(&dir).spawn().unwrap();
+        std::thread::sleep(duration * step / 10);
+        let _ = child.kill();
+        let finished = child.wait().unwrap().success();
+        let after = state(&store);
+        // Either the export committed before the kill (one more whole version), or nothing changed.
+        if after.versions.len() == before.versions.len() + 1 {
+            assert_eq!(
+                after.versions[..before.versions.len()],
+                before.versions,
+                "step {step}: earlier versions changed"
+            );
+        } else {
+            assert!(!finished, "step {step}: a finished export wrote no version");
+            assert_eq!(after, before, "step {step}: a killed export left a trace");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
