@@ -62,3 +62,40 @@ fn every_example_compiles_to_its_resources() {
         insta::assert_snapshot!(format!("{name}-resources"), format!("{}--- graph\n{}", ir, dot.stdout));
     }
 }
+
+/// The same model gives the same bytes: the IR, the reference's list, DOT and Mermaid, compiled
+/// twice, and the versions two exports of it store.
+#[test]
+fn compiling_and_exporting_twice_gives_identical_bytes() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let scratch = modelc_tests::scratch_dir("examples-twice");
+    for name in ["catalogue", "static-sites", "web-service"] {
+        let outputs = |round: usize| {
+            let ir = scratch.join(format!("{name}-{round}.json"));
+            let reference = scratch.join(format!("{name}-{round}-reference.json"));
+            let store = scratch.join(format!("{name}-{round}.sqlite"));
+            let run = |args: &[&str]| {
+                let out = modelc(args, &examples);
+                assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+                out.stdout
+            };
+            run(&["compile", name, "-o", ir.to_str().unwrap()]);
+            run(&["compile", name, "--format", "reference", "-o", reference.to_str().unwrap()]);
+            run(&["export", name, "--store", store.to_str().unwrap()]);
+            [
+                std::fs::read_to_string(&ir).unwrap(),
+                std::fs::read_to_string(&reference).unwrap(),
+                run(&["graph", name]),
+                run(&["--format", "mermaid", "graph", name]),
+                run(&["--format", "json", "show", "--store", store.to_str().unwrap()]),
+            ]
+        };
+        let (first, second) = (outputs(0), outputs(1));
+        for (what, (a, b)) in
+            ["IR", "reference list", "DOT", "Mermaid", "stored version"].iter().zip(first.iter().zip(&second))
+        {
+            assert!(a.len() > 2, "{name}: {what} is empty");
+            assert_eq!(a, b, "{name}: {what} differs between two runs");
+        }
+    }
+}
