@@ -80,8 +80,10 @@ pub fn refused_exports() -> Vec<Refused> {
         ir["resources"].as_array_mut().unwrap().push(first);
     });
     assert!(std::fs::read_to_string(dir.join("duplicate.json")).unwrap().matches(a1).count() >= 3);
+    edited("unlisted.json", &|ir| ir["sets"][0]["resources"] = serde_json::json!([]));
+    let fresh_store = dir.join("fresh.sqlite");
 
-    let cases: [(&'static str, Vec<&str>, &Path); 9] = [
+    let cases: [(&'static str, Vec<&str>, &Path); 11] = [
         ("no-base", vec!["export", "--partial", "set-a.cf", "--store", empty_store.to_str().unwrap()], &empty_store),
         (
             "exported-and-deleted",
@@ -93,6 +95,13 @@ pub fn refused_exports() -> Vec<Refused> {
         ("cross-set", vec!["export", "--partial", "--ir", "cross.json", "--store", s], &store),
         ("dangling", vec!["export", "--partial", "--ir", "dangling.json", "--store", s], &store),
         ("duplicate", vec!["export", "--partial", "--ir", "duplicate.json", "--store", s], &store),
+        ("set-mismatch", vec!["export", "--partial", "--ir", "unlisted.json", "--store", s], &store),
+        // A refused full export does not even create its store.
+        (
+            "full-dangling",
+            vec!["export", "--ir", "dangling.json", "--store", fresh_store.to_str().unwrap()],
+            &fresh_store,
+        ),
         ("not-a-store", vec!["versions", "--store", "full.cf"], &store),
         ("no-such-version", vec!["show", "7", "--store", s], &store),
     ];

@@ -58,7 +58,10 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
         SqliteStore::open_for_partial(&store_path).and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
     } else {
-        SqliteStore::open(&store_path).and_then(|mut store| store.export_full(&ir, &metadata))
+        // Checked before the store is opened: a refused export does not even create it.
+        modelc_store::check_full_export(&ir)
+            .and_then(|()| SqliteStore::open(&store_path))
+            .and_then(|mut store| store.export_full(&ir, &metadata))
     };
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
@@ -284,6 +287,7 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, p
         Rule::CrossSet => &codes::CROSS_SET_DEPENDENCY_IN_STORE,
         Rule::Dangling => &codes::DANGLING_DEPENDENCY,
         Rule::DuplicateId => &codes::DUPLICATE_RESOURCE_IN_EXPORT,
+        Rule::SetMismatch => &codes::SET_MEMBERSHIP_MISMATCH,
     };
     let mut d = Diagnostic::new(code, format!("export rejected: {}", rejection.message));
     let mut labelled = false;

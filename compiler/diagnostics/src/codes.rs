@@ -128,6 +128,7 @@ codes! {
     DANGLING_DEPENDENCY = "E0506" "dangling-dependency" Error;
     STORE_UNAVAILABLE = "E0507" "store-unavailable" Error;
     DUPLICATE_RESOURCE_IN_EXPORT = "E0508" "duplicate-resource-in-export" Error;
+    SET_MEMBERSHIP_MISMATCH = "E0509" "set-membership-mismatch" Error;
     REQUIREMENTS_LOST = "W0401" "requirements-lost" Warning;
     SET_MEMBER_NOT_EXPORTED = "W0402" "set-member-not-exported" Warning;
 }

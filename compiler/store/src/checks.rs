@@ -3,7 +3,7 @@
 //! store is the guard of its own invariants: an IR read from a file (`modelc export --ir`) or
 //! written by another tool gets the same checks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use modelc_ir::{Ir, Resource};
 
@@ -23,7 +23,9 @@ pub(crate) fn no_base() -> StoreError {
     )
 }
 
-/// The export's resources by id; an id that appears twice is a rejection.
+/// The export's resources by id. Refused: an id that appears twice, and resource sets that
+/// disagree with the resources (a set listing a resource that is not its member, or a resource
+/// in a set the export does not list).
 pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
     let mut by_id = HashMap::with_capacity(ir.resources.len());
     for resource in &ir.resources {
@@ -33,6 +35,37 @@ pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
                 format!("resource `{}` appears more than once in the export", resource.id),
                 vec![resource.id.clone()],
                 resource.resource_set.iter().cloned().collect(),
+            ));
+        }
+    }
+    let mut listed: HashSet<(&str, &str)> = HashSet::with_capacity(ir.resources.len());
+    for set in &ir.sets {
+        for member in &set.resources {
+            let actual = by_id.get(member.as_str()).map(|r| r.resource_set.as_deref());
+            if actual != Some(Some(set.name.as_str())) {
+                let place = match actual {
+                    None => "is not in the export".to_owned(),
+                    Some(None) => "is shared".to_owned(),
+                    Some(Some(other)) => format!("is in set `{other}`"),
+                };
+                return Err(reject(
+                    Rule::SetMismatch,
+                    format!("resource set `{}` lists `{member}`, which {place}", set.name),
+                    vec![member.clone()],
+                    vec![set.name.clone()],
+                ));
+            }
+            listed.insert((set.name.as_str(), member.as_str()));
+        }
+    }
+    for resource in &ir.resources {
+        let Some(set) = resource.resource_set.as_deref() else { continue };
+        if !listed.contains(&(set, resource.id.as_str())) {
+            return Err(reject(
+                Rule::SetMismatch,
+                format!("resource `{}` is in set `{set}`, which does not list it", resource.id),
+                vec![resource.id.clone()],
+                vec![set.to_owned()],
             ));
         }
     }
@@ -70,8 +103,10 @@ pub(crate) fn dangling(resource: &Resource, required: &str, kept_from: Option<u6
     )
 }
 
-/// A full export: ids unique, every requirement in the export, none across sets.
-pub(crate) fn full_export(ir: &Ir) -> Result<(), StoreError> {
+/// The checks of a full export, which need no store: ids unique, sets consistent, every
+/// requirement in the export, none across sets. [`crate::Store::export_full`] makes them too;
+/// a caller makes them first so that a refused export does not even create the store.
+pub fn check_full_export(ir: &Ir) -> Result<(), StoreError> {
     let by_id = by_id(ir)?;
     for resource in &ir.resources {
         for required in &resource.requires {

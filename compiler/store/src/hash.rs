@@ -1,12 +1,24 @@
 //! The hash that decides whether a shared resource changed: md5 of the id followed by the
 //! attributes as JSON with sorted keys (the reference's `attribute_hash`, spec export §3.5).
+//! The event flags count as attributes, as they are fields in the reference.
 
+use indexmap::IndexMap;
 use md5::{Digest, Md5};
+use modelc_ir::Resource;
 use serde_json::Value;
 
-pub(crate) fn attribute_hash(id: &str, attributes: &indexmap::IndexMap<String, Value>) -> String {
+/// What a partial export may not change in a shared resource: its attributes and event flags.
+pub(crate) fn compared_fields(resource: &Resource) -> IndexMap<String, Value> {
+    let mut fields = resource.attributes.clone();
+    fields.entry("send_event".to_owned()).or_insert(Value::Bool(resource.send_event));
+    fields.entry("receive_events".to_owned()).or_insert(Value::Bool(resource.receive_events));
+    fields
+}
+
+pub(crate) fn attribute_hash(resource: &Resource) -> String {
+    let fields = compared_fields(resource);
     let mut text = String::new();
-    let sorted: std::collections::BTreeMap<&String, &Value> = attributes.iter().collect();
+    let sorted: std::collections::BTreeMap<&String, &Value> = fields.iter().collect();
     text.push('{');
     for (i, (key, value)) in sorted.into_iter().enumerate() {
         if i > 0 {
@@ -17,7 +29,7 @@ pub(crate) fn attribute_hash(id: &str, attributes: &indexmap::IndexMap<String, V
         write_sorted(&mut text, value);
     }
     text.push('}');
-    let digest = Md5::new().chain_update(id.as_bytes()).chain_update(text.as_bytes()).finalize();
+    let digest = Md5::new().chain_update(resource.id.as_bytes()).chain_update(text.as_bytes()).finalize();
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -55,15 +67,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_order_does_not_change_the_hash_and_values_do() {
-        let a: indexmap::IndexMap<String, Value> =
+    fn key_order_does_not_change_the_hash_and_values_and_events_do() {
+        let mut a = resource("r");
+        a.attributes =
             [("x".to_owned(), serde_json::json!({"b": 1, "a": 2})), ("y".to_owned(), serde_json::json!(1))].into();
-        let b: indexmap::IndexMap<String, Value> =
+        let mut b = resource("r");
+        b.attributes =
             [("y".to_owned(), serde_json::json!(1)), ("x".to_owned(), serde_json::json!({"a": 2, "b": 1}))].into();
-        assert_eq!(attribute_hash("r", &a), attribute_hash("r", &b));
+        assert_eq!(attribute_hash(&a), attribute_hash(&b));
         let mut c = b.clone();
-        c.insert("y".into(), serde_json::json!(2));
-        assert_ne!(attribute_hash("r", &a), attribute_hash("r", &c));
-        assert_ne!(attribute_hash("r", &a), attribute_hash("s", &a));
+        c.attributes.insert("y".into(), serde_json::json!(2));
+        assert_ne!(attribute_hash(&a), attribute_hash(&c));
+        let mut d = b.clone();
+        d.send_event = true;
+        assert_ne!(attribute_hash(&a), attribute_hash(&d));
+        let mut e = a.clone();
+        e.id = "s".into();
+        assert_ne!(attribute_hash(&a), attribute_hash(&e));
+    }
+
+    fn resource(id: &str) -> Resource {
+        Resource {
+            id: id.into(),
+            entity_type: "t".into(),
+            agent: "internal".into(),
+            attributes: IndexMap::new(),
+            requires: Vec::new(),
+            send_event: false,
+            receive_events: true,
+            resource_set: None,
+            state: modelc_ir::ResourceState::Available,
+            source: modelc_ir::Source { entity: "t".into(), file: "main.cf".into(), line: 1 },
+        }
     }
 }

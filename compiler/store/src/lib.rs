@@ -20,6 +20,7 @@ mod time;
 use modelc_ir::Resource;
 use serde::Serialize;
 
+pub use checks::check_full_export;
 pub use failpoint::FAILPOINT_VAR;
 pub use sqlite::SqliteStore;
 pub use time::utc_now;
@@ -108,6 +109,8 @@ pub enum Rule {
     Dangling,
     /// The export holds two resources with the same id.
     DuplicateId,
+    /// The export's resource sets and its resources disagree about who is a member.
+    SetMismatch,
 }
 
 /// Why a store operation failed.

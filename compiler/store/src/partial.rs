@@ -14,7 +14,9 @@
 //!
 //! Cost: lookups by id and by set, so the work grows with the sets touched, not with the store.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use indexmap::IndexSet;
 
 use modelc_ir::Ir;
 use rusqlite::Connection;
@@ -83,9 +85,12 @@ pub(crate) fn merge(
             ));
         }
         if resource.resource_set.is_none() {
-            let hash = crate::hash::attribute_hash(&resource.id, &resource.attributes);
+            let hash = crate::hash::attribute_hash(resource);
             if hash != current.hash {
-                let changes = crate::diff::attribute_changes(&current.resource.attributes, &resource.attributes);
+                let changes = crate::diff::attribute_changes(
+                    &crate::hash::compared_fields(&current.resource),
+                    &crate::hash::compared_fields(resource),
+                );
                 let changes: Vec<String> =
                     changes.iter().map(|(name, (old, new))| format!("`{name}` {old} -> {new}")).collect();
                 return Err(reject(
@@ -114,6 +119,7 @@ pub(crate) fn merge(
         }
         old_members.extend(members.into_iter().map(|m| ((*set).to_owned(), m)));
     }
+    let old_member_ids: HashSet<&str> = old_members.iter().map(|(_, rid)| rid.as_str()).collect();
     let removed: BTreeSet<&str> =
         old_members.iter().map(|(_, rid)| rid.as_str()).filter(|rid| !payload.contains_key(rid)).collect();
     // Requirements: each must name a resource of the new version, and never another set's.
@@ -129,7 +135,9 @@ pub(crate) fn merge(
             checks::same_set_or_shared(resource, required, target_set.as_deref())?;
         }
     }
-    // Shared resources kept from the base that required what disappears lose those edges.
+    // Shared resources kept from the base (and not in this export) that required what
+    // disappears lose those edges, and only those (the reference drops every edge into a
+    // replaced set, even to resources exported again).
     let mut pointing: BTreeSet<String> = BTreeSet::new();
     for rid in &removed {
         let mut query = db.prepare_cached("SELECT from_rid FROM shared_edges WHERE to_rid = ?1")?;
@@ -153,18 +161,20 @@ pub(crate) fn merge(
                 inserted += 1;
             }
             (None, Some(current)) => {
-                // Same attributes (checked): the stored row stays, with the union of both
-                // versions' requirements (minus what disappears).
-                let mut requires = current.resource.requires.clone();
-                for required in &resource.requires {
-                    if !requires.contains(required) {
-                        requires.push(required.clone());
-                    }
-                }
-                requires.retain(|r| !removed.contains(r.as_str()));
-                if requires != current.resource.requires {
-                    let mut merged = current.resource.clone();
-                    merged.requires = requires;
+                // Same attributes (checked). Its requirements on the replaced sets are the new
+                // ones: the partial model says what it needs of them. Those on anything else
+                // are kept.
+                let mut requires: IndexSet<&str> = current
+                    .resource
+                    .requires
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|r| !old_member_ids.contains(r))
+                    .collect();
+                requires.extend(resource.requires.iter().map(String::as_str));
+                let mut merged = resource.clone();
+                merged.requires = requires.into_iter().map(str::to_owned).collect();
+                if merged != current.resource {
                     SqliteStore::close_resource(db, &merged.id, version)?;
                     SqliteStore::insert_resource(db, &merged, version)?;
                 }
@@ -186,8 +196,8 @@ pub(crate) fn merge(
         base: Some(base.version),
         source_hash: metadata.source_hash.clone(),
         message: metadata.message.clone(),
-        resources: base.resources - closed + inserted,
-        sets: base.sets - replaced_in_base + updated.len() as u64,
+        resources: (base.resources + inserted).saturating_sub(closed),
+        sets: (base.sets + updated.len() as u64).saturating_sub(replaced_in_base),
     };
     SqliteStore::insert_version(db, &info)?;
     Ok(info)

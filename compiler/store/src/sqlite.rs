@@ -7,7 +7,7 @@
 //!   ones, so earlier versions never change;
 //! * `shared_edges`: the current `requires` of shared resources, by target, so a partial export
 //!   finds the shared resources that pointed at what it removes without scanning them all;
-//! * `meta`: the schema version and the version counter.
+//! * `meta`: the layout version (the next version number is one more than the highest).
 //!
 //! Every export runs in one `BEGIN IMMEDIATE` transaction: exports from several processes are
 //! serialised (others wait up to [`BUSY_TIMEOUT`]), and a crash or a rejection leaves the
@@ -70,10 +70,9 @@ impl SqliteStore {
         }
         let db = Connection::open(path)?;
         db.busy_timeout(BUSY_TIMEOUT)?;
-        db.pragma_update(None, "journal_mode", "WAL")?;
         db.pragma_update(None, "synchronous", "NORMAL")?;
-        let store = SqliteStore { db };
-        store.migrate()?;
+        let mut store = SqliteStore { db };
+        store.prepare()?;
         Ok(store)
     }
 
@@ -95,19 +94,36 @@ impl SqliteStore {
         }
     }
 
-    fn migrate(&self) -> Result<(), StoreError> {
-        self.db.execute_batch(SCHEMA)?;
+    /// Lays out an empty database as a store, or checks the layout of an existing one. Nothing
+    /// is written to a database that already has tables: another program's database, or a
+    /// store of another layout, is refused as it is.
+    fn prepare(&mut self) -> Result<(), StoreError> {
+        let tables: Vec<String> = self
+            .db
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        if tables.is_empty() {
+            self.db.pragma_update(None, "journal_mode", "WAL")?;
+            // Two processes may create the store at once: the second waits here, then finds
+            // everything in place.
+            let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute_batch(SCHEMA)?;
+            tx.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
+            tx.commit()?;
+            return Ok(());
+        }
+        if !tables.iter().any(|t| t == "meta") {
+            return Err(StoreError::Storage("an SQLite database, but not a modelc store".to_owned()));
+        }
         let schema: Option<i64> =
             self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
         match schema {
-            None => {
-                self.db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
-                Ok(())
-            }
             Some(SCHEMA_VERSION) => Ok(()),
             Some(other) => Err(StoreError::Storage(format!(
                 "the store has layout version {other}; this modelc reads version {SCHEMA_VERSION}"
             ))),
+            None => Err(StoreError::Storage("an SQLite database, but not a modelc store".to_owned())),
         }
     }
 
@@ -167,7 +183,7 @@ impl SqliteStore {
     /// Inserts a resource row valid from `version`, and its shared edges when it is shared.
     pub(crate) fn insert_resource(db: &Connection, resource: &Resource, version: u64) -> Result<(), StoreError> {
         let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-        let hash = crate::hash::attribute_hash(&resource.id, &resource.attributes);
+        let hash = crate::hash::attribute_hash(resource);
         let mut insert = db.prepare_cached(
             "INSERT INTO resources (rid, set_name, hash, data, first_version) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
@@ -220,23 +236,38 @@ impl Store for SqliteStore {
     }
 
     fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
-        let info = match version {
-            Some(v) => Self::info(&self.db, v)?,
-            None => Self::latest(&self.db)?.ok_or(StoreError::Empty)?,
+        // One read transaction: an export committing meanwhile is not half seen.
+        let tx = self.db.unchecked_transaction()?;
+        let latest = Self::latest(&tx)?;
+        let info = match (version, &latest) {
+            (Some(v), _) => Self::info(&tx, v)?,
+            (None, Some(latest)) => latest.clone(),
+            (None, None) => return Err(StoreError::Empty),
         };
-        let mut query = self.db.prepare(
-            "SELECT data FROM resources WHERE first_version <= ?1 AND (last_version IS NULL OR last_version > ?1)
-             ORDER BY seq",
-        )?;
-        let resources = query
-            .query_map([info.version], |r| r.get::<_, String>(0))?
-            .map(|data| decode(&data?))
-            .collect::<Result<Vec<_>, _>>()?;
+        // The latest version's rows are the current ones (a partial index); an older version's
+        // are those valid for it.
+        let (sql, version) = if latest.is_some_and(|l| l.version == info.version) {
+            ("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq", None)
+        } else {
+            (
+                "SELECT data FROM resources WHERE first_version <= ?1 AND (last_version IS NULL OR last_version > ?1)
+                 ORDER BY seq",
+                Some(info.version),
+            )
+        };
+        let mut query = tx.prepare(sql)?;
+        let rows = match version {
+            Some(v) => query.query_map([v], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?,
+            None => query.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?,
+        };
+        let resources = rows.iter().map(|data| decode(data)).collect::<Result<Vec<_>, _>>()?;
+        drop(query);
+        tx.finish()?;
         Ok(Snapshot { info, resources })
     }
 
     fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
-        crate::checks::full_export(ir)?;
+        crate::checks::check_full_export(ir)?;
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version = next_version(&tx)?;
         tx.execute("UPDATE resources SET last_version = ?1 WHERE last_version IS NULL", [version])?;

@@ -231,6 +231,7 @@ fn every_rejection_names_the_culprits_and_changes_nothing() {
         // a2 disappears with set-a's replacement, and a1 still requires it.
         (Rule::Dangling, vec![resource("a1", Some("set-a"), 1, &["a2"])], vec!["a1", "a2"], vec!["set-a"]),
         (Rule::Dangling, vec![resource("sh5", None, 1, &["nowhere"])], vec!["sh5", "nowhere"], vec![]),
+        (Rule::SetMismatch, vec![], vec!["a1"], vec!["set-a"]),
         (
             Rule::DuplicateId,
             vec![resource("a1", Some("set-a"), 1, &[]), resource("a1", Some("set-a"), 1, &[])],
@@ -240,7 +241,15 @@ fn every_rejection_names_the_culprits_and_changes_nothing() {
     ];
     for (expected, resources, culprits, sets) in cases {
         let described = format!("{expected:?} {:?}", resources.iter().map(|r| &r.id).collect::<Vec<_>>());
-        match partial(&mut store, resources) {
+        let result = if expected == Rule::SetMismatch {
+            // A set listing a resource the export does not hold.
+            let mut listing = ir(resources, &["set-a"]);
+            listing.sets[0].resources.push(id("a1"));
+            store.export_partial(&listing, &PartialRequest::default(), &meta("partial")).map(|v| v.version)
+        } else {
+            partial(&mut store, resources)
+        };
+        match result {
             Err(StoreError::Rejected(rejection)) => {
                 assert_eq!(rejection.rule, expected, "{described}: {}", rejection.message);
                 assert_eq!(rejection.resources, culprits.iter().map(|c| id(c)).collect::<Vec<_>>(), "{described}");
@@ -329,4 +338,62 @@ mod tempdir {
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }
+}
+
+#[test]
+fn a_shared_resource_in_the_partial_says_what_it_needs_of_the_replaced_sets() {
+    let (mut store, _dir) = store();
+    let base = vec![
+        resource("a1", Some("set-a"), 1, &[]),
+        resource("a2", Some("set-a"), 1, &[]),
+        resource("b1", Some("set-b"), 1, &[]),
+        resource("sh", None, 1, &["a1", "a2", "b1"]),
+    ];
+    store.export_full(&ir(base, &[]), &meta("full")).unwrap();
+    // sh now requires a2 only of set-a; its edge to b1 (a set this export leaves alone) stays.
+    let mut sh = resource("sh", None, 1, &["a2"]);
+    sh.source.line = 40;
+    let version =
+        partial(&mut store, vec![resource("a1", Some("set-a"), 1, &[]), resource("a2", Some("set-a"), 1, &[]), sh])
+            .unwrap();
+    assert!(contents(&store, version).contains(&row("sh", None, 1, &["b1", "a2"])), "{:?}", contents(&store, version));
+    // The stored row is the new one: where the latest model creates it.
+    let latest = store.snapshot(None).unwrap();
+    assert_eq!(latest.resources.iter().find(|r| r.id == id("sh")).unwrap().source.line, 40);
+}
+
+#[test]
+fn deleting_a_set_cleans_the_edges_of_kept_shared_resources_and_counts_stay_right() {
+    let (mut store, _dir) = store();
+    store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    let request = PartialRequest { delete_sets: vec!["set-a".into(), "set-b".into()], soft_delete: true };
+    // set-b is exported again (soft delete keeps it), set-a is deleted: sh3 loses its edge to a2.
+    let v2 = store.export_partial(&ir(vec![resource("b2", Some("set-b"), 1, &[])], &[]), &request, &meta("x")).unwrap();
+    assert_eq!((v2.resources, v2.sets), (5, 2));
+    assert_eq!(
+        contents(&store, 2),
+        vec![
+            row("b2", Some("set-b"), 1, &[]),
+            row("c1", Some("set-c"), 1, &[]),
+            row("sh1", None, 1, &[]),
+            row("sh2", None, 1, &[]),
+            row("sh3", None, 1, &[]),
+        ]
+    );
+}
+
+#[test]
+fn another_programs_database_is_refused_untouched() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("other.sqlite");
+    {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');").unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    match SqliteStore::open(&path) {
+        Err(StoreError::Storage(message)) => assert!(message.contains("not a modelc store"), "{message}"),
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the database was written to");
 }
