@@ -11,6 +11,25 @@ use serde_json::Value;
 
 use crate::Ir;
 
+/// How Python's `json.dumps` is called: the exporter escapes `</` (its custom encoder); the
+/// server's attribute hash sorts keys (`sort_keys=True`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PythonJson {
+    pub sort_keys: bool,
+    pub escape_slash: bool,
+}
+
+/// The exporter's style: keys in order, `</` as `<\/`.
+const EXPORTER: PythonJson = PythonJson { sort_keys: false, escape_slash: true };
+
+/// `value` as Python's `json.dumps` writes it in `style` (`", "` and `": "` separators,
+/// non-ASCII as `\uXXXX`, floats as Python's `repr`).
+pub fn python_json(value: &Value, style: PythonJson) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, style);
+    out
+}
+
 /// The `export -j` list of an IR.
 pub fn export_list(ir: &Ir) -> String {
     let mut out = String::from("[");
@@ -20,9 +39,9 @@ pub fn export_list(ir: &Ir) -> String {
         }
         out.push('{');
         for (name, value) in &resource.attributes {
-            write_str(&mut out, name);
+            write_str(&mut out, name, EXPORTER);
             out.push_str(": ");
-            write_value(&mut out, value);
+            write_value(&mut out, value, EXPORTER);
             out.push_str(", ");
         }
         out.push_str("\"requires\": [");
@@ -30,17 +49,17 @@ pub fn export_list(ir: &Ir) -> String {
             if k > 0 {
                 out.push_str(", ");
             }
-            write_str(&mut out, required);
+            write_str(&mut out, required, EXPORTER);
         }
         out.push_str("], \"version\": 0, \"id\": ");
-        write_str(&mut out, &format!("{},v=0", resource.id));
+        write_str(&mut out, &format!("{},v=0", resource.id), EXPORTER);
         out.push('}');
     }
     out.push(']');
     out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+fn write_value(out: &mut String, value: &Value, style: PythonJson) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -48,34 +67,39 @@ fn write_value(out: &mut String, value: &Value) {
             Some(f) if n.is_f64() => out.push_str(&python_float(f)),
             _ => out.push_str(&n.to_string()),
         },
-        Value::String(s) => write_str(out, s),
+        Value::String(s) => write_str(out, s, style),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_value(out, item);
+                write_value(out, item, style);
             }
             out.push(']');
         }
         Value::Object(entries) => {
+            let mut entries: Vec<(&String, &Value)> = entries.iter().collect();
+            if style.sort_keys {
+                entries.sort_by_key(|(key, _)| *key);
+            }
             out.push('{');
-            for (i, (key, item)) in entries.iter().enumerate() {
+            for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_str(out, key);
+                write_str(out, key, style);
                 out.push_str(": ");
-                write_value(out, item);
+                write_value(out, item, style);
             }
             out.push('}');
         }
     }
 }
 
-/// A JSON string as Python writes it: ASCII only, and `</` escaped as `<\/`.
-fn write_str(out: &mut String, text: &str) {
+/// A JSON string as Python writes it: ASCII only, and `</` escaped as `<\/` in the exporter's
+/// style.
+fn write_str(out: &mut String, text: &str, style: PythonJson) {
     out.push('"');
     let mut previous = '\0';
     for c in text.chars() {
@@ -87,7 +111,7 @@ fn write_str(out: &mut String, text: &str) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '/' if previous == '<' => out.push_str("\\/"),
+            '/' if style.escape_slash && previous == '<' => out.push_str("\\/"),
             c if c.is_ascii() && !c.is_ascii_control() => out.push(c),
             c => {
                 let mut units = [0u16; 2];
@@ -127,6 +151,13 @@ mod tests {
             export_list(&ir),
             r#"[{"name": "a", "requires": [], "version": 0, "id": "test::R[internal,name=a],v=0"}, {"name": "b", "value": "<\/script> \u00e9", "requires": ["test::R[internal,name=a]"], "version": 0, "id": "test::R[internal,name=b],v=0"}]"#
         );
+    }
+
+    #[test]
+    fn the_hash_style_sorts_keys_and_leaves_slashes() {
+        let value = serde_json::json!({"b": [1.0, "</x>"], "a": {"d": null, "c": "é"}});
+        let style = PythonJson { sort_keys: true, escape_slash: false };
+        assert_eq!(python_json(&value, style), r#"{"a": {"c": "\u00e9", "d": null}, "b": [1.0, "</x>"]}"#);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use indexmap::IndexMap;
 use md5::{Digest, Md5};
 use modelc_ir::Resource;
+use modelc_ir::reference::{PythonJson, python_json};
 use serde_json::Value;
 
 /// What a partial export may not change in a shared resource: its attributes and event flags.
@@ -15,51 +16,13 @@ pub(crate) fn compared_fields(resource: &Resource) -> IndexMap<String, Value> {
     fields
 }
 
+/// md5 of the id followed by `json.dumps(fields, sort_keys=True)`, as the reference's server
+/// computes it.
 pub(crate) fn attribute_hash(resource: &Resource) -> String {
-    let fields = compared_fields(resource);
-    let mut text = String::new();
-    let sorted: std::collections::BTreeMap<&String, &Value> = fields.iter().collect();
-    text.push('{');
-    for (i, (key, value)) in sorted.into_iter().enumerate() {
-        if i > 0 {
-            text.push_str(", ");
-        }
-        text.push_str(&serde_json::to_string(key).unwrap_or_default());
-        text.push_str(": ");
-        write_sorted(&mut text, value);
-    }
-    text.push('}');
+    let fields = Value::Object(compared_fields(resource).into_iter().collect());
+    let text = python_json(&fields, PythonJson { sort_keys: true, escape_slash: false });
     let digest = Md5::new().chain_update(resource.id.as_bytes()).chain_update(text.as_bytes()).finalize();
     digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn write_sorted(out: &mut String, value: &Value) {
-    match value {
-        Value::Object(entries) => {
-            let sorted: std::collections::BTreeMap<&String, &Value> = entries.iter().collect();
-            out.push('{');
-            for (i, (key, item)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&serde_json::to_string(key).unwrap_or_default());
-                out.push_str(": ");
-                write_sorted(out, item);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_sorted(out, item);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 #[cfg(test)]
