@@ -1,5 +1,29 @@
-//! The execution runtime layer: it applies a version of desired state to real machines.
+//! The execution runtime: it applies a version of desired state (the resource IR) to this
+//! machine.
 //!
-//! This crate has no code yet. Its place in the pipeline, and its one contract (it reads the
-//! compiler's serialised IR and never depends on the compiler's own crates), are described in
-//! `ARCHITECTURE.md`.
+//! * [`plan`] decides what a run does with each resource: deploy it, or say why not (another
+//!   agent's, no handler, an unknown value, a remote context), and adds purged copies of
+//!   removed `purge_on_delete` resources;
+//! * [`engine`] runs the plan along the dependency graph on `jobs` workers, blocking only what
+//!   depends on a failure, refreshing event receivers, and reports through an [`engine::Observer`];
+//! * [`handler`] is the interface a resource type's handler implements, and [`handlers`] are the
+//!   ones shipped: std's `NullResource` and `AgentConfig`, `fs::File`, `fs::Directory`,
+//!   `fs::Symlink` and `exec::Run`;
+//! * [`report`] is what a run says about each resource.
+//!
+//! The runtime reads only the IR (`modelc-ir`), never the compiler's own types, and knows
+//! nothing of the command line or the store: `modelc deploy` wires it to both.
+
+pub mod engine;
+pub mod handler;
+pub mod handlers;
+pub mod plan;
+pub mod report;
+
+#[cfg(test)]
+pub(crate) mod test_support;
+
+pub use engine::{Observer, Options, Silent, run};
+pub use handler::{ContentSource, Handlers, MemoryContent};
+pub use plan::{AgentSelection, Plan};
+pub use report::{Change, Outcome, ResourceReport, RunReport};

@@ -1,0 +1,326 @@
+//! The engine: runs a [`Plan`] along its dependency graph, in parallel where the graph allows.
+//!
+//! One coordinator (the calling thread) owns every resource's state and decides what runs;
+//! `jobs` workers run handlers. A resource is dispatched when everything it requires has
+//! finished: if one of them did not deploy, it is `blocked` (and so, transitively, is everything
+//! after it) without running; in a dry run, if one of them would change, it is `not-evaluated`.
+//! Independent branches go on. A resource that changed and sends events refreshes the resources
+//! that require it and receive events.
+//!
+//! The engine reports through an [`Observer`] and returns a [`RunReport`]; it knows nothing of
+//! the command line or the store, so a remote agent can run the same engine.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use modelc_ir::Resource;
+
+use crate::handler::{ContentSource, Context, Done, Handlers};
+use crate::plan::{Disposition, Plan};
+use crate::report::{Outcome, ResourceReport, RunReport};
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How many handlers run at once (at least 1).
+    pub jobs: usize,
+    /// Report differences, change nothing.
+    pub dry_run: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { jobs: std::thread::available_parallelism().map_or(1, |n| n.get()), dry_run: false }
+    }
+}
+
+/// Sees a run as it happens (a progress display, a log, a server connection).
+pub trait Observer: Sync {
+    /// A resource's handler starts.
+    fn started(&self, _resource: &Resource) {}
+    /// A resource reached its result.
+    fn finished(&self, _resource: &Resource, _report: &ResourceReport) {}
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+
+impl Observer for Silent {}
+
+/// Where a resource is in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for what it requires.
+    Waiting,
+    /// Its handler is running.
+    Running,
+    /// Finished, with this result.
+    Done(Outcome),
+}
+
+/// Runs `plan`, returning a report with one entry per resource, in plan order.
+pub fn run(
+    plan: &Plan,
+    handlers: &Handlers,
+    content: &dyn ContentSource,
+    options: &Options,
+    observer: &dyn Observer,
+) -> RunReport {
+    let started = Instant::now();
+    let (work_tx, work_rx) = unbounded::<Work>();
+    let (done_tx, done_rx) = unbounded::<Finished>();
+    let mut run = Run::new(plan, options.dry_run);
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.max(1) {
+            let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
+            let dry_run = options.dry_run;
+            scope.spawn(move || worker(plan, handlers, content, dry_run, &work_rx, &done_tx));
+        }
+        drop(done_tx);
+        run.start(&work_tx, observer);
+        while run.running > 0 {
+            let Ok(finished) = done_rx.recv() else { break };
+            run.running -= 1;
+            let report = run.report_of(finished);
+            run.finish(report, &work_tx, observer);
+        }
+        drop(work_tx);
+    });
+    run.into_report(started)
+}
+
+/// A resource to deploy, by position, and whether it is to be refreshed.
+struct Work {
+    index: usize,
+    refresh: bool,
+}
+
+/// A handler's answer.
+struct Finished {
+    index: usize,
+    result: Result<Done, String>,
+    duration_ms: f64,
+}
+
+fn worker(
+    plan: &Plan,
+    handlers: &Handlers,
+    content: &dyn ContentSource,
+    dry_run: bool,
+    work: &Receiver<Work>,
+    done: &Sender<Finished>,
+) {
+    for Work { index, refresh } in work.iter() {
+        let resource = &plan.resources[index];
+        let context = Context { dry_run, refresh, content };
+        let start = Instant::now();
+        let result = match handlers.get(&resource.entity_type) {
+            // A panicking handler fails its resource, not the run.
+            Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, &context)))
+                .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
+            None => Err("no handler".to_owned()),
+        };
+        let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
+        if done.send(Finished { index, result, duration_ms }).is_err() {
+            return;
+        }
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// The coordinator's state of one run.
+struct Run<'p> {
+    plan: &'p Plan,
+    dry_run: bool,
+    state: Vec<State>,
+    /// Requirements not finished yet.
+    waiting_on: Vec<usize>,
+    /// Requirements that finished without deploying.
+    blockers: Vec<Vec<usize>>,
+    /// A requirement would change (dry run).
+    unevaluated: Vec<bool>,
+    /// A refresh is due.
+    refresh: Vec<bool>,
+    reports: Vec<Option<ResourceReport>>,
+    running: usize,
+}
+
+impl<'p> Run<'p> {
+    fn new(plan: &'p Plan, dry_run: bool) -> Run<'p> {
+        let n = plan.len();
+        let mut refresh = vec![false; n];
+        for &i in &plan.pending_refresh {
+            refresh[i] = true;
+        }
+        Run {
+            plan,
+            dry_run,
+            state: vec![State::Waiting; n],
+            waiting_on: plan.requires.iter().map(Vec::len).collect(),
+            blockers: vec![Vec::new(); n],
+            unevaluated: vec![false; n],
+            refresh,
+            reports: vec![None; n],
+            running: 0,
+        }
+    }
+
+    /// Settles every resource that never runs, then dispatches what can start.
+    fn start(&mut self, work: &Sender<Work>, observer: &dyn Observer) {
+        let mut settled = Vec::new();
+        for i in 0..self.plan.len() {
+            let report = match &self.plan.dispositions[i] {
+                Disposition::Deploy if self.plan.missing[i].is_empty() => continue,
+                Disposition::Deploy => {
+                    let missing = self.plan.missing[i].clone();
+                    let error = format!("it requires {}, which this version does not have", quoted(&missing));
+                    ResourceReport { blocked_by: missing, ..self.settled(i, Outcome::Blocked, Some(error)) }
+                }
+                Disposition::NotHandled => self.settled(i, Outcome::NotHandled, None),
+                Disposition::NoHandler => {
+                    let error = format!("no handler deploys `{}`", self.plan.resources[i].entity_type);
+                    self.settled(i, Outcome::NoHandler, Some(error))
+                }
+                Disposition::Undeployable(reason) => self.settled(i, Outcome::Undeployable, Some(reason.clone())),
+            };
+            // Marked first, so settling one never settles another of them a second time.
+            self.state[i] = State::Done(report.result);
+            settled.push(report);
+        }
+        for report in settled {
+            self.finish(report, work, observer);
+        }
+        for i in 0..self.plan.len() {
+            if self.state[i] == State::Waiting
+                && self.waiting_on[i] == 0
+                && let Some(report) = self.ready(i, work, observer)
+            {
+                self.finish(report, work, observer);
+            }
+        }
+    }
+
+    /// A resource whose requirements have all finished: settle it without running (blocked,
+    /// or not evaluated in a dry run), or dispatch it. Returns the report of a settled one.
+    fn ready(&mut self, i: usize, work: &Sender<Work>, observer: &dyn Observer) -> Option<ResourceReport> {
+        if !self.blockers[i].is_empty() {
+            let blocked_by: Vec<String> = self.blockers[i].iter().map(|&b| self.plan.resources[b].id.clone()).collect();
+            let error = format!("not deployed: it requires {}, which did not deploy", quoted(&blocked_by));
+            Some(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
+        } else if self.dry_run && self.unevaluated[i] {
+            Some(self.settled(i, Outcome::NotEvaluated, None))
+        } else {
+            self.state[i] = State::Running;
+            self.running += 1;
+            observer.started(&self.plan.resources[i]);
+            // The workers outlive the coordinator's sends: this cannot fail while it runs.
+            let _ = work.send(Work { index: i, refresh: self.refresh[i] });
+            None
+        }
+    }
+
+    /// Records a result and lets the resources that require it go on. Iterative, so a chain of
+    /// blocked resources of any length is settled without deep recursion.
+    fn finish(&mut self, report: ResourceReport, work: &Sender<Work>, observer: &dyn Observer) {
+        let mut pending = vec![report];
+        while let Some(report) = pending.pop() {
+            let index = report.index;
+            let outcome = report.result;
+            self.state[index] = State::Done(outcome);
+            observer.finished(&self.plan.resources[index], &report);
+            self.reports[index] = Some(report);
+            let sender = &self.plan.resources[index];
+            for &d in &self.plan.dependents[index] {
+                if self.state[d] != State::Waiting {
+                    continue;
+                }
+                if !outcome.lets_dependents_run() {
+                    self.blockers[d].push(index);
+                }
+                if matches!(outcome, Outcome::WouldChange | Outcome::NotEvaluated) {
+                    self.unevaluated[d] = true;
+                }
+                if outcome == Outcome::Changed && sender.send_event && self.plan.resources[d].receive_events {
+                    self.refresh[d] = true;
+                }
+                self.waiting_on[d] -= 1;
+                if self.waiting_on[d] == 0
+                    && let Some(next) = self.ready(d, work, observer)
+                {
+                    self.state[d] = State::Done(next.result);
+                    pending.push(next);
+                }
+            }
+        }
+    }
+
+    /// A report for a resource that did not run.
+    fn settled(&self, i: usize, outcome: Outcome, error: Option<String>) -> ResourceReport {
+        let r = &self.plan.resources[i];
+        ResourceReport {
+            index: i,
+            id: r.id.clone(),
+            result: outcome,
+            changes: Vec::new(),
+            error,
+            blocked_by: Vec::new(),
+            refreshed: false,
+            duration_ms: 0.0,
+            source: format!("{}:{}", r.source.file, r.source.line),
+        }
+    }
+
+    /// The report of a resource whose handler ran.
+    fn report_of(&self, finished: Finished) -> ResourceReport {
+        let Finished { index, result, duration_ms } = finished;
+        let mut report = self.settled(index, Outcome::Unchanged, None);
+        report.duration_ms = duration_ms;
+        match result {
+            Err(error) => {
+                report.result = Outcome::Failed;
+                report.error = Some(error);
+            }
+            Ok(Done { changes, refreshed, skipped }) => {
+                report.refreshed = refreshed;
+                report.result = if let Some(reason) = skipped {
+                    report.error = Some(reason);
+                    Outcome::Skipped
+                } else if self.dry_run && (!changes.is_empty() || refreshed) {
+                    Outcome::WouldChange
+                } else if !changes.is_empty() || refreshed {
+                    Outcome::Changed
+                } else {
+                    Outcome::Unchanged
+                };
+                report.changes = changes;
+            }
+        }
+        report
+    }
+
+    fn into_report(self, started: Instant) -> RunReport {
+        let pending_refreshes = (0..self.plan.len())
+            .filter(|&i| {
+                let done = self.reports[i]
+                    .as_ref()
+                    .is_some_and(|r| !self.dry_run && matches!(r.result, Outcome::Changed | Outcome::Unchanged));
+                self.refresh[i] && !done
+            })
+            .map(|i| self.plan.resources[i].id.clone())
+            .collect();
+        let resources = self.reports.into_iter().flatten().collect();
+        RunReport { resources, pending_refreshes, duration_ms: started.elapsed().as_secs_f64() * 1000.0 }
+    }
+}
+
+fn quoted(ids: &[String]) -> String {
+    ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,95 @@
+//! The handler interface: one handler per resource type reads the machine's current state,
+//! computes the difference with the desired state and, unless this is a dry run, applies it.
+
+use std::collections::HashMap;
+
+use modelc_ir::Resource;
+
+use crate::report::Change;
+
+/// Where file content comes from, by its sha1 (the `hash` field of `fs::File`): the IR's content
+/// table for a fresh compile, the store's content table for a stored version.
+pub trait ContentSource: Sync {
+    fn content(&self, hash: &str) -> Option<Vec<u8>>;
+}
+
+/// Content held in memory.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryContent(pub HashMap<String, Vec<u8>>);
+
+impl ContentSource for MemoryContent {
+    fn content(&self, hash: &str) -> Option<Vec<u8>> {
+        self.0.get(hash).cloned()
+    }
+}
+
+/// What a handler is told about this run.
+pub struct Context<'a> {
+    /// Report differences, change nothing.
+    pub dry_run: bool,
+    /// A resource this one requires changed and sends events (or an earlier run left a refresh
+    /// due): refresh it (for `exec::Run`, run its reload command).
+    pub refresh: bool,
+    pub content: &'a dyn ContentSource,
+}
+
+/// What a handler did.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Done {
+    /// The differences found (and applied, unless dry run).
+    pub changes: Vec<Change>,
+    /// The refresh was done (it counts as a change).
+    pub refreshed: bool,
+    /// The handler chose not to act, with the reason (reported as `skipped`).
+    pub skipped: Option<String>,
+}
+
+impl Done {
+    pub fn unchanged() -> Done {
+        Done::default()
+    }
+
+    pub fn changed(changes: Vec<Change>) -> Done {
+        Done { changes, ..Done::default() }
+    }
+}
+
+/// Deploys the resources of one type.
+pub trait Handler: Send + Sync {
+    /// Brings the machine to `resource`'s desired state (or, in a dry run, only says what
+    /// differs). An error is reported on this resource only.
+    fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String>;
+}
+
+/// The handlers of a runtime, by resource type.
+pub struct Handlers {
+    by_type: HashMap<String, Box<dyn Handler>>,
+}
+
+impl Handlers {
+    /// No handler at all.
+    pub fn empty() -> Handlers {
+        Handlers { by_type: HashMap::new() }
+    }
+
+    /// The handlers this runtime ships: std's `testing::NullResource` and `AgentConfig`, the
+    /// `fs` module's `File`, `Directory` and `Symlink`, and the `exec` module's `Run`.
+    pub fn builtin() -> Handlers {
+        let mut handlers = Handlers::empty();
+        handlers.register("std::testing::NullResource", crate::handlers::null::NullHandler);
+        handlers.register("std::AgentConfig", crate::handlers::null::AgentConfigHandler);
+        handlers.register("fs::File", crate::handlers::file::FileHandler);
+        handlers.register("fs::Directory", crate::handlers::directory::DirectoryHandler);
+        handlers.register("fs::Symlink", crate::handlers::symlink::SymlinkHandler);
+        handlers.register("exec::Run", crate::handlers::run::RunHandler);
+        handlers
+    }
+
+    pub fn register(&mut self, resource_type: &str, handler: impl Handler + 'static) {
+        self.by_type.insert(resource_type.to_owned(), Box::new(handler));
+    }
+
+    pub fn get(&self, resource_type: &str) -> Option<&dyn Handler> {
+        self.by_type.get(resource_type).map(|h| &**h)
+    }
+}

@@ -1,0 +1,57 @@
+//! `fs::Directory`: a directory, optionally with permissions, owner and group. Its parent must
+//! exist (the fs module orders a directory after the managed directories above it). `purged`
+//! removes it with everything in it.
+
+use std::fs;
+
+use modelc_ir::Resource;
+
+use super::posix::{self, Attributes};
+use super::{absolute_path, flag, optional_int, optional_string};
+use crate::handler::{Context, Done, Handler};
+use crate::report::Change;
+
+pub struct DirectoryHandler;
+
+impl Handler for DirectoryHandler {
+    fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
+        let path = absolute_path(resource, "path")?;
+        let attributes = Attributes {
+            permissions: optional_int(resource, "permissions")?,
+            owner: optional_string(resource, "owner")?.map(str::to_owned),
+            group: optional_string(resource, "group")?.map(str::to_owned),
+        };
+        let current = posix::lstat(&path)?;
+        if let Some(meta) = &current
+            && !meta.is_dir()
+        {
+            let what = if meta.file_type().is_symlink() { "a symbolic link" } else { "a file" };
+            return Err(format!("{} is {what}, not a directory", path.display()));
+        }
+        if flag(resource, "purged")? {
+            if current.is_none() {
+                return Ok(Done::unchanged());
+            }
+            if !context.dry_run {
+                fs::remove_dir_all(&path)
+                    .map_err(|e| posix::io_message(&format!("cannot remove {}", path.display()), &e))?;
+            }
+            return Ok(Done::changed(vec![Change::new("purged", false, true)]));
+        }
+        attributes.validate()?;
+        let mut changes = Vec::new();
+        if current.is_none() {
+            changes.push(Change::new("purged", true, false));
+        }
+        changes.extend(attributes.changes(current.as_ref()));
+        if changes.is_empty() || context.dry_run {
+            return Ok(Done::changed(changes));
+        }
+        if current.is_none() {
+            posix::existing_parent(&path)?;
+            fs::create_dir(&path).map_err(|e| posix::io_message(&format!("cannot create {}", path.display()), &e))?;
+        }
+        attributes.apply(&path, &changes)?;
+        Ok(Done::changed(changes))
+    }
+}

@@ -1,0 +1,113 @@
+//! `fs::File`: a regular file with content (by its sha1 `hash`, looked up in the content
+//! source), and optionally permissions, owner and group. `purged` removes it.
+
+use std::fs;
+use std::path::Path;
+
+use modelc_ir::Resource;
+
+use super::posix::{self, Attributes};
+use super::{absolute_path, flag, optional_int, optional_string, string};
+use crate::handler::{Context, Done, Handler};
+use crate::report::Change;
+
+/// Files larger than this are not diffed in dry runs (the hashes are shown).
+const DIFF_LIMIT: u64 = 1 << 20;
+
+pub struct FileHandler;
+
+impl Handler for FileHandler {
+    fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
+        let path = absolute_path(resource, "path")?;
+        let attributes = Attributes {
+            permissions: optional_int(resource, "permissions")?,
+            owner: optional_string(resource, "owner")?.map(str::to_owned),
+            group: optional_string(resource, "group")?.map(str::to_owned),
+        };
+        let current = posix::lstat(&path)?;
+        if let Some(meta) = &current {
+            if meta.is_dir() {
+                return Err(format!("{} is a directory, not a file", path.display()));
+            }
+            if meta.file_type().is_symlink() {
+                return Err(format!(
+                    "{} is a symbolic link; fs::File manages regular files (use fs::Symlink for links)",
+                    path.display()
+                ));
+            }
+        }
+        if flag(resource, "purged")? {
+            if current.is_none() {
+                return Ok(Done::unchanged());
+            }
+            if !context.dry_run {
+                fs::remove_file(&path)
+                    .map_err(|e| posix::io_message(&format!("cannot remove {}", path.display()), &e))?;
+            }
+            return Ok(Done::changed(vec![Change::new("purged", false, true)]));
+        }
+        attributes.validate()?;
+        let hash = string(resource, "hash")?;
+        let current_hash = current.as_ref().map(|_| posix::sha1_file(&path)).transpose()?;
+        let mut changes = Vec::new();
+        if current_hash.as_deref() != Some(hash) {
+            let mut change = Change::new("hash", current_hash.clone(), hash);
+            if context.dry_run {
+                change.diff = content_diff(&path, current.as_ref().map(|m| m.len()), hash, context);
+            }
+            changes.push(change);
+        }
+        changes.extend(attributes.changes(current.as_ref()));
+        if changes.is_empty() || context.dry_run {
+            return Ok(Done::changed(changes));
+        }
+        if changes.iter().any(|c| c.field == "hash") {
+            let content = desired_content(hash, context)?;
+            // A new file gets the desired mode, or the default (0666 less the umask); an existing
+            // one keeps its mode unless another is desired.
+            let mode = match (attributes.permissions, &current) {
+                (Some(p), _) => Some(posix::mode_of(p)?),
+                (None, Some(meta)) => Some(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777),
+                (None, None) => None,
+            };
+            let owner = attributes.owner.as_deref().filter(|_| changes.iter().any(|c| c.field == "owner"));
+            let group = attributes.group.as_deref().filter(|_| changes.iter().any(|c| c.field == "group"));
+            posix::write_atomically(&path, &content, mode, (owner, group))?;
+        } else {
+            attributes.apply(&path, &changes)?;
+        }
+        Ok(Done::changed(changes))
+    }
+}
+
+/// The content whose sha1 is `hash`, checked.
+fn desired_content(hash: &str, context: &Context<'_>) -> Result<Vec<u8>, String> {
+    let content = context
+        .content
+        .content(hash)
+        .ok_or_else(|| format!("its content (sha1 {hash}) is not in the store or the IR; export the model again"))?;
+    let actual = posix::sha1_bytes(&content);
+    if actual != hash {
+        return Err(format!("the stored content for sha1 {hash} has sha1 {actual}: the store is damaged"));
+    }
+    Ok(content)
+}
+
+/// A unified diff from what is at `path` to the desired content, when both are text of a
+/// reasonable size.
+fn content_diff(path: &Path, current_len: Option<u64>, hash: &str, context: &Context<'_>) -> Option<String> {
+    let desired = context.content.content(hash)?;
+    if current_len.unwrap_or(0) > DIFF_LIMIT || desired.len() as u64 > DIFF_LIMIT {
+        return None;
+    }
+    let old = match current_len {
+        Some(_) => String::from_utf8(fs::read(path).ok()?).ok()?,
+        None => String::new(),
+    };
+    let new = String::from_utf8(desired).ok()?;
+    let name = path.display().to_string();
+    let old_name = if current_len.is_some() { name.clone() } else { "/dev/null".to_owned() };
+    Some(
+        similar::TextDiff::from_lines(&old, &new).unified_diff().context_radius(3).header(&old_name, &name).to_string(),
+    )
+}

@@ -1,0 +1,299 @@
+//! What the file-system handlers share: reading a path's state, permissions as the fs module
+//! writes them (`644` meaning octal 0644), owners and groups by name, and atomic writes. All
+//! through system calls; no `cp`, `chmod` or `chown` is run.
+
+use std::fs::{self, Metadata, OpenOptions, Permissions};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::unistd::{Gid, Group, Uid, User};
+use sha1::{Digest, Sha1};
+
+use crate::report::Change;
+
+/// What is at a path, without following a final symlink; `None` when nothing is.
+pub(crate) fn lstat(path: &Path) -> Result<Option<Metadata>, String> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_message(&format!("cannot look at {}", path.display()), &e)),
+    }
+}
+
+/// An I/O error in words, naming the symlink loops and permission problems users hit.
+pub(crate) fn io_message(what: &str, error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(code) if code == nix::errno::Errno::ELOOP as i32 => {
+            format!("{what}: a symbolic link loop (a link that leads back to itself)")
+        }
+        _ if error.kind() == ErrorKind::PermissionDenied => {
+            format!("{what}: permission denied (modelc runs as {})", whoami())
+        }
+        _ => format!("{what}: {error}"),
+    }
+}
+
+/// The user this process runs as, for messages.
+pub(crate) fn whoami() -> String {
+    let uid = Uid::effective();
+    match User::from_uid(uid) {
+        Ok(Some(user)) => format!("`{}`, uid {uid}", user.name),
+        _ => format!("uid {uid}"),
+    }
+}
+
+/// A path's permission bits as the fs module writes them: the octal digits read as a decimal
+/// number (0o644 → 644, 0o4755 → 4755).
+pub(crate) fn permissions_of(meta: &Metadata) -> i64 {
+    format!("{:o}", meta.mode() & 0o7777).parse().unwrap_or(0)
+}
+
+/// The mode bits that `permissions` (octal digits written as a decimal number) stands for.
+pub(crate) fn mode_of(permissions: i64) -> Result<u32, String> {
+    let digits = permissions.to_string();
+    u32::from_str_radix(&digits, 8)
+        .ok()
+        .filter(|mode| *mode <= 0o7777)
+        .ok_or_else(|| format!("its permissions {permissions} are not an octal mode (digits 0-7, at most 7777)"))
+}
+
+/// The owner of a path by name (its uid when no user has it), as the fs module compares it.
+pub(crate) fn owner_name(meta: &Metadata) -> String {
+    match User::from_uid(Uid::from_raw(meta.uid())) {
+        Ok(Some(user)) => user.name,
+        _ => meta.uid().to_string(),
+    }
+}
+
+/// The group of a path by name (its gid when no group has it).
+pub(crate) fn group_name(meta: &Metadata) -> String {
+    match Group::from_gid(Gid::from_raw(meta.gid())) {
+        Ok(Some(group)) => group.name,
+        _ => meta.gid().to_string(),
+    }
+}
+
+fn uid_of(name: &str) -> Result<u32, String> {
+    match User::from_name(name) {
+        Ok(Some(user)) => Ok(user.uid.as_raw()),
+        _ => name.parse().map_err(|_| format!("there is no user `{name}` on this machine")),
+    }
+}
+
+fn gid_of(name: &str) -> Result<u32, String> {
+    match Group::from_name(name) {
+        Ok(Some(group)) => Ok(group.gid.as_raw()),
+        _ => name.parse().map_err(|_| format!("there is no group `{name}` on this machine")),
+    }
+}
+
+/// The desired permissions, owner and group of a path (each `None`: left as it is).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Attributes {
+    pub permissions: Option<i64>,
+    pub owner: Option<String>,
+    pub group: Option<String>,
+}
+
+impl Attributes {
+    /// The differences between `meta` (what is there) and these; `None` for a path that does
+    /// not exist yet.
+    pub(crate) fn changes(&self, meta: Option<&Metadata>) -> Vec<Change> {
+        let mut changes = Vec::new();
+        if let Some(want) = self.permissions {
+            let have = meta.map(permissions_of);
+            if have != Some(want) {
+                changes.push(Change::new("permissions", have, want));
+            }
+        }
+        if let Some(want) = &self.owner {
+            let have = meta.map(owner_name);
+            if have.as_deref() != Some(want.as_str()) {
+                changes.push(Change::new("owner", have, want.clone()));
+            }
+        }
+        if let Some(want) = &self.group {
+            let have = meta.map(group_name);
+            if have.as_deref() != Some(want.as_str()) {
+                changes.push(Change::new("group", have, want.clone()));
+            }
+        }
+        changes
+    }
+
+    /// Checks the values before anything is changed: an unknown user is an error before a file
+    /// is written, not after.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if let Some(p) = self.permissions {
+            mode_of(p)?;
+        }
+        if let Some(owner) = &self.owner {
+            uid_of(owner)?;
+        }
+        if let Some(group) = &self.group {
+            gid_of(group)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the permissions, owner and group that `changes` name on `path`.
+    pub(crate) fn apply(&self, path: &Path, changes: &[Change]) -> Result<(), String> {
+        let changed = |field: &str| changes.iter().any(|c| c.field == field);
+        if changed("owner") || changed("group") {
+            chown(path, self.owner.as_deref(), self.group.as_deref())?;
+        }
+        // After chown, which clears the set-uid bits.
+        if changed("permissions")
+            && let Some(p) = self.permissions
+        {
+            set_mode(path, mode_of(p)?)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
+    fs::set_permissions(path, Permissions::from_mode(mode))
+        .map_err(|e| io_message(&format!("cannot set the permissions of {}", path.display()), &e))
+}
+
+/// Changes the owner and group of `path` (not following a symlink). Giving a path away needs
+/// root; the message says so.
+pub(crate) fn chown(path: &Path, owner: Option<&str>, group: Option<&str>) -> Result<(), String> {
+    let uid = owner.map(uid_of).transpose()?;
+    let gid = group.map(gid_of).transpose()?;
+    std::os::unix::fs::lchown(path, uid, gid).map_err(|e| {
+        if e.kind() == ErrorKind::PermissionDenied || e.raw_os_error() == Some(nix::errno::Errno::EPERM as i32) {
+            let what = match (owner, group) {
+                (Some(o), Some(g)) => format!("owner `{o}` and group `{g}`"),
+                (Some(o), None) => format!("owner `{o}`"),
+                (None, Some(g)) => format!("group `{g}`"),
+                (None, None) => "owner".to_owned(),
+            };
+            format!(
+                "cannot give {} {what}: changing the owner needs root, and a group only one you belong to \
+                 (modelc runs as {}); run the deploy as root, or leave `owner`/`group` unset",
+                path.display(),
+                whoami()
+            )
+        } else {
+            io_message(&format!("cannot change the owner of {}", path.display()), &e)
+        }
+    })
+}
+
+/// The sha1 of a file's content, in hex (what the fs module's `hash` holds).
+pub(crate) fn sha1_file(path: &Path) -> Result<String, String> {
+    let mut file = fs::File::open(path).map_err(|e| io_message(&format!("cannot read {}", path.display()), &e))?;
+    let mut hasher = Sha1::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buffer).map_err(|e| io_message(&format!("cannot read {}", path.display()), &e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+pub(crate) fn sha1_bytes(bytes: &[u8]) -> String {
+    hex(&Sha1::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A name beside `target` for a temporary file: hidden, unique in this process and machine.
+pub(crate) fn temporary_beside(target: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let unique = format!(".{name}.modelc-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+    target.with_file_name(unique)
+}
+
+/// The parent directory of `path`, which must exist: the runtime creates what the model
+/// manages, not what it happens to need.
+pub(crate) fn existing_parent(path: &Path) -> Result<&Path, String> {
+    let parent = path.parent().ok_or_else(|| format!("{} has no parent directory", path.display()))?;
+    match lstat(parent)? {
+        Some(meta) if meta.is_dir() => Ok(parent),
+        Some(_) => match fs::metadata(parent) {
+            Ok(meta) if meta.is_dir() => Ok(parent),
+            Ok(_) => Err(format!("{} is not a directory", parent.display())),
+            Err(e) => Err(io_message(&format!("cannot look at {}", parent.display()), &e)),
+        },
+        None => Err(format!(
+            "its directory {} does not exist, and the model does not manage it: add an fs::Directory for it, \
+             or create it",
+            parent.display()
+        )),
+    }
+}
+
+/// Writes `content` to `target` atomically: a temporary file in the same directory, written,
+/// given its mode (and owner), flushed to disk, then renamed over `target`. A deploy stopped at
+/// any moment leaves either the old file or the new one, never half of one.
+pub(crate) fn write_atomically(
+    target: &Path,
+    content: &[u8],
+    mode: Option<u32>,
+    ownership: (Option<&str>, Option<&str>),
+) -> Result<(), String> {
+    existing_parent(target)?;
+    let temporary = temporary_beside(target);
+    let result = (|| {
+        let mut file =
+            OpenOptions::new().write(true).create_new(true).mode(0o666).open(&temporary).map_err(|e| {
+                io_message(&format!("cannot write in {}", target.parent().unwrap_or(target).display()), &e)
+            })?;
+        file.write_all(content).map_err(|e| io_message(&format!("cannot write {}", target.display()), &e))?;
+        if let (Some(_), _) | (_, Some(_)) = ownership {
+            chown(&temporary, ownership.0, ownership.1)?;
+        }
+        if let Some(mode) = mode {
+            set_mode(&temporary, mode)?;
+        }
+        file.sync_all().map_err(|e| io_message(&format!("cannot write {}", target.display()), &e))?;
+        fs::rename(&temporary, target).map_err(|e| io_message(&format!("cannot replace {}", target.display()), &e))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissions_are_octal_digits_written_as_decimal() {
+        assert_eq!(mode_of(644).unwrap(), 0o644);
+        assert_eq!(mode_of(4755).unwrap(), 0o4755);
+        assert_eq!(mode_of(0).unwrap(), 0);
+        assert!(mode_of(699).unwrap_err().contains("not an octal mode"));
+        assert!(mode_of(17777).is_err());
+    }
+
+    #[test]
+    fn atomic_writes_replace_the_file_and_leave_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.conf");
+        fs::write(&target, "old").unwrap();
+        write_atomically(&target, b"new", Some(0o600), (None, None)).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(permissions_of(&fs::metadata(&target).unwrap()), 600);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_missing_directory_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = write_atomically(&dir.path().join("no/such/f"), b"x", None, (None, None)).unwrap_err();
+        assert!(error.contains("does not exist, and the model does not manage it"), "{error}");
+    }
+}

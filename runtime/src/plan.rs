@@ -1,0 +1,250 @@
+//! What a run will do with each resource of a version, before anything runs: deploy it, or
+//! report why not (another agent's, no handler, not deployable here), and the dependency
+//! graph among them by position.
+
+use std::collections::{HashMap, HashSet};
+
+use modelc_ir::{Resource, ResourceState};
+
+use crate::handler::Handlers;
+
+/// Which agents this run handles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentSelection {
+    /// The agents of this machine: the agent named `host` or `localhost`, and every agent
+    /// whose `std::AgentConfig` has the uri `local:`.
+    ThisMachine { host: String },
+    /// Exactly these agents (`--agent NAME`).
+    Named(Vec<String>),
+}
+
+impl AgentSelection {
+    /// The agents of `resources` this selection handles.
+    pub fn agents(&self, resources: &[Resource]) -> HashSet<String> {
+        match self {
+            AgentSelection::Named(names) => names.iter().cloned().collect(),
+            AgentSelection::ThisMachine { host } => {
+                let mut agents: HashSet<String> = [host.clone(), "localhost".to_owned()].into_iter().collect();
+                for r in resources.iter().filter(|r| r.entity_type == "std::AgentConfig") {
+                    let uri = r.attributes.get("uri").and_then(|v| v.as_str());
+                    if let (Some("local:"), Some(name)) = (uri, r.attributes.get("agentname").and_then(|v| v.as_str()))
+                    {
+                        agents.insert(name.to_owned());
+                    }
+                }
+                agents
+            }
+        }
+    }
+}
+
+/// What the run does with one resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disposition {
+    /// Its handler runs once everything it requires has deployed.
+    Deploy,
+    /// Another agent's resource: listed, never applied.
+    NotHandled,
+    /// No handler for its type.
+    NoHandler,
+    /// Cannot be deployed here; the reason.
+    Undeployable(String),
+}
+
+/// The resources of one run and their graph.
+pub struct Plan {
+    /// The version's resources in queue order, then purged copies of removed resources.
+    pub resources: Vec<Resource>,
+    pub dispositions: Vec<Disposition>,
+    /// Positions of the resources each one requires.
+    pub requires: Vec<Vec<usize>>,
+    /// Positions of the resources that require each one.
+    pub dependents: Vec<Vec<usize>>,
+    /// Requirements that are not in the version at all (an IR written by hand); such a
+    /// resource is blocked.
+    pub missing: Vec<Vec<String>>,
+    /// Positions of resources that must be refreshed whatever happens in this run (a refresh
+    /// an earlier run could not do).
+    pub pending_refresh: Vec<usize>,
+}
+
+impl Plan {
+    /// Plans a run of `resources` for the agents `selection` picks.
+    ///
+    /// `previous` is the last version deployed here: every resource of it with
+    /// `purge_on_delete` that this version no longer has is added, purged. `pending_refresh`
+    /// names receivers an earlier run owes a refresh.
+    pub fn new(
+        resources: Vec<Resource>,
+        previous: &[Resource],
+        selection: &AgentSelection,
+        handlers: &Handlers,
+        pending_refresh: &[String],
+    ) -> Plan {
+        let mut resources = resources;
+        resources.extend(purged_copies(&resources, previous));
+        let agents = selection.agents(&resources);
+        let position: HashMap<&str, usize> = resources.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect();
+        let mut requires = vec![Vec::new(); resources.len()];
+        let mut dependents = vec![Vec::new(); resources.len()];
+        let mut missing = vec![Vec::new(); resources.len()];
+        for (i, r) in resources.iter().enumerate() {
+            for target in &r.requires {
+                match position.get(target.as_str()) {
+                    Some(&j) if j != i => {
+                        requires[i].push(j);
+                        dependents[j].push(i);
+                    }
+                    Some(_) => {}
+                    None => missing[i].push(target.clone()),
+                }
+            }
+        }
+        let dispositions = resources.iter().map(|r| disposition(r, &agents, handlers)).collect();
+        let mut pending_refresh: Vec<usize> =
+            pending_refresh.iter().filter_map(|id| position.get(id.as_str()).copied()).collect();
+        pending_refresh.sort_unstable();
+        pending_refresh.dedup();
+        Plan { resources, dispositions, requires, dependents, missing, pending_refresh }
+    }
+
+    pub fn len(&self) -> usize {
+        self.resources.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+    }
+}
+
+fn disposition(resource: &Resource, agents: &HashSet<String>, handlers: &Handlers) -> Disposition {
+    if !agents.contains(&resource.agent) {
+        return Disposition::NotHandled;
+    }
+    if resource.state == ResourceState::Undefined {
+        let unknown: Vec<&str> =
+            resource.attributes.iter().filter(|(_, v)| contains_undefined(v)).map(|(name, _)| name.as_str()).collect();
+        return Disposition::Undeployable(format!(
+            "it has values not known at compile time ({}); it is deployed once a compile knows them",
+            if unknown.is_empty() { "an attribute".to_owned() } else { unknown.join(", ") }
+        ));
+    }
+    if let Some(reason) = not_local(resource) {
+        return Disposition::Undeployable(reason);
+    }
+    if handlers.get(&resource.entity_type).is_none() {
+        return Disposition::NoHandler;
+    }
+    Disposition::Deploy
+}
+
+fn contains_undefined(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s == modelc_ir::UNDEFINED,
+        serde_json::Value::Array(items) => items.iter().any(contains_undefined),
+        serde_json::Value::Object(map) => map.values().any(contains_undefined),
+        _ => false,
+    }
+}
+
+/// Why a resource's context (`via`, the mitogen context the fs and exec modules export) is not
+/// the local machine; `None` when it is, or when the resource has no context. Only exactly
+/// `mitogen::Local` (method `local`, not reached through another context) runs here:
+/// `mitogen::Ssh` and `mitogen::Sudo` extend it and must not.
+fn not_local(resource: &Resource) -> Option<String> {
+    let via = resource.attributes.get("via")?;
+    let method = via.get("method_name").and_then(|m| m.as_str());
+    let through = via.get("via");
+    match (method, through) {
+        (Some("local"), None) => None,
+        (Some("local"), Some(_)) => Some(
+            "its context (`via`) is a local context reached through another context; this runtime only \
+             deploys directly on this machine (mitogen::Local)"
+                .to_owned(),
+        ),
+        (Some(method), _) => {
+            let host = via.get("hostname").and_then(|h| h.as_str()).map(|h| format!(" to `{h}`")).unwrap_or_default();
+            Some(format!(
+                "its context (`via`) is `{method}`{host}; this runtime only deploys on this machine \
+                 (mitogen::Local) for now"
+            ))
+        }
+        (None, _) => Some("its context (`via`) is not a mitogen context".to_owned()),
+    }
+}
+
+/// Purged copies of the resources of `previous` that have `purge_on_delete` and are gone from
+/// `current`. Among them, requirements are turned around: what was deployed after something is
+/// removed before it (a file before the directory that held it).
+fn purged_copies(current: &[Resource], previous: &[Resource]) -> Vec<Resource> {
+    let present: HashSet<&str> = current.iter().map(|r| r.id.as_str()).collect();
+    let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let removed: Vec<&Resource> = previous
+        .iter()
+        .filter(|r| !present.contains(r.id.as_str()) && flag(r, "purge_on_delete") && !flag(r, "purged"))
+        .collect();
+    let ids: HashSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
+    let mut copies: Vec<Resource> = removed
+        .iter()
+        .map(|r| {
+            let mut copy = (*r).clone();
+            copy.attributes.insert("purged".to_owned(), serde_json::Value::Bool(true));
+            copy.requires.clear();
+            copy.resource_set = None;
+            copy
+        })
+        .collect();
+    for r in &removed {
+        for target in r.requires.iter().filter(|t| ids.contains(t.as_str())) {
+            if let Some(copy) = copies.iter_mut().find(|c| c.id == *target) {
+                copy.requires.push(r.id.clone());
+            }
+        }
+    }
+    copies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::resource;
+
+    #[test]
+    fn this_machine_handles_its_host_localhost_and_local_agent_configs() {
+        let mut config = resource("std::AgentConfig", "internal", "agentname", "edge", &[]);
+        config.attributes.insert("uri".into(), "local:".into());
+        let resources = vec![config, resource("std::testing::NullResource", "edge", "name", "a", &[])];
+        let agents = AgentSelection::ThisMachine { host: "box".into() }.agents(&resources);
+        assert!(agents.contains("box") && agents.contains("localhost") && agents.contains("edge"));
+        assert!(!agents.contains("internal"));
+    }
+
+    #[test]
+    fn only_exactly_local_contexts_run_here() {
+        let mut r = resource("fs::File", "h", "path", "/x", &[]);
+        r.attributes.insert("via".into(), serde_json::json!({"method_name": "local", "name": ""}));
+        assert_eq!(not_local(&r), None);
+        r.attributes.insert("via".into(), serde_json::json!({"method_name": "ssh", "hostname": "10.0.0.1"}));
+        assert!(not_local(&r).unwrap().contains("`ssh` to `10.0.0.1`"));
+        r.attributes.insert("via".into(), serde_json::json!({"method_name": "sudo", "name": ""}));
+        assert!(not_local(&r).unwrap().contains("`sudo`"));
+        r.attributes.insert("via".into(), serde_json::json!({"method_name": "local", "via": {"method_name": "ssh"}}));
+        assert!(not_local(&r).is_some());
+    }
+
+    #[test]
+    fn removed_purgeable_resources_come_back_purged_in_reverse_order() {
+        let mut dir = resource("fs::Directory", "h", "path", "/d", &[]);
+        let mut file = resource("fs::File", "h", "path", "/d/f", &[&dir.id]);
+        let mut kept = resource("fs::File", "h", "path", "/k", &[]);
+        for r in [&mut dir, &mut file, &mut kept] {
+            r.attributes.insert("purge_on_delete".into(), true.into());
+        }
+        let copies = purged_copies(std::slice::from_ref(&kept), &[dir.clone(), file.clone(), kept.clone()]);
+        assert_eq!(copies.len(), 2);
+        assert_eq!(copies[0].id, dir.id);
+        assert_eq!(copies[0].attributes["purged"], true);
+        assert_eq!(copies[0].requires, vec![file.id.clone()], "the directory goes after the file in it");
+        assert!(copies[1].requires.is_empty());
+    }
+}
