@@ -236,8 +236,26 @@ pub enum ResourceOptionValue {
     Path(Vec<Ident>),
     /// `"internal"`.
     Str(StrLit),
-    /// `[a, b]`.
-    List(Vec<Ident>),
+    /// `[a, b, permissions=mode, hash=file_content(content, prefix_content)]`.
+    List(Vec<FieldSpec>),
+}
+
+/// One item of a list option: an attribute of the resource, or a field with a source of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldSpec {
+    pub name: Ident,
+    pub source: Option<FieldSource>,
+    pub span: Span,
+}
+
+/// Where a field's value comes from when it is not the attribute of the same name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldSource {
+    /// `permissions=mode`, `owner=host.admin`: attributes followed from the resource.
+    Path(Vec<Ident>),
+    /// `hash=file_content(content, prefix_content)`: one of the export functions modelc knows,
+    /// applied to attributes of the resource.
+    Call { function: Ident, args: Vec<Vec<Ident>> },
 }
 
 impl ResourceOptionValue {
@@ -245,7 +263,7 @@ impl ResourceOptionValue {
         match self {
             ResourceOptionValue::Path(path) => Some(path.first()?.span.to(path.last()?.span)),
             ResourceOptionValue::Str(s) => Some(s.span),
-            ResourceOptionValue::List(names) => Some(names.first()?.span.to(names.last()?.span)),
+            ResourceOptionValue::List(items) => Some(items.first()?.span.to(items.last()?.span)),
         }
     }
 }

@@ -118,9 +118,9 @@ impl Printer {
                                 path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".")
                             }
                             ResourceOptionValue::Str(text) => format!("{:?}", text.as_constant().unwrap_or_default()),
-                            ResourceOptionValue::List(names) => {
-                                let names: Vec<&str> = names.iter().map(|i| i.name.as_str()).collect();
-                                format!("[{}]", names.join(", "))
+                            ResourceOptionValue::List(items) => {
+                                let items: Vec<String> = items.iter().map(field_spec).collect();
+                                format!("[{}]", items.join(", "))
                             }
                         };
                         format!("{}={value}", o.name.name)
@@ -317,4 +317,18 @@ fn fstr_parts(parts: &[FStrPart]) -> String {
         })
         .collect();
     rendered.join(" + ")
+}
+
+/// `name`, `name=a.b` or `name=function(a, b.c)`.
+fn field_spec(spec: &crate::ast::FieldSpec) -> String {
+    use crate::ast::FieldSource;
+    let path = |p: &[crate::ast::Ident]| p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
+    match &spec.source {
+        None => spec.name.name.clone(),
+        Some(FieldSource::Path(p)) => format!("{}={}", spec.name.name, path(p)),
+        Some(FieldSource::Call { function, args }) => {
+            let args: Vec<String> = args.iter().map(|a| path(a)).collect();
+            format!("{}={}({})", spec.name.name, function.name, args.join(", "))
+        }
+    }
 }

@@ -31,6 +31,11 @@ pub static FILES: &[StdFile] = &[
     },
 ];
 
+/// Resource declarations for public modules whose resources the reference defines in Python
+/// (`fs`, `exec`): applied by refinement to the entities of those modules when they are loaded,
+/// unless the model declares its own. Entity names are written in full.
+pub static MODULE_SHAPES: &str = include_str!("../shapes/modules.cf");
+
 /// The std template at `path` (relative to the module's `templates/` directory).
 pub fn template(path: &str) -> Option<&'static str> {
     match path {

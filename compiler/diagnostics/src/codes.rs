@@ -120,6 +120,7 @@ codes! {
     CROSS_SET_DEPENDENCY = "E0405" "cross-set-dependency" Error;
     DEPENDENCY_CYCLE = "E0406" "dependency-cycle" Error;
     SET_MEMBER_NOT_OWNED = "E0407" "set-member-not-owned" Error;
+    CONTENT_IN_PURGED_DIRECTORY = "E0408" "content-in-purged-directory" Error;
     NO_BASE_VERSION = "E0501" "no-base-version" Error;
     SET_EXPORTED_AND_DELETED = "E0502" "set-exported-and-deleted" Error;
     RESOURCE_MOVED = "E0503" "resource-moved" Error;

@@ -40,6 +40,11 @@ pub struct Ir {
     pub resources: Vec<Resource>,
     /// Every resource set, in creation order, with its members in queue order.
     pub sets: Vec<ResourceSet>,
+    /// The content table: the text of files the resources name by sha1 (`fs::File`'s `hash`),
+    /// so a runtime can deploy them without the model. Absent when no resource has content,
+    /// so models without files give the same document as before.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub files: IndexMap<String, String>,
 }
 
 /// One resource.
@@ -94,7 +99,7 @@ pub struct ResourceSet {
 
 impl Ir {
     pub fn new(resources: Vec<Resource>, sets: Vec<ResourceSet>) -> Ir {
-        Ir { format: FORMAT_NAME.to_owned(), format_version: FORMAT_VERSION, resources, sets }
+        Ir { format: FORMAT_NAME.to_owned(), format_version: FORMAT_VERSION, resources, sets, files: IndexMap::new() }
     }
 
     /// The IR as pretty-printed JSON, ending in a newline. Byte-identical for equal IRs.

@@ -11,6 +11,8 @@
 //! created; all are reported in one run. The IR is returned even when there are errors (for
 //! drawing and debugging); callers must not export it then.
 
+mod directories;
+mod functions;
 pub mod identity;
 mod ownership;
 mod requires;
@@ -63,16 +65,19 @@ pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) ->
         fates: Vec::new(),
         instances: Vec::new(),
         set_instances: Vec::new(),
+        files: IndexMap::new(),
     };
-    let resources = refinery.queue(program);
+    let shapes = Shapes::new(program, graph);
+    let resources = refinery.queue(program, &shapes);
     let mut ir = Ir::new(resources, Vec::new());
+    ir.files = std::mem::take(&mut refinery.files);
     refinery.requires(&mut ir);
+    refinery.directories(&mut ir, &shapes);
     let is_set: Vec<bool> =
         graph.entities.iter().map(|e| program.index.is_subtype(&e.fqn, sets::RESOURCE_SET)).collect();
     refinery.sets(&mut ir, &is_set);
     refinery.validate(&ir);
     if options.partial {
-        let shapes = Shapes::new(program, graph);
         refinery.ownership(&ir, &shapes);
     }
     Refined { ir, diagnostics: refinery.diagnostics }
@@ -87,13 +92,25 @@ pub(crate) struct Refinery<'g> {
     pub instances: Vec<InstanceId>,
     /// Per set of `Ir::sets`, its instance and its members' queue positions.
     pub set_instances: Vec<(InstanceId, Vec<u32>)>,
+    /// The content table (sha1 → text) the fields' export functions fill.
+    pub files: IndexMap<String, String>,
 }
 
 impl Refinery<'_> {
     /// The resource queue: every exported resource, in creation order.
-    fn queue(&mut self, program: &Program<'_>) -> Vec<Resource> {
+    fn queue(&mut self, program: &Program<'_>, shapes: &Shapes<'_>) -> Vec<Resource> {
         let graph = self.graph;
-        let shapes = Shapes::new(program, graph);
+        let plain_attributes = |entity: &str| -> Vec<String> {
+            let mut names: Vec<String> = Vec::new();
+            for def in program.index.ancestry(entity) {
+                for a in def.attributes.values() {
+                    if matches!(a.kind, modelc_sema::index::AttrKind::Value { .. }) && !names.contains(&a.name) {
+                        names.push(a.name.clone());
+                    }
+                }
+            }
+            names
+        };
         let mut resources: Vec<Resource> = Vec::new();
         let mut by_id: FxHashMap<String, u32> = FxHashMap::default();
         let mut without_identity: IndexMap<u32, ()> = IndexMap::new();
@@ -111,7 +128,7 @@ impl Refinery<'_> {
                 self.fates.push(Fate::Dropped);
                 continue;
             }
-            let id = match identity::identify(graph, &shapes, instance, shape) {
+            let id = match identity::identify(graph, shapes, instance, shape) {
                 Identity::Id(id) => id,
                 Identity::Unknown => {
                     self.fates.push(Fate::Dropped);
@@ -131,12 +148,27 @@ impl Refinery<'_> {
             };
             let mut attributes = IndexMap::with_capacity(shape.fields.len());
             let mut state = ResourceState::Available;
-            for (name, at) in &shape.fields {
-                let (value, known) = identity::field_value(&values[*at]);
-                if !known {
-                    state = ResourceState::Undefined;
+            let mut context =
+                functions::FieldContext { graph, plain_attributes: &plain_attributes, files: &mut self.files };
+            let mut failed = None;
+            for (name, field) in &shape.fields {
+                match functions::field(&mut context, instance, field) {
+                    Ok((value, known)) => {
+                        if !known {
+                            state = ResourceState::Undefined;
+                        }
+                        attributes.insert(name.clone(), value);
+                    }
+                    Err(reason) => {
+                        failed = Some(format!("its field `{name}`: {reason}"));
+                        break;
+                    }
                 }
-                attributes.insert(name.clone(), value);
+            }
+            if let Some(reason) = failed {
+                self.report_invalid_value(instance, &reason);
+                self.fates.push(Fate::Dropped);
+                continue;
             }
             let flag = |at: Option<usize>, default: bool| at.and_then(|at| values[at].py_bool()).unwrap_or(default);
             let id_text = id.to_string();

@@ -16,7 +16,7 @@ use modelc_exec::Program;
 use modelc_exec::graph::{EntityShape, InstanceGraph};
 use modelc_sema::index::AttrKind;
 use modelc_sema::resources::{RESERVED_FIELDS, RESOURCE_ROOT};
-use modelc_syntax::ast::{Item, ResourceDecl, ResourceOptionValue};
+use modelc_syntax::ast::{FieldSource, Item, ResourceDecl, ResourceOptionValue};
 
 /// The default agent of a resource that declares none.
 pub const DEFAULT_AGENT: &str = "internal";
@@ -26,8 +26,34 @@ pub const DEFAULT_AGENT: &str = "internal";
 pub struct Declaration {
     pub id: Option<String>,
     pub agent: Option<Agent>,
-    pub fields: Option<Vec<String>>,
+    pub fields: Option<Vec<(String, Source)>>,
     pub export_if: Option<String>,
+    /// `directory=path`: the resource is a directory at this attribute's path.
+    pub directory: Option<String>,
+    /// `paths=[src, dst]`: the paths the resource occupies.
+    pub paths: Option<Vec<String>>,
+}
+
+/// Where a declared field's value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// The attribute of the field's own name.
+    Same,
+    /// Attributes followed from the resource (`permissions=mode`).
+    Path(Vec<String>),
+    /// An export function applied to paths (`hash=file_content(content, prefix_content)`).
+    Call(String, Vec<Vec<String>>),
+}
+
+/// How a field of a resource shape gets its value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Field {
+    /// The instance's attribute at this position.
+    Attribute(usize),
+    /// Attributes followed from the instance.
+    Path(Vec<String>),
+    /// An export function (see `crate::functions`) applied to paths.
+    Call(String, Vec<Vec<String>>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +69,12 @@ pub struct ResourceShape {
     pub entity_type: String,
     pub key: Key,
     pub agent: Agent,
-    /// Exported fields: name and position in the entity's attributes.
-    pub fields: Vec<(String, usize)>,
+    /// Exported fields: name and where the value comes from.
+    pub fields: Vec<(String, Field)>,
+    /// `directory=`: the position of the attribute holding the directory path.
+    pub directory: Option<usize>,
+    /// `paths=`: the positions of the attributes holding the paths it occupies.
+    pub paths: Vec<usize>,
     /// Positions of the boolean attributes that must all be true for the resource to export.
     pub export_if: Vec<usize>,
     pub requires: Option<usize>,
@@ -98,6 +128,16 @@ impl<'a> Shapes<'a> {
                 }
             }
         }
+        // The shapes modelc knows for modules whose resources the reference defines in Python
+        // (fs, exec): used unless the model declares its own.
+        for item in &builtin_declarations().items {
+            if let Item::Resource(decl) = item {
+                let fqn = decl.entity.text();
+                if program.index.entities.contains_key(&fqn) {
+                    declarations.entry(fqn).or_insert_with(|| declaration(decl));
+                }
+            }
+        }
         let mut shapes =
             Shapes { program, declarations, indexes, computed: Vec::new(), first_indexes: IndexMap::new() };
         shapes.first_indexes = graph
@@ -147,46 +187,72 @@ impl<'a> Shapes<'a> {
         let ancestry = index.ancestry(entity);
         let declared = |def: &&modelc_sema::index::EntityDef| self.declarations.get(&def.fqn);
         let position = |name: &str| shape.attributes.iter().position(|a| a == name);
-        let (entity_type, key) = match ancestry.iter().find_map(|d| Some((d, declared(d)?.id.as_ref()?))) {
-            Some((def, id)) => (def.fqn.clone(), position(id).map_or(Key::Missing, |at| Key::Declared(id.clone(), at))),
-            None => {
-                let key = self
-                    .find_first_index(entity)
-                    .and_then(|attrs| attrs.iter().map(|a| Some((a.clone(), position(a)?))).collect::<Option<Vec<_>>>())
-                    .map_or(Key::Missing, Key::Index);
-                (entity.to_owned(), key)
-            }
-        };
+        let (type_at, entity_type, key) =
+            match ancestry.iter().enumerate().find_map(|(at, d)| Some((at, d, declared(d)?.id.as_ref()?))) {
+                Some((at, def, id)) => {
+                    (at, def.fqn.clone(), position(id).map_or(Key::Missing, |p| Key::Declared(id.clone(), p)))
+                }
+                None => {
+                    let key = self
+                        .find_first_index(entity)
+                        .and_then(|attrs| {
+                            attrs.iter().map(|a| Some((a.clone(), position(a)?))).collect::<Option<Vec<_>>>()
+                        })
+                        .map_or(Key::Missing, Key::Index);
+                    (0, entity.to_owned(), key)
+                }
+            };
+        // A subtype is exported as the type that declares the resource, with that type's
+        // fields only: the fields come from the type and its ancestors.
+        let ancestry = &ancestry[type_at..];
         let agent = ancestry
             .iter()
             .find_map(|d| declared(d)?.agent.clone())
             .unwrap_or_else(|| Agent::Literal(DEFAULT_AGENT.to_owned()));
-        let mut fields: Vec<(String, usize)> = Vec::new();
-        for def in &ancestry {
-            let own: Vec<String> = match declared(def).and_then(|d| d.fields.clone()) {
+        let mut fields: Vec<(String, Field)> = Vec::new();
+        for def in ancestry {
+            let own: Vec<(String, Source)> = match declared(def).and_then(|d| d.fields.clone()) {
                 Some(listed) => listed,
                 None => def
                     .attributes
                     .values()
                     .filter(|a| matches!(a.kind, AttrKind::Value { .. }))
-                    .map(|a| a.name.clone())
+                    .map(|a| (a.name.clone(), Source::Same))
                     .collect(),
             };
-            for name in own {
+            for (name, source) in own {
                 if RESERVED_FIELDS.contains(&name.as_str()) || fields.iter().any(|(f, _)| *f == name) {
                     continue;
                 }
-                if let Some(at) = position(&name) {
-                    fields.push((name, at));
-                }
+                let field = match source {
+                    Source::Same => match position(&name) {
+                        Some(at) => Field::Attribute(at),
+                        None => continue,
+                    },
+                    Source::Path(path) if path.len() == 1 => match position(&path[0]) {
+                        Some(at) => Field::Attribute(at),
+                        None => continue,
+                    },
+                    Source::Path(path) => Field::Path(path),
+                    Source::Call(function, args) => Field::Call(function, args),
+                };
+                fields.push((name, field));
             }
         }
         let export_if = ancestry.iter().filter_map(|d| position(declared(d)?.export_if.as_ref()?)).collect();
+        let directory = ancestry.iter().find_map(|d| declared(d)?.directory.as_deref()).and_then(position);
+        let paths = ancestry
+            .iter()
+            .find_map(|d| declared(d)?.paths.as_ref())
+            .map(|names| names.iter().filter_map(|n| position(n)).collect())
+            .unwrap_or_default();
         Some(ResourceShape {
             entity_type,
             key,
             agent,
             fields,
+            directory,
+            paths,
             export_if,
             requires: position("requires"),
             send_event: position("send_event"),
@@ -205,9 +271,30 @@ fn declaration(decl: &ResourceDecl) -> Declaration {
         match option.name.name.as_str() {
             "id" => out.id = path().and_then(|p| p.into_iter().next()),
             "export_if" => out.export_if = path().and_then(|p| p.into_iter().next()),
+            "directory" => out.directory = path().and_then(|p| p.into_iter().next()),
             "fields" => {
-                if let ResourceOptionValue::List(names) = &option.value {
-                    out.fields = Some(names.iter().map(|i| i.name.clone()).collect());
+                if let ResourceOptionValue::List(items) = &option.value {
+                    let names = |p: &[modelc_syntax::ast::Ident]| p.iter().map(|i| i.name.clone()).collect();
+                    out.fields = Some(
+                        items
+                            .iter()
+                            .map(|item| {
+                                let source = match &item.source {
+                                    None => Source::Same,
+                                    Some(FieldSource::Path(path)) => Source::Path(names(path)),
+                                    Some(FieldSource::Call { function, args }) => {
+                                        Source::Call(function.name.clone(), args.iter().map(|a| names(a)).collect())
+                                    }
+                                };
+                                (item.name.name.clone(), source)
+                            })
+                            .collect(),
+                    );
+                }
+            }
+            "paths" => {
+                if let ResourceOptionValue::List(items) = &option.value {
+                    out.paths = Some(items.iter().map(|i| i.name.name.clone()).collect());
                 }
             }
             "agent" => {
@@ -220,4 +307,10 @@ fn declaration(decl: &ResourceDecl) -> Declaration {
         }
     }
     out
+}
+
+/// The built-in declarations (`modelc_stdlib::MODULE_SHAPES`), parsed once.
+fn builtin_declarations() -> &'static modelc_syntax::ast::File {
+    static PARSED: std::sync::OnceLock<modelc_syntax::ast::File> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| modelc_syntax::parse(modelc_diagnostics::FileId(u32::MAX), modelc_stdlib::MODULE_SHAPES).file)
 }

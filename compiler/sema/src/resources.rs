@@ -7,14 +7,24 @@
 
 use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, Span, codes};
-use modelc_syntax::ast::{Ident, ResourceDecl, ResourceOptionValue};
+use modelc_syntax::ast::{FieldSource, FieldSpec, Ident, ResourceDecl, ResourceOptionValue};
 
 use crate::check::Checker;
 use crate::index::{AttrDef, AttrKind};
 use crate::types::BaseType;
 
 /// The options a resource declaration accepts.
-pub const RESOURCE_OPTIONS: [&str; 4] = ["id", "agent", "fields", "export_if"];
+pub const RESOURCE_OPTIONS: [&str; 6] = ["id", "agent", "fields", "export_if", "directory", "paths"];
+
+/// The export functions a field can be computed with (`hash=file_content(content)`), with the
+/// number of arguments each takes (at least, at most). Refinement implements them.
+pub const EXPORT_FUNCTIONS: [(&str, usize, usize); 2] = [
+    // The file's text (content, prefix_content, suffix_content, content_separator) → its sha1;
+    // the text goes to the IR's content table.
+    ("file_content", 1, 4),
+    // The mitogen context of a resource (its `via`, else its `host`'s) as a dict.
+    ("mitogen_context", 1, 2),
+];
 
 /// Attribute names the export format uses for itself; never exported as fields.
 pub const RESERVED_FIELDS: [&str; 6] = ["id", "version", "requires", "provides", "model", "unknowns"];
@@ -82,16 +92,17 @@ impl Checker<'_> {
                 ("export_if", ResourceOptionValue::Path(path)) if path.len() == 1 => {
                     self.check_plain_attribute(&entity, &path[0], "`export_if`", |b| *b == BaseType::Bool);
                 }
-                ("fields", ResourceOptionValue::List(names)) => {
-                    for field in names {
-                        if RESERVED_FIELDS.contains(&field.name.as_str()) {
-                            let d = self
-                                .invalid(field.span, format!("`{}` cannot be a field", field.name), "a reserved name")
-                                .note(format!("the export format uses {} itself", RESERVED_FIELDS.join(", ")));
-                            self.error(d);
-                            continue;
-                        }
-                        self.check_plain_attribute(&entity, field, "a field", |_| true);
+                ("fields", ResourceOptionValue::List(items)) => {
+                    for field in items {
+                        self.check_field(&entity, field);
+                    }
+                }
+                ("directory", ResourceOptionValue::Path(path)) if path.len() == 1 => {
+                    self.check_plain_attribute(&entity, &path[0], "`directory`", |b| *b == BaseType::String);
+                }
+                ("paths", ResourceOptionValue::List(items)) if items.iter().all(|i| i.source.is_none()) => {
+                    for item in items {
+                        self.check_plain_attribute(&entity, &item.name, "`paths`", |b| *b == BaseType::String);
                     }
                 }
                 ("agent", ResourceOptionValue::Str(text)) if text.as_constant().is_some() => {}
@@ -100,12 +111,89 @@ impl Checker<'_> {
                     let expected = match name {
                         "id" => "one attribute name: `id=name`",
                         "export_if" => "one boolean attribute: `export_if=managed`",
-                        "fields" => "a list of attribute names: `fields=[name, value]`",
+                        "fields" => "a list of fields: `fields=[name, permissions=mode, hash=file_content(content)]`",
+                        "directory" => "one string attribute, the directory's path: `directory=path`",
+                        "paths" => "a list of string attributes, the paths the resource occupies: `paths=[src, dst]`",
                         _ => "a path of attributes or a plain string: `agent=host.name` or `agent=\"internal\"`",
                     };
                     let span = value.span().unwrap_or(option.span);
                     let d = self.invalid(span, format!("invalid value for `{name}`"), format!("expected {expected}"));
                     self.error(d);
+                }
+            }
+        }
+    }
+
+    /// One item of `fields`: an attribute of the resource, or a field with a source: a path of
+    /// attributes, or an export function applied to paths.
+    fn check_field(&mut self, entity: &str, field: &FieldSpec) {
+        if RESERVED_FIELDS.contains(&field.name.name.as_str()) {
+            let d = self
+                .invalid(field.name.span, format!("`{}` cannot be a field", field.name.name), "a reserved name")
+                .note(format!("the export format uses {} itself", RESERVED_FIELDS.join(", ")));
+            self.error(d);
+            return;
+        }
+        match &field.source {
+            None => {
+                self.check_plain_attribute(entity, &field.name, "a field", |_| true);
+            }
+            Some(FieldSource::Path(path)) => self.check_path(entity, path),
+            Some(FieldSource::Call { function, args }) => {
+                let Some((_, least, most)) = EXPORT_FUNCTIONS.iter().find(|(name, ..)| *name == function.name) else {
+                    let known: Vec<String> = EXPORT_FUNCTIONS.iter().map(|(n, ..)| format!("`{n}`")).collect();
+                    let d = self
+                        .invalid(function.span, format!("unknown export function `{}`", function.name), "not known")
+                        .help(format!("the export functions are {}", known.join(", ")));
+                    self.error(d);
+                    return;
+                };
+                if args.len() < *least || args.len() > *most {
+                    let d = self.invalid(
+                        field.span,
+                        format!("`{}` takes {least} to {most} attributes, not {}", function.name, args.len()),
+                        "wrong number of attributes",
+                    );
+                    self.error(d);
+                }
+                for path in args {
+                    self.check_path(entity, path);
+                }
+            }
+        }
+    }
+
+    /// A path of attributes followed from `entity`: every step but the last a relation to at
+    /// most one instance.
+    fn check_path(&mut self, entity: &str, path: &[Ident]) {
+        let mut current = entity.to_owned();
+        for (at, step) in path.iter().enumerate() {
+            let Some(def) = self.attribute_for_declaration(&current, step) else { return };
+            if at + 1 == path.len() {
+                return;
+            }
+            match &def.kind {
+                AttrKind::Relation { target, bounds, .. } if bounds.upper == Some(1) => {
+                    if target.is_empty() {
+                        return;
+                    }
+                    current = target.clone();
+                }
+                AttrKind::Relation { .. } => {
+                    let d = self
+                        .invalid(step.span, "a path cannot go through a relation to many", "relates to many instances")
+                        .note("every step but the last follows a relation to one instance");
+                    self.error(d);
+                    return;
+                }
+                AttrKind::Value { .. } => {
+                    let d = self.invalid(
+                        step.span,
+                        "a path goes through relations",
+                        format!("`{}` is not a relation", step.name),
+                    );
+                    self.error(d);
+                    return;
                 }
             }
         }
@@ -210,6 +298,7 @@ impl Checker<'_> {
 fn suffix(role: &str) -> &'static str {
     match role {
         "`export_if`" => " of type bool",
+        "`directory`" | "`paths`" => " of type string",
         _ => "",
     }
 }
