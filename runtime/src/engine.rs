@@ -35,8 +35,9 @@ impl Default for Options {
     }
 }
 
-/// Sees a run as it happens (a progress display, a log, a server connection).
-pub trait Observer: Sync {
+/// Sees a run as it happens (a progress display, a log, a server connection). It is called
+/// from the thread that called [`run`], one event at a time.
+pub trait Observer {
     /// A resource's handler starts.
     fn started(&self, _resource: &Resource) {}
     /// A resource reached its result.

@@ -90,6 +90,39 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Apply desired state to this machine: compile the model at PATH (or read `--ir FILE`, or
+    /// the stored `--version N`) and deploy the resources of this machine's agents (the agent
+    /// named by its host name or `localhost`, and agents whose AgentConfig uri is `local:`), or
+    /// of the `--agent`s given. Exit status 0 when everything converged, 1 when a resource
+    /// failed, was blocked, has no handler or cannot be deployed here.
+    #[command(disable_version_flag = true)]
+    Deploy {
+        #[arg(value_name = "PATH", conflicts_with_all = ["ir", "stored_version"])]
+        path: Option<PathBuf>,
+        /// Deploy a resource IR written by `modelc compile -o`.
+        #[arg(long, value_name = "FILE", conflicts_with = "stored_version")]
+        ir: Option<PathBuf>,
+        /// Deploy a stored version (see `modelc versions`).
+        #[arg(long = "version", id = "stored_version", value_name = "N")]
+        version: Option<u64>,
+        /// Deploy the resources of this agent (repeatable) instead of this machine's agents.
+        #[arg(long = "agent", value_name = "NAME")]
+        agents: Vec<String>,
+        /// How many resources are deployed at once. Default: the number of cores.
+        #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
+        /// Change nothing: report what would change (with a diff of file content), what is
+        /// unchanged, and what cannot be evaluated before what it requires changes.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Show the last deploy recorded in the store and its resources that did not converge.
+    Status {
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// List the stored versions, oldest first.
     Versions {
         #[command(flatten)]

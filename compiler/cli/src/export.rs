@@ -26,12 +26,12 @@ pub(crate) struct Request {
 }
 
 /// What is exported: the resources, and what the version records about where they came from.
-struct Exported {
-    ir: Ir,
-    source_hash: String,
-    files: SourceFiles,
-    file_count: usize,
-    diagnostics: Vec<Diagnostic>,
+pub(crate) struct Exported {
+    pub(crate) ir: Ir,
+    pub(crate) source_hash: String,
+    pub(crate) files: SourceFiles,
+    pub(crate) file_count: usize,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
@@ -91,7 +91,13 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
 
 /// Compiles the model at `target` into resources; on errors, reports them and returns the
 /// exit status (nothing is exported).
-fn compile(target: &Target, partial: bool, format: Format, color: bool, io: &mut Io<'_>) -> Result<Exported, u8> {
+pub(crate) fn compile(
+    target: &Target,
+    partial: bool,
+    format: Format,
+    color: bool,
+    io: &mut Io<'_>,
+) -> Result<Exported, u8> {
     let mut loaded = match modelc_driver::load(target, &io.cwd) {
         Ok(loaded) => loaded,
         Err(error) => return Err(usage_error(io, &error.to_string())),
@@ -120,7 +126,7 @@ fn compile(target: &Target, partial: bool, format: Format, color: bool, io: &mut
 }
 
 /// Reads an IR file written by `modelc compile -o`.
-fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
+pub(crate) fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
     let file = if file.is_absolute() { file.to_owned() } else { cwd.join(file) };
     let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let ir = Ir::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -248,7 +254,7 @@ fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// `--store`, else `.modelc/store.sqlite` in the model's project directory (or the directory of
 /// the model file), else in the nearest directory above `cwd` with a project.yml, else in `cwd`.
-fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> PathBuf {
+pub(crate) fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> PathBuf {
     if let Some(path) = explicit {
         return if path.is_absolute() { path.to_owned() } else { cwd.join(path) };
     }
@@ -263,7 +269,7 @@ fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> P
     dir.join(STORE_FILE)
 }
 
-fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
+pub(crate) fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
     let files = SourceFiles::new();
     Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [store_diagnostic(error, None, path)])
 }

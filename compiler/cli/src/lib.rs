@@ -7,6 +7,7 @@
 
 mod cli;
 mod compile;
+mod deploy;
 mod export;
 mod output;
 
@@ -95,6 +96,8 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Compile { .. } => "compile",
         Command::Graph { .. } => "graph",
         Command::Export { .. } => "export",
+        Command::Deploy { .. } => "deploy",
+        Command::Status { .. } => "status",
         Command::Versions { .. } => "versions",
         Command::Show { .. } => "show",
         Command::Diff { .. } => "diff",
@@ -124,6 +127,19 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             };
             export::export(path.as_deref(), &request, cli.format, color, io)
         }
+        Command::Deploy { path, ir, version, agents, jobs, dry_run, store } => {
+            let request = deploy::Request {
+                path,
+                ir,
+                version,
+                store: store.path,
+                agents,
+                jobs: jobs.map(|j| j as usize),
+                dry_run,
+            };
+            deploy::deploy(&request, cli.format, color, io)
+        }
+        Command::Status { store } => deploy::status(store.path.as_deref(), cli.format, color, io),
         Command::Versions { store } => export::versions(store.path.as_deref(), cli.format, color, io),
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),

@@ -10,6 +10,7 @@
 //! cost does not grow with the store.
 
 mod checks;
+pub mod deploys;
 pub mod diff;
 mod failpoint;
 mod hash;
@@ -21,6 +22,7 @@ use modelc_ir::Resource;
 use serde::Serialize;
 
 pub use checks::check_full_export;
+pub use deploys::{Carryover, DeployRecord, DeployResult};
 pub use failpoint::FAILPOINT_VAR;
 pub use sqlite::SqliteStore;
 pub use time::utc_now;

@@ -21,8 +21,9 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, VersionInfo};
 
-/// The layout this code reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The layout this code reads and writes. Version 2 added the runtime's tables
+/// (`crate::deploys`); a version-1 store gets them when it is opened.
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// How long an export waits for another one to finish.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -109,6 +110,7 @@ impl SqliteStore {
             // everything in place.
             let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute_batch(SCHEMA)?;
+            tx.execute_batch(crate::deploys::SCHEMA)?;
             tx.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
             tx.commit()?;
             return Ok(());
@@ -120,6 +122,14 @@ impl SqliteStore {
             self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
         match schema {
             Some(SCHEMA_VERSION) => Ok(()),
+            Some(1) => {
+                // Layout 1 lacks only the runtime's tables: add them.
+                let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                tx.execute_batch(crate::deploys::SCHEMA)?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION])?;
+                tx.commit()?;
+                Ok(())
+            }
             Some(other) => Err(StoreError::Storage(format!(
                 "the store has layout version {other}; this modelc reads version {SCHEMA_VERSION}"
             ))),
@@ -287,6 +297,7 @@ impl Store for SqliteStore {
             sets,
         };
         Self::insert_version(&tx, &info)?;
+        crate::deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("full-before-commit");
         tx.commit()?;
         Ok(info)
@@ -302,6 +313,7 @@ impl Store for SqliteStore {
         let version = next_version(&tx)?;
         // Any error returns before the commit: dropping the transaction rolls everything back.
         let info = crate::partial::merge(&tx, ir, request, metadata, version)?;
+        crate::deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("partial-before-commit");
         tx.commit()?;
         Ok(info)

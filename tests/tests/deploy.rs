@@ -1,0 +1,308 @@
+//! `modelc deploy` and `modelc status` end to end, in-process: models using the public `fs` and
+//! `exec` modules (from the shared corpus; skipped without it) deployed into temporary
+//! directories, then checked on disk and in the store.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use modelc_tests::{Output, modelc};
+use serde_json::Value;
+
+/// A project in a scratch directory whose module path is the shared corpus, with `body` after
+/// the imports and a local host `host`; `None` (and a message) without the corpus.
+fn project(name: &str, body: &str) -> Option<PathBuf> {
+    let shared = modelc_tests::shared_dir(&format!("deploy test {name}"))?;
+    let dir = modelc_tests::scratch_dir(&format!("deploy-{name}"));
+    let modules = shared.join("corpus/inmanta-modules");
+    fs::write(dir.join("project.yml"), format!("name: {name}\nmodulepath: {}\n", modules.display())).unwrap();
+    write_model(&dir, body);
+    fs::create_dir_all(dir.join("target")).unwrap();
+    Some(dir)
+}
+
+fn write_model(dir: &Path, body: &str) {
+    let target = dir.join("target");
+    let body = body.replace("$T", target.to_str().unwrap());
+    let header = "import fs\nimport exec\nimport mitogen\n\nhost = std::Host(name=\"localhost\", os=std::linux, via=mitogen::Local())\n";
+    fs::write(dir.join("main.cf"), format!("{header}{body}")).unwrap();
+}
+
+fn deploy(dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["--color", "never", "deploy", "."];
+    args.extend_from_slice(extra);
+    modelc(&args, dir)
+}
+
+fn deploy_json(dir: &Path, extra: &[&str]) -> (u8, Value) {
+    let mut args = vec!["--format", "json", "deploy"];
+    args.extend_from_slice(extra);
+    if !extra.iter().any(|a| *a == "--version" || *a == "--ir") {
+        args.push(".");
+    }
+    let out = modelc(&args, dir);
+    let value: Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out.code, value)
+}
+
+/// id → result of a JSON report.
+fn results(report: &Value) -> Vec<(String, String)> {
+    report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_owned(), r["result"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn result_of(report: &Value, id_part: &str) -> String {
+    results(report).into_iter().find(|(id, _)| id.contains(id_part)).unwrap_or_else(|| panic!("no {id_part}")).1
+}
+
+/// Every path under `root` with its kind, mode, content or target: what a deploy may change.
+fn snapshot(root: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let detail = if meta.file_type().is_symlink() {
+                format!("-> {}", fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                String::new()
+            } else {
+                format!("{:?}", fs::read(&path).unwrap())
+            };
+            out.push(format!("{} {:o} {}:{} {detail}", path.display(), meta.mode(), meta.uid(), meta.gid()));
+        }
+    }
+    out.sort();
+    out
+}
+
+const SITE: &str = r#"
+root = fs::Directory(host=host, path="$T/site", mode=755)
+conf = fs::File(host=host, path="$T/site/app.conf", content="port = 80\n", mode=640)
+fs::Symlink(host=host, src="$T/site/app.conf", dst="$T/current.conf")
+exec::Run(host=host, command="touch $T/site/reloaded", reload_only=true, requires=[conf])
+"#;
+
+#[test]
+fn a_first_deploy_converges_and_a_second_reports_everything_unchanged() {
+    let Some(dir) = project("converge", SITE) else { return };
+    let target = dir.join("target");
+    let (code, first) = deploy_json(&dir, &[]);
+    assert_eq!(code, 0, "{first:#}");
+    assert!(results(&first).iter().all(|(_, r)| r == "changed"), "{first:#}");
+    assert_eq!(fs::read_to_string(target.join("site/app.conf")).unwrap(), "port = 80\n");
+    assert!(target.join("site/reloaded").exists(), "the changed file refreshed the reload-only run");
+    assert!(results(&first).iter().all(|(id, _)| !id.contains(",v=")));
+
+    fs::remove_file(target.join("site/reloaded")).unwrap();
+    let (code, second) = deploy_json(&dir, &[]);
+    assert_eq!(code, 0);
+    assert!(results(&second).iter().all(|(_, r)| r == "unchanged"), "{second:#}");
+    assert!(!target.join("site/reloaded").exists(), "nothing changed, so nothing was refreshed");
+
+    let status = modelc(&["status"], &dir);
+    assert_eq!(status.code, 0);
+    assert!(status.stdout.contains("run 2 of compile of") && status.stdout.contains("converged"), "{}", status.stdout);
+}
+
+#[test]
+fn a_dry_run_changes_nothing_and_reports_differences() {
+    let Some(dir) = project("dry-run", SITE) else { return };
+    let target = dir.join("target");
+    let before = snapshot(&dir);
+    let (code, report) = deploy_json(&dir, &["--dry-run"]);
+    assert_eq!(snapshot(&dir), before, "a dry run changed files (or created a store)");
+    assert_eq!(code, 0);
+    assert_eq!(result_of(&report, "fs::Directory"), "would-change");
+    assert_eq!(result_of(&report, "fs::File"), "not-evaluated");
+    assert_eq!(result_of(&report, "exec::Run"), "not-evaluated");
+
+    // With the directory in place, the file is evaluated: its diff is shown.
+    fs::create_dir_all(target.join("site")).unwrap();
+    fs::set_permissions(target.join("site"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    fs::write(target.join("site/app.conf"), "port = 8080\n").unwrap();
+    let before = snapshot(&dir);
+    let out = deploy(&dir, &["--dry-run"]);
+    assert_eq!(snapshot(&dir), before);
+    assert!(out.stdout.contains("-port = 8080") && out.stdout.contains("+port = 80"), "{}", out.stdout);
+    assert!(out.stdout.contains("would-change  fs::File"), "{}", out.stdout);
+    assert!(out.stderr.contains("dry run, nothing changed"));
+    assert_eq!(fs::read_to_string(target.join("site/app.conf")).unwrap(), "port = 8080\n");
+}
+
+#[test]
+fn a_failure_blocks_only_its_dependents_and_the_exit_status_says_so() {
+    let model = r#"
+bad = exec::Run(host=host, command="false")
+after = fs::File(host=host, path="$T/after-bad", content="x", requires=[bad])
+fs::File(host=host, path="$T/after-after-bad", content="x", requires=[after])
+fs::File(host=host, path="$T/independent", content="x")
+fs::File(host=host, path="relative/path", content="x")
+"#;
+    let Some(dir) = project("isolation", model) else { return };
+    let (code, report) = deploy_json(&dir, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(result_of(&report, "command=false"), "failed");
+    assert_eq!(result_of(&report, "after-bad]"), "blocked");
+    assert_eq!(result_of(&report, "after-after-bad"), "blocked");
+    assert_eq!(result_of(&report, "independent"), "changed");
+    let relative = report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"].as_str().unwrap().contains("relative"))
+        .unwrap();
+    assert_eq!(relative["result"], "failed");
+    assert!(relative["error"].as_str().unwrap().contains("relative path"));
+    assert!(relative["source"].as_str().unwrap().ends_with("main.cf:11"), "{relative}");
+    assert!(dir.join("target/independent").exists() && !dir.join("target/after-bad").exists());
+
+    let status = modelc(&["status", "--format", "json"], &dir);
+    assert_eq!(status.code, 1);
+    let status: Value = serde_json::from_str(&status.stdout).unwrap();
+    let not_converged: Vec<&str> =
+        status["not_converged"].as_array().unwrap().iter().map(|r| r["result"].as_str().unwrap()).collect();
+    assert_eq!(not_converged, ["failed", "blocked", "blocked", "failed"]);
+}
+
+#[test]
+fn a_refresh_missed_by_a_failing_receiver_is_done_by_the_next_run() {
+    let model = r#"
+conf = fs::File(host=host, path="$T/app.conf", content="v1")
+exec::Run(host=host, command="sh -c 'test -f $T/ok && touch $T/restarted'", reload_only=true, requires=[conf])
+"#;
+    let Some(dir) = project("refresh", model) else { return };
+    let target = dir.join("target");
+    let (code, first) = deploy_json(&dir, &[]);
+    assert_eq!(code, 1, "the reload fails while $T/ok is missing");
+    assert_eq!(result_of(&first, "exec::Run"), "failed");
+    assert_eq!(first["pending_refreshes"].as_array().unwrap().len(), 1);
+
+    fs::write(target.join("ok"), "").unwrap();
+    let (code, second) = deploy_json(&dir, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(result_of(&second, "fs::File"), "unchanged");
+    assert_eq!(result_of(&second, "exec::Run"), "changed", "the refresh was kept for this run");
+    assert!(target.join("restarted").exists());
+
+    fs::remove_file(target.join("restarted")).unwrap();
+    let (_, third) = deploy_json(&dir, &[]);
+    assert_eq!(result_of(&third, "exec::Run"), "unchanged", "the refresh was done once");
+    assert!(!target.join("restarted").exists());
+}
+
+#[test]
+fn a_stored_version_deploys_after_the_model_is_gone_and_removed_resources_are_purged() {
+    let model = r#"
+fs::File(host=host, path="$T/kept", content="kept\n")
+fs::File(host=host, path="$T/dropped", content="dropped\n", purge_on_delete=true)
+"#;
+    let Some(dir) = project("stored", model) else { return };
+    let target = dir.join("target");
+    assert_eq!(modelc(&["export", "."], &dir).code, 0);
+    write_model(&dir, "fs::File(host=host, path=\"$T/kept\", content=\"kept\\n\")\n");
+    assert_eq!(modelc(&["export", "."], &dir).code, 0);
+    // The model is gone: the versions carry everything, file content included.
+    fs::remove_file(dir.join("main.cf")).unwrap();
+    fs::remove_file(dir.join("project.yml")).unwrap();
+    let store = dir.join(".modelc/store.sqlite");
+    let store = store.to_str().unwrap();
+
+    let (code, first) = deploy_json(&dir, &["--version", "1", "--store", store]);
+    assert_eq!(code, 0, "{first:#}");
+    assert_eq!(first["version"], 1);
+    assert_eq!(fs::read_to_string(target.join("dropped")).unwrap(), "dropped\n");
+
+    let (code, second) = deploy_json(&dir, &["--version", "2", "--store", store]);
+    assert_eq!(code, 0, "{second:#}");
+    assert_eq!(result_of(&second, "dropped"), "changed", "{second:#}");
+    assert!(!target.join("dropped").exists(), "a purge_on_delete resource gone from the version is purged");
+    assert_eq!(result_of(&second, "kept"), "unchanged");
+
+    let (_, third) = deploy_json(&dir, &["--version", "2", "--store", store]);
+    assert!(results(&third).iter().all(|(id, _)| !id.contains("dropped")), "purged once, then forgotten");
+}
+
+#[test]
+fn other_agents_and_remote_contexts_are_listed_but_never_applied() {
+    let model = r#"
+other = std::Host(name="elsewhere-host", os=std::linux, via=mitogen::Local())
+remote = std::Host(name="localhost-but-ssh", os=std::linux, ip="10.0.0.9")
+fs::File(host=other, path="$T/other", content="x")
+fs::File(host=host, path="$T/mine", content="x")
+fs::File(host=host, path="$T/via-ssh", content="x", via=mitogen::Ssh(name="s", hostname="10.0.0.9"))
+std::AgentConfig(agentname="localhost-but-ssh", autostart=true, uri="local:")
+fs::File(host=remote, path="$T/remote", content="x")
+"#;
+    let Some(dir) = project("agents", model) else { return };
+    let (code, report) = deploy_json(&dir, &[]);
+    assert_eq!(code, 1, "an undeployable resource fails the deploy");
+    assert_eq!(result_of(&report, "elsewhere-host"), "not-handled");
+    assert_eq!(result_of(&report, "/mine"), "changed");
+    assert_eq!(result_of(&report, "via-ssh"), "undeployable");
+    assert_eq!(result_of(&report, "/remote"), "undeployable", "an agent config with uri local: makes it ours");
+    assert!(!dir.join("target/other").exists() && !dir.join("target/via-ssh").exists());
+
+    let (code, only) = deploy_json(&dir, &["--agent", "elsewhere-host"]);
+    assert_eq!(code, 0, "{only:#}");
+    assert_eq!(result_of(&only, "elsewhere-host"), "changed");
+    assert_eq!(result_of(&only, "/mine"), "not-handled");
+    assert!(dir.join("target/other").exists());
+}
+
+#[test]
+fn an_ir_file_deploys_like_the_model_it_came_from() {
+    let Some(dir) = project("ir", SITE) else { return };
+    let ir = dir.join("resources.json");
+    assert_eq!(modelc(&["compile", ".", "-o", ir.to_str().unwrap()], &dir).code, 0);
+    let (code, report) = deploy_json(&dir, &["--ir", ir.to_str().unwrap(), "--jobs", "1"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(fs::read_to_string(dir.join("target/site/app.conf")).unwrap(), "port = 80\n");
+}
+
+#[test]
+fn null_resources_need_no_module() {
+    let dir = modelc_tests::scratch_dir("deploy-null");
+    fs::write(
+        dir.join("main.cf"),
+        "import std::testing\n\
+         a = std::testing::NullResource(name=\"a\", agentname=\"localhost\")\n\
+         b = std::testing::NullResource(name=\"b\", agentname=\"localhost\", fail=true, requires=[a])\n\
+         std::testing::NullResource(name=\"c\", agentname=\"localhost\", requires=[b])\n\
+         std::testing::NullResource(name=\"d\", agentname=\"localhost\", requires=[a])\n",
+    )
+    .unwrap();
+    let out = modelc(&["--format", "json", "deploy", "main.cf"], &dir);
+    assert_eq!(out.code, 1);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let got: Vec<(String, String)> = results(&report);
+    let expect = |name: &str, result: &str| {
+        assert!(
+            got.contains(&(format!("std::testing::NullResource[localhost,name={name}]"), result.to_owned())),
+            "{got:?}"
+        )
+    };
+    expect("a", "unchanged");
+    expect("b", "failed");
+    expect("c", "blocked");
+    expect("d", "unchanged");
+    let out = modelc(&["deploy", "main.cf"], &dir);
+    assert!(out.stdout.contains("it is set to fail (`fail = true`) (main.cf:3)"), "{}", out.stdout);
+    assert!(out.stderr.contains("not converged: 2 unchanged, 1 failed, 1 blocked"), "{}", out.stderr);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = modelc_tests::scratch_dir("deploy-usage");
+    assert_eq!(modelc(&["deploy", "--ir", "missing.json"], &dir).code, 2);
+    assert_eq!(modelc(&["deploy", "--version", "1", "--store", "nothing.sqlite"], &dir).code, 1);
+    assert_eq!(modelc(&["deploy", "--jobs", "0", "x.cf"], &dir).code, 2);
+}
