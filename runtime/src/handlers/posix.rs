@@ -215,6 +215,19 @@ pub(crate) fn temporary_beside(target: &Path) -> PathBuf {
     target.with_file_name(unique)
 }
 
+/// Removes what a deploy killed while writing `target` left beside it. Deploys on one machine
+/// are serialised, so no other writer's temporary can be there.
+fn remove_stale_temporaries(target: &Path) {
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else { return };
+    let prefix = format!(".{}.modelc-", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// The parent directory of `path`, which must exist: the runtime creates what the model
 /// manages, not what it happens to need.
 pub(crate) fn existing_parent(path: &Path) -> Result<&Path, String> {
@@ -244,6 +257,7 @@ pub(crate) fn write_atomically(
     ownership: (Option<&str>, Option<&str>),
 ) -> Result<(), String> {
     existing_parent(target)?;
+    remove_stale_temporaries(target);
     let temporary = temporary_beside(target);
     let result = (|| {
         let mut file =

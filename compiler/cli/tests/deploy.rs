@@ -1,0 +1,133 @@
+//! `modelc deploy` as a separate process: the machine-wide lock, and deploys killed at any
+//! moment that are run again.
+#![allow(clippy::unwrap_used, reason = "test code")]
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::{Flock, FlockArg};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("modelc-test-{}-deploy-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `modelc` in `dir`, with its own deploy lock file.
+fn modelc(dir: &Path, lock: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
+    command.current_dir(dir).env("MODELC_DEPLOY_LOCK", lock).env_remove("NO_COLOR");
+    command
+}
+
+/// The corpus of public modules in the shared reference material, when it is there.
+fn modules() -> Option<PathBuf> {
+    let shared = std::env::var_os("MODELC_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let modules = shared.join("corpus/inmanta-modules");
+    if modules.join("fs").is_dir() {
+        Some(modules)
+    } else {
+        eprintln!("skipping: no module corpus at {} (set MODELC_SHARED)", modules.display());
+        None
+    }
+}
+
+#[test]
+fn a_second_deploy_waits_for_the_first_and_says_so() {
+    let dir = scratch("lock");
+    let lock = dir.join("deploy.lock");
+    fs::write(
+        dir.join("main.cf"),
+        "import std::testing\nstd::testing::NullResource(name=\"a\", agentname=\"localhost\")\n",
+    )
+    .unwrap();
+    // This test plays the first deploy: it holds the lock.
+    let held = Flock::lock(File::create(&lock).unwrap(), FlockArg::LockExclusive).unwrap();
+    let mut second =
+        modelc(&dir, &lock).args(["deploy", "main.cf"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(second.try_wait().unwrap().is_none(), "the second deploy ran while the lock was held");
+    drop(held);
+    let output = second.wait_with_output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("waiting for another deploy on this machine to finish"), "{stderr}");
+}
+
+/// 60 files of 20 KB, then a slow command, then 20 more files: a deploy takes a while, and is
+/// killed at moments spread over it. After each kill, every file is absent or whole (never
+/// half written); a deploy run again converges and leaves no temporary file.
+#[test]
+fn a_deploy_killed_at_any_moment_converges_when_run_again() {
+    let Some(modules) = modules() else { return };
+    let dir = scratch("killed");
+    let lock = dir.join("deploy.lock");
+    let target = dir.join("target");
+    fs::create_dir_all(&target).unwrap();
+    fs::write(dir.join("project.yml"), format!("name: killed\nmodulepath: {}\n", modules.display())).unwrap();
+    let content = |i: usize| format!("{i:04} ").repeat(4000);
+    let mut model = String::from(
+        "import fs\nimport exec\nimport mitogen\nhost = std::Host(name=\"localhost\", os=std::linux, via=mitogen::Local())\n",
+    );
+    model.push_str(&format!("d = fs::Directory(host=host, path=\"{}/d\")\n", target.display()));
+    for i in 0..60 {
+        model.push_str(&format!(
+            "fs::File(host=host, path=\"{}/d/f{i}\", content=\"{}\")\n",
+            target.display(),
+            content(i)
+        ));
+    }
+    model.push_str("slow = exec::Run(host=host, command=\"sleep 0.3\", requires=[d])\n");
+    for i in 60..80 {
+        model.push_str(&format!(
+            "fs::File(host=host, path=\"{}/d/f{i}\", content=\"{}\", requires=[slow])\n",
+            target.display(),
+            content(i)
+        ));
+    }
+    fs::write(dir.join("main.cf"), model).unwrap();
+    // Compile once, so the kills land in the deploy and not in the compile.
+    let ir = dir.join("ir.json");
+    let compiled = modelc(&dir, &lock).args(["compile", ".", "-o", ir.to_str().unwrap()]).output().unwrap();
+    assert!(compiled.status.success(), "{}", String::from_utf8_lossy(&compiled.stderr));
+    let deploy = || {
+        let mut command = modelc(&dir, &lock);
+        command
+            .args(["deploy", "--ir", ir.to_str().unwrap(), "--jobs", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+    let check_whole = || {
+        for i in 0..80 {
+            if let Ok(text) = fs::read_to_string(target.join(format!("d/f{i}"))) {
+                assert_eq!(text, content(i), "f{i} is half written");
+            }
+        }
+    };
+    // How long a whole deploy takes here, to spread the kills over it.
+    let started = Instant::now();
+    assert!(deploy().status().unwrap().success());
+    let whole = started.elapsed();
+    for k in 1..=6 {
+        fs::remove_dir_all(target.join("d")).unwrap();
+        let mut child = deploy().spawn().unwrap();
+        std::thread::sleep(whole.mul_f64(f64::from(k) / 7.0));
+        let _ = child.kill();
+        let _ = child.wait();
+        check_whole();
+        let again = deploy().output().unwrap();
+        assert!(again.status.success(), "run {k} again: {}", String::from_utf8_lossy(&again.stdout));
+        check_whole();
+        let names: Vec<String> = fs::read_dir(target.join("d"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 80, "temporary files were left: {names:?}");
+    }
+}
