@@ -1,0 +1,133 @@
+//! The engine alone: N `std::testing::NullResource`s (a handler that does nothing) in a wide
+//! graph (no edges) and in a deep chain (each requires the one before), planned and run; the
+//! time per resource is the engine's overhead (target: at most 50 µs). Then 1,000 `fs::File`s
+//! deployed into an empty temporary directory and re-checked (all unchanged).
+//!
+//! Run with `cargo bench -p modelc-runtime --bench engine` (optionally followed by `--` and
+//! the sizes, e.g. `-- 10000`).
+#![allow(clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
+
+use std::time::{Duration, Instant};
+
+use modelc_ir::{Resource, ResourceState, Source};
+use modelc_runtime::{AgentSelection, Handlers, MemoryContent, Options, Outcome, Plan, Silent};
+use serde_json::json;
+use sha1::{Digest, Sha1};
+
+const DEFAULT_SIZES: [usize; 2] = [10_000, 100_000];
+const RUNS: usize = 5;
+
+fn resource(
+    entity_type: &str,
+    key: &str,
+    value: &str,
+    attributes: serde_json::Value,
+    requires: Vec<String>,
+) -> Resource {
+    let mut all = serde_json::Map::new();
+    all.insert(key.into(), json!(value));
+    all.extend(attributes.as_object().cloned().unwrap_or_default());
+    Resource {
+        id: format!("{entity_type}[bench,{key}={value}]"),
+        entity_type: entity_type.into(),
+        agent: "bench".into(),
+        attributes: all.into_iter().collect(),
+        requires,
+        send_event: false,
+        receive_events: true,
+        resource_set: None,
+        state: ResourceState::Available,
+        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
+    }
+}
+
+fn nulls(n: usize, chain: bool) -> Vec<Resource> {
+    (0..n)
+        .map(|i| {
+            let requires =
+                if chain && i > 0 { vec![format!("std::testing::NullResource[bench,name={}]", i - 1)] } else { vec![] };
+            resource(
+                "std::testing::NullResource",
+                "name",
+                &i.to_string(),
+                json!({"agentname": "bench", "fail": false}),
+                requires,
+            )
+        })
+        .collect()
+}
+
+/// The best of `RUNS`: planning, and planning plus running.
+fn time(resources: &[Resource], jobs: usize) -> (Duration, Duration) {
+    let handlers = Handlers::builtin();
+    let selection = AgentSelection::Named(vec!["bench".into()]);
+    let options = Options { jobs, dry_run: false };
+    let (mut plan_best, mut total_best) = (Duration::MAX, Duration::MAX);
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let plan = Plan::new(resources.to_vec(), &[], &selection, &handlers, &[]);
+        let planned = started.elapsed();
+        let report = modelc_runtime::run(&plan, &handlers, &MemoryContent::default(), &options, &Silent);
+        let total = started.elapsed();
+        assert_eq!(report.count(Outcome::Unchanged), resources.len());
+        plan_best = plan_best.min(planned);
+        total_best = total_best.min(total);
+    }
+    (plan_best, total_best)
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let sizes = if sizes.is_empty() { DEFAULT_SIZES.to_vec() } else { sizes };
+    println!("{:>8} {:>6} {:>5} {:>10} {:>10} {:>14}", "shape", "n", "jobs", "plan (ms)", "run (ms)", "per resource");
+    for &n in &sizes {
+        for (shape, chain) in [("wide", false), ("chain", true)] {
+            let resources = nulls(n, chain);
+            for jobs in [1, 2] {
+                let (plan, total) = time(&resources, jobs);
+                println!(
+                    "{shape:>8} {n:>6} {jobs:>5} {:>10.1} {:>10.1} {:>11.1} µs",
+                    plan.as_secs_f64() * 1e3,
+                    total.as_secs_f64() * 1e3,
+                    total.as_secs_f64() * 1e6 / n as f64
+                );
+            }
+        }
+    }
+    files(1_000);
+}
+
+/// 1,000 files of 4 KiB in one directory: the first deploy writes them, the second re-checks.
+fn files(n: usize) {
+    let dir = std::env::temp_dir().join(format!("modelc-bench-engine-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut content = MemoryContent::default();
+    let resources: Vec<Resource> = (0..n)
+        .map(|i| {
+            let text = format!("line {i}\n").repeat(4096 / 8);
+            let hash: String = Sha1::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+            content.0.insert(hash.clone(), text.into_bytes());
+            let path = dir.join(format!("f{i}.conf"));
+            let attributes = json!({"hash": hash, "owner": null, "group": null, "permissions": 644, "purged": false,
+                "via": {"method_name": "local", "name": ""}});
+            resource("fs::File", "path", path.to_str().unwrap(), attributes, vec![])
+        })
+        .collect();
+    let handlers = Handlers::builtin();
+    let selection = AgentSelection::Named(vec!["bench".into()]);
+    let options = Options { jobs: 2, dry_run: false };
+    for (what, expect) in [("deploy", Outcome::Changed), ("re-check", Outcome::Unchanged)] {
+        let started = Instant::now();
+        let plan = Plan::new(resources.clone(), &[], &selection, &handlers, &[]);
+        let report = modelc_runtime::run(&plan, &handlers, &content, &options, &Silent);
+        let elapsed = started.elapsed();
+        assert_eq!(report.count(expect), n, "{what}");
+        println!(
+            "{n} fs::File {what}: {:.1} ms ({:.1} µs per file)",
+            elapsed.as_secs_f64() * 1e3,
+            elapsed.as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
