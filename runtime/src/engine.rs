@@ -1,16 +1,19 @@
 //! The engine: runs a [`Plan`] along its dependency graph, in parallel where the graph allows.
 //!
-//! One coordinator (the calling thread) owns every resource's state and decides what runs;
-//! `jobs` workers run handlers. A resource is dispatched when everything it requires has
+//! `jobs` workers run handlers and share every resource's state (one lock): a worker that
+//! finishes a resource records it, settles what that decides, and goes on with a resource that
+//! became ready, queueing the others. A resource is dispatched when everything it requires has
 //! finished: if one of them did not deploy, it is `blocked` (and so, transitively, is everything
 //! after it) without running; in a dry run, if one of them would change, it is `not-evaluated`.
 //! Independent branches go on. A resource that changed and sends events refreshes the resources
 //! that require it and receive events.
 //!
-//! The engine reports through an [`Observer`] and returns a [`RunReport`]; it knows nothing of
+//! The engine reports through an [`Observer`], called on the calling thread, and returns a
+//! [`RunReport`]; it knows nothing of
 //! the command line or the store, so a remote agent can run the same engine.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, unbounded};
@@ -69,26 +72,56 @@ pub fn run(
     observer: &dyn Observer,
 ) -> RunReport {
     let started = Instant::now();
-    let (work_tx, work_rx) = unbounded::<Work>();
-    let (done_tx, done_rx) = unbounded::<Finished>();
+    let jobs = options.jobs.max(1);
     let mut run = Run::new(plan, options.dry_run);
+    let first = run.start();
+    for event in std::mem::take(&mut run.events) {
+        deliver(observer, plan, event);
+    }
+    if run.remaining == 0 {
+        return run.into_report(started);
+    }
+    let shared = Mutex::new(run);
+    let (work_tx, work_rx) = unbounded::<Option<Work>>();
+    let (event_tx, event_rx) = unbounded::<Event>();
+    for work in first {
+        let _ = work_tx.send(Some(work));
+    }
     std::thread::scope(|scope| {
-        for _ in 0..options.jobs.max(1) {
-            let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
-            let dry_run = options.dry_run;
-            scope.spawn(move || worker(plan, handlers, content, dry_run, &work_rx, &done_tx));
+        for _ in 0..jobs {
+            let worker = Worker {
+                plan,
+                handlers,
+                content,
+                dry_run: options.dry_run,
+                jobs,
+                shared: &shared,
+                work_rx: work_rx.clone(),
+                work_tx: work_tx.clone(),
+                events: event_tx.clone(),
+            };
+            scope.spawn(move || worker.run());
         }
-        drop(done_tx);
-        run.start(&work_tx, observer);
-        while run.running > 0 {
-            let Ok(finished) = done_rx.recv() else { break };
-            run.running -= 1;
-            let report = run.report_of(finished);
-            run.finish(report, &work_tx, observer);
+        drop(event_tx);
+        // The observer sees every event here, on the calling thread, in the order they happened.
+        for event in event_rx.iter() {
+            deliver(observer, plan, event);
         }
-        drop(work_tx);
     });
-    run.into_report(started)
+    shared.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).into_report(started)
+}
+
+/// What the observer is told.
+enum Event {
+    Started(usize),
+    Finished(ResourceReport),
+}
+
+fn deliver(observer: &dyn Observer, plan: &Plan, event: Event) {
+    match event {
+        Event::Started(i) => observer.started(&plan.resources[i]),
+        Event::Finished(report) => observer.finished(&plan.resources[report.index], &report),
+    }
 }
 
 /// A resource to deploy, by position, and whether it is to be refreshed.
@@ -104,28 +137,68 @@ struct Finished {
     duration_ms: f64,
 }
 
-fn worker(
-    plan: &Plan,
-    handlers: &Handlers,
-    content: &dyn ContentSource,
+/// One of the `jobs` workers. After running a resource it records the result itself and goes
+/// on with one of the resources that became ready (a chain runs on one worker without a hand-off);
+/// the others go to the shared queue.
+struct Worker<'a, 'p> {
+    plan: &'p Plan,
+    handlers: &'a Handlers,
+    content: &'a dyn ContentSource,
     dry_run: bool,
-    work: &Receiver<Work>,
-    done: &Sender<Finished>,
-) {
-    for Work { index, refresh } in work.iter() {
-        let resource = &plan.resources[index];
-        let context = Context { dry_run, refresh, content };
+    jobs: usize,
+    shared: &'a Mutex<Run<'p>>,
+    work_rx: Receiver<Option<Work>>,
+    work_tx: Sender<Option<Work>>,
+    events: Sender<Event>,
+}
+
+impl Worker<'_, '_> {
+    fn run(self) {
+        let mut next: Option<Work> = None;
+        loop {
+            let work = match next.take() {
+                Some(work) => work,
+                None => match self.work_rx.recv() {
+                    Ok(Some(work)) => work,
+                    _ => return,
+                },
+            };
+            let finished = self.execute(work);
+            let (events, mut ready, all_done) = {
+                let mut run = self.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let report = run.report_of(finished);
+                let ready = run.finish(report);
+                (std::mem::take(&mut run.events), ready, run.remaining == 0)
+            };
+            for event in events {
+                let _ = self.events.send(event);
+            }
+            if all_done {
+                for _ in 0..self.jobs {
+                    let _ = self.work_tx.send(None);
+                }
+                return;
+            }
+            if !ready.is_empty() {
+                next = Some(ready.remove(0));
+                for work in ready {
+                    let _ = self.work_tx.send(Some(work));
+                }
+            }
+        }
+    }
+
+    fn execute(&self, Work { index, refresh }: Work) -> Finished {
+        let resource = &self.plan.resources[index];
+        let context = Context { dry_run: self.dry_run, refresh, content: self.content };
         let start = Instant::now();
-        let result = match handlers.get(&resource.entity_type) {
+        let result = match self.handlers.get(&resource.entity_type) {
             // A panicking handler fails its resource, not the run.
             Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, &context)))
                 .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
             None => Err("no handler".to_owned()),
         };
-        let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
-        if done.send(Finished { index, result, duration_ms }).is_err() {
-            return;
-        }
+        Finished { index, result, duration_ms: start.elapsed().as_secs_f64() * 1000.0 }
     }
 }
 
@@ -151,7 +224,10 @@ struct Run<'p> {
     /// A refresh is due.
     refresh: Vec<bool>,
     reports: Vec<Option<ResourceReport>>,
-    running: usize,
+    /// Resources not finished yet.
+    remaining: usize,
+    /// What the observer has not been told yet.
+    events: Vec<Event>,
 }
 
 impl<'p> Run<'p> {
@@ -170,12 +246,13 @@ impl<'p> Run<'p> {
             unevaluated: vec![false; n],
             refresh,
             reports: vec![None; n],
-            running: 0,
+            remaining: n,
+            events: Vec::new(),
         }
     }
 
-    /// Settles every resource that never runs, then dispatches what can start.
-    fn start(&mut self, work: &Sender<Work>, observer: &dyn Observer) {
+    /// Settles every resource that never runs, and returns what can start.
+    fn start(&mut self) -> Vec<Work> {
         let mut settled = Vec::new();
         for i in 0..self.plan.len() {
             let report = match &self.plan.dispositions[i] {
@@ -196,48 +273,50 @@ impl<'p> Run<'p> {
             self.state[i] = State::Done(report.result);
             settled.push(report);
         }
+        let mut work = Vec::new();
         for report in settled {
-            self.finish(report, work, observer);
+            work.extend(self.finish(report));
         }
         for i in 0..self.plan.len() {
-            if self.state[i] == State::Waiting
-                && self.waiting_on[i] == 0
-                && let Some(report) = self.ready(i, work, observer)
-            {
-                self.finish(report, work, observer);
+            if self.state[i] == State::Waiting && self.waiting_on[i] == 0 {
+                match self.ready(i) {
+                    Ok(dispatched) => work.push(dispatched),
+                    Err(report) => work.extend(self.finish(report)),
+                }
             }
         }
+        work
     }
 
-    /// A resource whose requirements have all finished: settle it without running (blocked,
-    /// or not evaluated in a dry run), or dispatch it. Returns the report of a settled one.
-    fn ready(&mut self, i: usize, work: &Sender<Work>, observer: &dyn Observer) -> Option<ResourceReport> {
+    /// A resource whose requirements have all finished: dispatched (marked running), or
+    /// settled without running (blocked, or not evaluated in a dry run) with its report.
+    fn ready(&mut self, i: usize) -> Result<Work, ResourceReport> {
         if !self.blockers[i].is_empty() {
             let blocked_by: Vec<String> = self.blockers[i].iter().map(|&b| self.plan.resources[b].id.clone()).collect();
             let error = format!("not deployed: it requires {}, which did not deploy", quoted(&blocked_by));
-            Some(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
+            Err(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
         } else if self.dry_run && self.unevaluated[i] {
-            Some(self.settled(i, Outcome::NotEvaluated, None))
+            Err(self.settled(i, Outcome::NotEvaluated, None))
         } else {
             self.state[i] = State::Running;
-            self.running += 1;
-            observer.started(&self.plan.resources[i]);
-            // The workers outlive the coordinator's sends: this cannot fail while it runs.
-            let _ = work.send(Work { index: i, refresh: self.refresh[i] });
-            None
+            self.events.push(Event::Started(i));
+            Ok(Work { index: i, refresh: self.refresh[i] })
         }
     }
 
-    /// Records a result and lets the resources that require it go on. Iterative, so a chain of
-    /// blocked resources of any length is settled without deep recursion.
-    fn finish(&mut self, report: ResourceReport, work: &Sender<Work>, observer: &dyn Observer) {
+    /// Records a result and lets the resources that require it go on; returns those that can
+    /// start now. Iterative, so a chain of blocked resources of any length is settled without
+    /// deep recursion.
+    fn finish(&mut self, report: ResourceReport) -> Vec<Work> {
+        let mut work = Vec::new();
         let mut pending = vec![report];
         while let Some(report) = pending.pop() {
             let index = report.index;
             let outcome = report.result;
             self.state[index] = State::Done(outcome);
-            observer.finished(&self.plan.resources[index], &report);
-            self.reports[index] = Some(report);
+            self.remaining -= 1;
+            self.reports[index] = Some(report.clone());
+            self.events.push(Event::Finished(report));
             let sender = &self.plan.resources[index];
             for &d in &self.plan.dependents[index] {
                 if self.state[d] != State::Waiting {
@@ -253,14 +332,18 @@ impl<'p> Run<'p> {
                     self.refresh[d] = true;
                 }
                 self.waiting_on[d] -= 1;
-                if self.waiting_on[d] == 0
-                    && let Some(next) = self.ready(d, work, observer)
-                {
-                    self.state[d] = State::Done(next.result);
-                    pending.push(next);
+                if self.waiting_on[d] == 0 {
+                    match self.ready(d) {
+                        Ok(dispatched) => work.push(dispatched),
+                        Err(settled) => {
+                            self.state[d] = State::Done(settled.result);
+                            pending.push(settled);
+                        }
+                    }
                 }
             }
         }
+        work
     }
 
     /// A report for a resource that did not run.
