@@ -130,6 +130,14 @@ struct Work {
     refresh: bool,
 }
 
+/// What becomes of a resource whose requirements have all finished.
+enum Ready {
+    /// Its handler runs.
+    Run(Work),
+    /// It is settled without running.
+    Settled(ResourceReport),
+}
+
 /// A handler's answer.
 struct Finished {
     index: usize,
@@ -280,8 +288,8 @@ impl<'p> Run<'p> {
         for i in 0..self.plan.len() {
             if self.state[i] == State::Waiting && self.waiting_on[i] == 0 {
                 match self.ready(i) {
-                    Ok(dispatched) => work.push(dispatched),
-                    Err(report) => work.extend(self.finish(report)),
+                    Ready::Run(dispatched) => work.push(dispatched),
+                    Ready::Settled(report) => work.extend(self.finish(report)),
                 }
             }
         }
@@ -290,17 +298,17 @@ impl<'p> Run<'p> {
 
     /// A resource whose requirements have all finished: dispatched (marked running), or
     /// settled without running (blocked, or not evaluated in a dry run) with its report.
-    fn ready(&mut self, i: usize) -> Result<Work, ResourceReport> {
+    fn ready(&mut self, i: usize) -> Ready {
         if !self.blockers[i].is_empty() {
             let blocked_by: Vec<String> = self.blockers[i].iter().map(|&b| self.plan.resources[b].id.clone()).collect();
             let error = format!("not deployed: it requires {}, which did not deploy", quoted(&blocked_by));
-            Err(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
+            Ready::Settled(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
         } else if self.dry_run && self.unevaluated[i] {
-            Err(self.settled(i, Outcome::NotEvaluated, None))
+            Ready::Settled(self.settled(i, Outcome::NotEvaluated, None))
         } else {
             self.state[i] = State::Running;
             self.events.push(Event::Started(i));
-            Ok(Work { index: i, refresh: self.refresh[i] })
+            Ready::Run(Work { index: i, refresh: self.refresh[i] })
         }
     }
 
@@ -334,8 +342,8 @@ impl<'p> Run<'p> {
                 self.waiting_on[d] -= 1;
                 if self.waiting_on[d] == 0 {
                     match self.ready(d) {
-                        Ok(dispatched) => work.push(dispatched),
-                        Err(settled) => {
+                        Ready::Run(dispatched) => work.push(dispatched),
+                        Ready::Settled(settled) => {
                             self.state[d] = State::Done(settled.result);
                             pending.push(settled);
                         }
