@@ -131,3 +131,43 @@ fn a_deploy_killed_at_any_moment_converges_when_run_again() {
         assert_eq!(names.len(), 80, "temporary files were left: {names:?}");
     }
 }
+
+/// The local-site example, deployed as its README says: converges, then is unchanged, then
+/// repairs a page edited by hand and runs its listing command again.
+#[test]
+fn the_local_site_example_deploys_into_the_directory_it_is_given() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/local-site");
+    if !example.join("../../../shared/corpus/inmanta-modules/fs").is_dir() && !example.join("libs/fs").is_dir() {
+        eprintln!("skipping: the local-site example needs the fs, exec and mitogen modules");
+        return;
+    }
+    let dir = scratch("local-site");
+    let (root, store, lock) = (dir.join("site"), dir.join("store.sqlite"), dir.join("deploy.lock"));
+    fs::create_dir_all(&root).unwrap();
+    let deploy = |extra: &[&str]| {
+        let mut command = modelc(&dir, &lock);
+        command.args(["--format", "json", "deploy"]).arg(&example).arg("--store").arg(&store).args(extra);
+        let output = command.env("SITE_ROOT", &root).output().unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        (output.status.code(), report)
+    };
+    let results = |report: &serde_json::Value, result: &str| {
+        report["resources"].as_array().unwrap().iter().filter(|r| r["result"] == result).count()
+    };
+    let (code, first) = deploy(&[]);
+    assert_eq!((code, results(&first, "changed")), (Some(0), 7), "{first:#}");
+    assert_eq!(fs::read_to_string(root.join("contents.txt")).unwrap(), "deploy.html\nindex.html\ninstall.html\n");
+    assert_eq!(fs::read_link(root.join("current")).unwrap(), root.join("releases/v1"));
+    let (code, second) = deploy(&[]);
+    assert_eq!((code, results(&second, "unchanged")), (Some(0), 7), "{second:#}");
+
+    fs::write(root.join("current/index.html"), "drift").unwrap();
+    fs::remove_file(root.join("contents.txt")).unwrap();
+    let (_, dry) = deploy(&["--dry-run"]);
+    assert_eq!((results(&dry, "would-change"), results(&dry, "not-evaluated")), (1, 1), "{dry:#}");
+    assert_eq!(fs::read_to_string(root.join("current/index.html")).unwrap(), "drift");
+    let (code, repair) = deploy(&[]);
+    assert_eq!((code, results(&repair, "changed")), (Some(0), 2), "the page and the listing: {repair:#}");
+    assert!(fs::read_to_string(root.join("current/index.html")).unwrap().contains("<h1>modelc</h1>"));
+    assert!(root.join("contents.txt").exists());
+}
