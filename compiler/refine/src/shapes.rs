@@ -202,15 +202,14 @@ impl<'a> Shapes<'a> {
                     (0, entity.to_owned(), key)
                 }
             };
-        // A subtype is exported as the type that declares the resource, with that type's
-        // fields only: the fields come from the type and its ancestors.
-        let ancestry = &ancestry[type_at..];
         let agent = ancestry
             .iter()
             .find_map(|d| declared(d)?.agent.clone())
             .unwrap_or_else(|| Agent::Literal(DEFAULT_AGENT.to_owned()));
+        // A subtype is exported as the type that declares the resource, with that type's
+        // fields only: the fields come from the type and its ancestors.
         let mut fields: Vec<(String, Field)> = Vec::new();
-        for def in ancestry {
+        for def in &ancestry[type_at..] {
             let own: Vec<(String, Source)> = match declared(def).and_then(|d| d.fields.clone()) {
                 Some(listed) => listed,
                 None => def
