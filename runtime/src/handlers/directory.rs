@@ -7,7 +7,7 @@ use std::fs;
 use modelc_ir::Resource;
 
 use super::posix::{self, Attributes};
-use super::{absolute_path, flag, optional_int, optional_string};
+use super::{absolute_path, flag};
 use crate::handler::{Context, Done, Handler};
 use crate::report::Change;
 
@@ -16,11 +16,7 @@ pub struct DirectoryHandler;
 impl Handler for DirectoryHandler {
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
         let path = absolute_path(resource, "path")?;
-        let attributes = Attributes {
-            permissions: optional_int(resource, "permissions")?,
-            owner: optional_string(resource, "owner")?.map(str::to_owned),
-            group: optional_string(resource, "group")?.map(str::to_owned),
-        };
+        let attributes = Attributes::of(resource)?;
         let current = posix::lstat(&path)?;
         if let Some(meta) = &current
             && !meta.is_dir()
@@ -29,14 +25,7 @@ impl Handler for DirectoryHandler {
             return Err(format!("{} is {what}, not a directory", path.display()));
         }
         if flag(resource, "purged")? {
-            if current.is_none() {
-                return Ok(Done::unchanged());
-            }
-            if !context.dry_run {
-                fs::remove_dir_all(&path)
-                    .map_err(|e| posix::io_message(&format!("cannot remove {}", path.display()), &e))?;
-            }
-            return Ok(Done::changed(vec![Change::new("purged", false, true)]));
+            return posix::purge(&path, current.is_some(), context.dry_run, |p| fs::remove_dir_all(p));
         }
         attributes.validate()?;
         let mut changes = Vec::new();

@@ -7,7 +7,7 @@ use std::path::Path;
 use modelc_ir::Resource;
 
 use super::posix::{self, Attributes};
-use super::{absolute_path, flag, optional_int, optional_string, string};
+use super::{absolute_path, flag, string};
 use crate::handler::{Context, Done, Handler};
 use crate::report::Change;
 
@@ -19,11 +19,7 @@ pub struct FileHandler;
 impl Handler for FileHandler {
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
         let path = absolute_path(resource, "path")?;
-        let attributes = Attributes {
-            permissions: optional_int(resource, "permissions")?,
-            owner: optional_string(resource, "owner")?.map(str::to_owned),
-            group: optional_string(resource, "group")?.map(str::to_owned),
-        };
+        let attributes = Attributes::of(resource)?;
         let current = posix::lstat(&path)?;
         if let Some(meta) = &current {
             if meta.is_dir() {
@@ -37,14 +33,7 @@ impl Handler for FileHandler {
             }
         }
         if flag(resource, "purged")? {
-            if current.is_none() {
-                return Ok(Done::unchanged());
-            }
-            if !context.dry_run {
-                fs::remove_file(&path)
-                    .map_err(|e| posix::io_message(&format!("cannot remove {}", path.display()), &e))?;
-            }
-            return Ok(Done::changed(vec![Change::new("purged", false, true)]));
+            return posix::purge(&path, current.is_some(), context.dry_run, |p| fs::remove_file(p));
         }
         attributes.validate()?;
         let hash = string(resource, "hash")?;

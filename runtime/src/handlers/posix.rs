@@ -98,6 +98,15 @@ pub(crate) struct Attributes {
 }
 
 impl Attributes {
+    /// The `permissions`, `owner` and `group` fields of an fs resource.
+    pub(crate) fn of(resource: &modelc_ir::Resource) -> Result<Attributes, String> {
+        Ok(Attributes {
+            permissions: super::optional_int(resource, "permissions")?,
+            owner: super::optional_string(resource, "owner")?.map(str::to_owned),
+            group: super::optional_string(resource, "group")?.map(str::to_owned),
+        })
+    }
+
     /// The differences between `meta` (what is there) and these; `None` for a path that does
     /// not exist yet.
     pub(crate) fn changes(&self, meta: Option<&Metadata>) -> Vec<Change> {
@@ -226,6 +235,23 @@ fn remove_stale_temporaries(target: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// A purged resource: when something is at `path`, `remove` takes it away (not in a dry run)
+/// and the change says so; when nothing is there, nothing changes.
+pub(crate) fn purge(
+    path: &Path,
+    exists: bool,
+    dry_run: bool,
+    remove: fn(&Path) -> std::io::Result<()>,
+) -> Result<crate::handler::Done, String> {
+    if !exists {
+        return Ok(crate::handler::Done::unchanged());
+    }
+    if !dry_run {
+        remove(path).map_err(|e| io_message(&format!("cannot remove {}", path.display()), &e))?;
+    }
+    Ok(crate::handler::Done::changed(vec![Change::new("purged", false, true)]))
 }
 
 /// The parent directory of `path`, which must exist: the runtime creates what the model

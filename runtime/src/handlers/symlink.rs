@@ -30,14 +30,7 @@ impl Handler for SymlinkHandler {
             None => None,
         };
         if flag(resource, "purged")? {
-            if target.is_none() {
-                return Ok(Done::unchanged());
-            }
-            if !context.dry_run {
-                fs::remove_file(&dst)
-                    .map_err(|e| posix::io_message(&format!("cannot remove {}", dst.display()), &e))?;
-            }
-            return Ok(Done::changed(vec![Change::new("purged", false, true)]));
+            return posix::purge(&dst, target.is_some(), context.dry_run, |p| fs::remove_file(p));
         }
         if target.as_deref() == Some(Path::new(src)) {
             return Ok(Done::unchanged());
