@@ -294,9 +294,14 @@ fn null_resources_need_no_module() {
     expect("b", "failed");
     expect("c", "blocked");
     expect("d", "unchanged");
-    let out = modelc(&["deploy", "main.cf"], &dir);
+    let out = modelc(&["deploy", "main.cf", "--jobs", "1"], &dir);
     assert!(out.stdout.contains("it is set to fail (`fail = true`) (main.cf:3)"), "{}", out.stdout);
     assert!(out.stderr.contains("not converged: 2 unchanged, 1 failed, 1 blocked"), "{}", out.stderr);
+    assert!(!out.stderr.contains('\r'), "no live display when stderr is not a terminal");
+    // On a terminal, a status line names the running resource and is cleared as results arrive.
+    let live = modelc_tests::modelc_with(&["deploy", "main.cf", "--jobs", "1"], &dir, true, false);
+    assert!(live.stderr.contains("\r\x1b[K[0/4] std::testing::NullResource[localhost,name=a]"), "{:?}", live.stderr);
+    assert_eq!(live.stdout, out.stdout, "the results are the same lines");
 }
 
 #[test]
