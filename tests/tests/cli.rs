@@ -214,3 +214,16 @@ fn graph_draws_dot_or_mermaid_and_formats_are_checked_per_command() {
     assert!(wrong.stderr.contains("`--format dot` is not an output of `modelc check`"), "{}", wrong.stderr);
     assert_eq!(modelc(&["--format", "reference", "graph", "main.cf"], &dir).code, 2);
 }
+
+/// Lines end at `\n`, `\r\n` or a lone `\r` in every layer: a second error on a CR-ended line
+/// is not taken for the first one's line, and execution names the right line.
+#[test]
+fn carriage_returns_end_lines_in_every_layer() {
+    let dir = modelc_tests::scratch_dir("cr-lines");
+    std::fs::write(dir.join("check.cf"), "x = = 1\ry = nosuch\r").unwrap();
+    let out = modelc(&["--color", "never", "check", "check.cf"], &dir);
+    assert!(out.stderr.contains("E0006") && out.stderr.contains("E0106"), "{}", out.stderr);
+    std::fs::write(dir.join("run.cf"), "entity A:\r    string x\rend\rimplement A using std::none\r\rA()\r").unwrap();
+    let out = modelc(&["--color", "never", "compile", "run.cf"], &dir);
+    assert!(out.stderr.contains("(instantiated at run.cf:6)"), "{}", out.stderr);
+}

@@ -15,20 +15,17 @@ pub struct LineCol {
     pub column: u32,
 }
 
-/// One file: the name shown to users and its text.
-#[derive(Debug, Clone)]
-pub struct SourceFile {
-    pub name: String,
-    pub text: Arc<str>,
+/// Where the lines of a text start. Lines end at `\n`, `\r\n` or a lone `\r` (universal
+/// newlines, as the reference reads files and as ariadne draws them). Every layer that turns an
+/// offset into a line uses this one index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIndex {
     /// Byte offset of the start of each line.
     line_starts: Vec<u32>,
 }
 
-impl SourceFile {
-    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> SourceFile {
-        let text: Arc<str> = text.into();
-        // Lines end at `\n`, `\r\n` or a lone `\r` (universal newlines, as the reference reads
-        // files and as ariadne draws them).
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![0];
         let bytes = text.as_bytes();
         for (at, byte) in bytes.iter().enumerate() {
@@ -37,14 +34,45 @@ impl SourceFile {
                 line_starts.push(u32::try_from(at + 1).unwrap_or(u32::MAX));
             }
         }
-        SourceFile { name: name.into(), text, line_starts }
+        LineIndex { line_starts }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub fn line(&self, offset: u32) -> u32 {
+        u32::try_from(self.line_starts.partition_point(|start| *start <= offset)).unwrap_or(u32::MAX)
+    }
+
+    /// The byte offset where 1-based line `line` starts.
+    pub fn line_start(&self, line: u32) -> Option<u32> {
+        self.line_starts.get(usize::try_from(line).ok()?.checked_sub(1)?).copied()
+    }
+}
+
+/// One file: the name shown to users and its text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: Arc<str>,
+    lines: LineIndex,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> SourceFile {
+        let text: Arc<str> = text.into();
+        let lines = LineIndex::new(&text);
+        SourceFile { name: name.into(), text, lines }
+    }
+
+    /// The file's line index.
+    pub fn lines(&self) -> &LineIndex {
+        &self.lines
     }
 
     /// The line and column of a byte offset (clamped to the file).
     pub fn line_col(&self, offset: u32) -> LineCol {
         let offset = offset.min(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
-        let line = self.line_starts.partition_point(|start| *start <= offset) - 1;
-        let line_start = self.line_starts[line] as usize;
+        let line = self.lines.line(offset) as usize - 1;
+        let line_start = self.lines.line_starts[line] as usize;
         let mut end = offset as usize;
         while !self.text.is_char_boundary(end) {
             end -= 1;
@@ -59,9 +87,8 @@ impl SourceFile {
     /// The span of line `line` (1-based), without its indentation and line ending; `None` past
     /// the end of the file. For places known only by their line (a resource's `source`).
     pub fn line_span(&self, line: u32) -> Option<Span> {
-        let index = usize::try_from(line).ok()?.checked_sub(1)?;
-        let start = *self.line_starts.get(index)? as usize;
-        let end = self.line_starts.get(index + 1).map_or(self.text.len(), |e| *e as usize);
+        let start = self.lines.line_start(line)? as usize;
+        let end = self.lines.line_start(line + 1).map_or(self.text.len(), |e| e as usize);
         let text = &self.text[start..end];
         let content = text.trim_end_matches(['\n', '\r']);
         let indent = content.len() - content.trim_start().len();

@@ -11,7 +11,7 @@ pub mod render;
 mod span;
 
 pub use codes::Code;
-pub use files::{FileId, LineCol, SourceFile, SourceFiles};
+pub use files::{FileId, LineCol, LineIndex, SourceFile, SourceFiles};
 pub use span::Span;
 
 /// How serious a diagnostic is.

@@ -53,8 +53,8 @@ pub struct Program<'a> {
     pub declarations: HashMap<(String, String), (FileId, Span)>,
     /// Typedef → its constraint as written, with the unit it is in.
     pub constraints: IndexMap<String, (usize, &'a Constraint)>,
-    /// Per unit, the offset at which each line starts (messages name lines).
-    pub line_starts: Vec<Vec<u32>>,
+    /// Per unit, where its lines start (messages name lines).
+    pub lines: Vec<modelc_diagnostics::LineIndex>,
     /// Entity → its own attribute defaults (`None` for `= undef`), with the defining unit.
     pub defaults: IndexMap<String, Vec<OwnDefault<'a>>>,
 }
@@ -68,10 +68,10 @@ impl<'a> Program<'a> {
             implements: IndexMap::new(),
             constraints: IndexMap::new(),
             declarations: HashMap::new(),
-            line_starts: Vec::new(),
+            lines: Vec::new(),
             defaults: IndexMap::new(),
         };
-        program.line_starts = program.units.iter().map(|u| line_starts(u.text)).collect();
+        program.lines = program.units.iter().map(|u| modelc_diagnostics::LineIndex::new(u.text)).collect();
         for (u, unit) in program.units.iter().enumerate() {
             let scope = unit.scope();
             for item in &unit.file.items {
@@ -153,7 +153,7 @@ impl<'a> Program<'a> {
 
     /// The 1-based line of a byte offset in a unit.
     pub fn line_of(&self, unit: usize, offset: u32) -> usize {
-        self.line_starts[unit].partition_point(|start| *start <= offset)
+        self.lines[unit].line(offset) as usize
     }
 
     /// The defaults that apply to a new instance of `entity`: own declarations win, then the
@@ -191,9 +191,4 @@ impl<'a> Program<'a> {
         }
         out
     }
-}
-
-/// The offset at which each line of `text` starts.
-pub(crate) fn line_starts(text: &str) -> Vec<u32> {
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
 }

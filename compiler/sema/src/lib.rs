@@ -47,11 +47,9 @@ pub fn check_project(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
         out.extend(syntax.iter().cloned());
         // A line with a syntax error gets no further diagnostics: what the parser recovered
         // there is a guess, and errors about the guess would only be noise.
-        let text = file.text(db);
-        let line_of =
-            |offset: u32| text.as_bytes()[..(offset as usize).min(text.len())].iter().filter(|b| **b == b'\n').count();
-        let broken: Vec<usize> =
-            syntax.iter().filter_map(|d| d.primary_label()).map(|l| line_of(l.span.start)).collect();
+        let lines = modelc_diagnostics::LineIndex::new(&file.text(db));
+        let line_of = |offset: u32| lines.line(offset);
+        let broken: Vec<u32> = syntax.iter().filter_map(|d| d.primary_label()).map(|l| line_of(l.span.start)).collect();
         out.extend(
             file_diagnostics(db, project, *file)
                 .iter()
