@@ -47,7 +47,7 @@ pub fn check_project(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
         out.extend(syntax.iter().cloned());
         // A line with a syntax error gets no further diagnostics: what the parser recovered
         // there is a guess, and errors about the guess would only be noise.
-        let lines = modelc_diagnostics::LineIndex::new(&file.text(db));
+        let lines = modelc_diagnostics::LineIndex::new(file.text(db));
         let line_of = |offset: u32| lines.line(offset);
         let broken: Vec<u32> = syntax.iter().filter_map(|d| d.primary_label()).map(|l| line_of(l.span.start)).collect();
         out.extend(
