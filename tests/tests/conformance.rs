@@ -34,10 +34,13 @@ fn parse_verdicts_match_the_reference() {
             if first["code"] != "E0007" && case.error_line.is_some_and(|expected| u64::from(expected) != line) {
                 failures.push(format!("{}: error on line {line}, the reference says {:?}", case.id, case.error_line));
             }
-        } else if case.expect == "ok" {
+        } else {
+            // Accepted, or rejected later than parsing: either way the syntax is valid.
             accepted += 1;
-            if !errors.is_empty() || out.code != 0 {
-                failures.push(format!("{}: rejected, but the reference accepts it: {}", case.id, errors[0]["message"]));
+            let earlier = EARLIER_IN_MODELC.iter().any(|(id, _)| *id == case.id);
+            if earlier != (!errors.is_empty() || out.code != 0) {
+                let why = errors.first().map_or_else(|| "it parses now".to_owned(), |e| e["message"].to_string());
+                failures.push(format!("{}: parse verdict differs from the reference's: {why}", case.id));
             }
         }
     }
@@ -48,8 +51,14 @@ fn parse_verdicts_match_the_reference() {
         rejected + accepted,
         failures.join("\n")
     );
-    assert_eq!((rejected, accepted), (55, 245), "the number of syntax cases changed; update this test");
+    assert_eq!((rejected, accepted), (55, 431), "the number of cases changed; update this test");
 }
+
+/// Cases the reference rejects after parsing that modelc already rejects while parsing, and why.
+const EARLIER_IN_MODELC: &[(&str, &str)] = &[(
+    "idx_lookup_dup_kw",
+    "a keyword argument given twice is a syntax error in modelc; the reference finds it when the lookup runs",
+)];
 
 /// The diagnostic codes that fit each of the reference's error classes.
 fn fitting_codes(class: &str) -> &'static [&'static str] {
