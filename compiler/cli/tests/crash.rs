@@ -5,7 +5,6 @@
 //! moments spread over an export's run, so that some land while SQLite commits.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -83,8 +82,12 @@ fn run(command: &mut Command) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Needs the store's failpoints: `cargo test -p modelc --features failpoints --test crash`
+/// (`scripts/test` runs it so).
+#[cfg(feature = "failpoints")]
 #[test]
 fn an_export_killed_inside_its_transaction_changes_nothing() {
+    use std::io::{BufRead, BufReader};
     let dir = scratch("failpoint");
     std::fs::write(dir.join("full.cf"), catalogue(20, 3, "a")).unwrap();
     std::fs::write(dir.join("changed.cf"), catalogue(20, 3, "b")).unwrap();
@@ -149,5 +152,25 @@ fn exports_killed_at_any_moment_leave_whole_versions() {
             assert_eq!(after, before, "step {step}: a killed export left a trace");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A build without the `failpoints` feature has no failpoint: the variable does nothing and
+/// the binary holds no trace of the hook.
+#[cfg(not(feature = "failpoints"))]
+#[test]
+fn a_normal_build_has_no_failpoints() {
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_modelc")).unwrap();
+    let message = b"modelc-store: failpoint";
+    assert!(!binary.windows(message.len()).any(|w| w == message), "the binary holds the failpoint hook");
+    let dir = scratch("no-failpoint");
+    std::fs::write(dir.join("main.cf"), catalogue(2, 1, "a")).unwrap();
+    let out = modelc(&dir)
+        .args(["export", "main.cf", "--store", "store.sqlite"])
+        .env(FAILPOINT_VAR, "full-before-commit")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("failpoint reached"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
