@@ -227,3 +227,37 @@ fn carriage_returns_end_lines_in_every_layer() {
     let out = modelc(&["--color", "never", "compile", "run.cf"], &dir);
     assert!(out.stderr.contains("(instantiated at run.cf:6)"), "{}", out.stderr);
 }
+
+/// `std::generate_password` gives a random password once per id and keeps it with the project
+/// (`.modelc/passwords.json`, mode 0600, ignored by git), so later compiles see the same one;
+/// `check` and `graph` write nothing.
+#[test]
+fn generated_passwords_are_random_and_kept_with_the_project() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("passwords");
+    std::fs::write(
+        dir.join("main.cf"),
+        "a = std::generate_password(\"db\", 24)\nstd::print(a)\nstd::print(std::generate_password(\"other\"))\n",
+    )
+    .unwrap();
+    let file = dir.join(".modelc/passwords.json");
+    assert_eq!(modelc(&["check", "main.cf"], &dir).code, 0);
+    assert_eq!(modelc(&["graph", "main.cf"], &dir).code, 0);
+    assert!(!file.exists(), "check and graph keep no password");
+
+    let first = modelc(&["compile", "main.cf"], &dir);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let printed: Vec<&str> = first.stdout.lines().collect();
+    assert_eq!(printed[0].len(), 24);
+    assert_eq!(printed[1].len(), 20);
+    assert!(printed.iter().all(|p| p.bytes().all(|b| b.is_ascii_alphanumeric()) && *p != "x".repeat(p.len())));
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(dir.join(".modelc/.gitignore")).unwrap().contains('*'));
+    let second = modelc(&["compile", "main.cf"], &dir);
+    assert_eq!(second.stdout, first.stdout, "the kept passwords are used again");
+
+    let elsewhere = scratch_dir("passwords-elsewhere");
+    std::fs::copy(dir.join("main.cf"), elsewhere.join("main.cf")).unwrap();
+    let other = modelc(&["compile", "main.cf"], &elsewhere);
+    assert_ne!(other.stdout, first.stdout, "another project gets its own passwords");
+}

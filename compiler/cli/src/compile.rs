@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use modelc_ir::Ir;
 
 use crate::output::Reporter;
-use crate::{EXIT_MODEL_ERRORS, Format, Io, load_target};
+use crate::{EXIT_MODEL_ERRORS, Format, Io};
 
 /// How many resource sets the terminal summary lists by name.
 const SUMMARY_SETS: usize = 10;
@@ -23,12 +23,21 @@ pub(crate) struct Options {
 
 pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8 {
     let started = Instant::now();
-    let mut loaded = match load_target(path, io) {
+    let (mut loaded, dir) = match load_project(path, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
+    let passwords = match crate::passwords::load(&dir, true) {
+        Ok(passwords) => passwords,
+        Err(message) => return crate::usage_error(io, &message),
+    };
     let refine = modelc_refine::Options { partial: options.partial };
-    let compiled = modelc_driver::compile_resources(&mut loaded, world(), refine);
+    let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), refine);
+    if let Some(model) = &compiled.model
+        && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
+    {
+        return crate::usage_error(io, &message);
+    }
     let elapsed = started.elapsed();
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
@@ -85,11 +94,16 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
 
 /// `modelc graph`: the resource graph as DOT or Mermaid on stdout.
 pub(crate) fn graph(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let mut loaded = match load_target(path, io) {
+    let (mut loaded, dir) = match load_project(path, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let compiled = modelc_driver::compile_resources(&mut loaded, world(), modelc_refine::Options::default());
+    // Drawing keeps no password: kept ones are used, others get a placeholder.
+    let passwords = match crate::passwords::load(&dir, false) {
+        Ok(passwords) => passwords,
+        Err(message) => return crate::usage_error(io, &message),
+    };
+    let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), modelc_refine::Options::default());
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
     let status = Reporter { files: &loaded.files, format, color, file_count: compiled.files }.finish(
@@ -122,9 +136,18 @@ fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
     })
 }
 
-/// What the model may read from outside: the process environment and the clock.
-pub(crate) fn world() -> modelc_exec::World {
+/// What the model may read from outside: the process environment, the clock and the project's
+/// passwords.
+pub(crate) fn world(passwords: modelc_exec::Passwords) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
-    modelc_exec::World { env: std::env::vars().collect(), now, ..Default::default() }
+    modelc_exec::World { env: std::env::vars().collect(), now, passwords, ..Default::default() }
+}
+
+/// Finds and reads what PATH names, with the project directory its `.modelc/` belongs to.
+fn load_project(path: Option<&Path>, io: &mut Io<'_>) -> Result<(modelc_driver::Loaded, PathBuf), u8> {
+    let target = modelc_driver::locate(path, &io.cwd).map_err(|e| crate::usage_error(io, &e.to_string()))?;
+    let dir = crate::passwords::project_dir(&target, &io.cwd);
+    let loaded = modelc_driver::load(&target, &io.cwd).map_err(|e| crate::usage_error(io, &e.to_string()))?;
+    Ok((loaded, dir))
 }

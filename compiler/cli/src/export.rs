@@ -102,8 +102,13 @@ pub(crate) fn compile(
         Ok(loaded) => loaded,
         Err(error) => return Err(usage_error(io, &error.to_string())),
     };
+    let dir = crate::passwords::project_dir(target, &io.cwd);
+    let passwords = crate::passwords::load(&dir, true).map_err(|message| usage_error(io, &message))?;
     let options = modelc_refine::Options { partial };
-    let compiled = modelc_driver::compile_resources(&mut loaded, crate::compile::world(), options);
+    let compiled = modelc_driver::compile_resources(&mut loaded, crate::compile::world(passwords), options);
+    if let Some(model) = &compiled.model {
+        crate::passwords::keep(&dir, &model.new_passwords).map_err(|message| usage_error(io, &message))?;
+    }
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
     if let Some(model) = &compiled.model {
@@ -259,11 +264,7 @@ pub(crate) fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: 
         return if path.is_absolute() { path.to_owned() } else { cwd.join(path) };
     }
     let dir = match target {
-        Some(Target::Project(project)) => project.root.clone(),
-        Some(Target::Module { root, .. }) => root.clone(),
-        Some(Target::Files(files)) => {
-            files.first().and_then(|f| f.parent()).map_or_else(|| cwd.to_owned(), Path::to_owned)
-        }
+        Some(target) => crate::passwords::project_dir(target, cwd),
         None => cwd.ancestors().find(|d| d.join("project.yml").is_file()).unwrap_or(cwd).to_owned(),
     };
     dir.join(STORE_FILE)

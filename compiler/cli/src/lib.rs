@@ -10,6 +10,7 @@ mod compile;
 mod deploy;
 mod export;
 mod output;
+mod passwords;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};

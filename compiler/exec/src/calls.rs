@@ -210,15 +210,23 @@ impl PluginContext for Host<'_, '_> {
     }
 
     fn random_alphanumeric(&mut self, length: usize) -> String {
-        // Deterministic: the same model compiles to the same result.
-        "x".repeat(length)
+        match self.engine.world.passwords.random {
+            Some(random) => random(length),
+            // Nothing will be kept: a placeholder, the same every time.
+            None => "x".repeat(length),
+        }
     }
 
-    fn stored_password(&mut self, _id: &str) -> Result<Option<String>, String> {
-        Ok(None)
+    fn stored_password(&mut self, id: &str) -> Result<Option<String>, String> {
+        let passwords = &self.engine.world.passwords.stored;
+        Ok(passwords.get(id).or_else(|| self.engine.new_passwords.get(id)).cloned())
     }
 
-    fn store_password(&mut self, _id: &str, _password: &str) -> Result<(), String> {
+    fn store_password(&mut self, id: &str, password: &str) -> Result<(), String> {
+        // Kept for the caller to store (only when passwords are really generated).
+        if self.engine.world.passwords.random.is_some() {
+            self.engine.new_passwords.insert(id.to_owned(), password.to_owned());
+        }
         Ok(())
     }
 

@@ -115,13 +115,25 @@ const SMALL_SCOPE: usize = 8;
 /// Runaway recursion is caught earlier, by the construction depth cap.
 pub(crate) const MAX_STEPS: usize = 20_000_000;
 
-/// What a compile may read from outside the model: environment variables, the clock and the
-/// modules' files, passed in so that execution itself stays deterministic and testable.
+/// What a compile may read from outside the model: environment variables, the clock, the
+/// modules' files and the project's stored passwords, passed in so that execution itself stays
+/// deterministic and testable.
 #[derive(Debug, Clone, Default)]
 pub struct World {
     pub env: HashMap<String, String>,
     pub now: i64,
     pub module_files: crate::module_files::ModuleFiles,
+    pub passwords: Passwords,
+}
+
+/// The passwords `std::generate_password` keeps, by id.
+#[derive(Debug, Clone, Default)]
+pub struct Passwords {
+    /// Passwords earlier compiles generated (the project's `.modelc/passwords.json`).
+    pub stored: indexmap::IndexMap<String, String>,
+    /// Where new passwords come from: random alphanumerics of the given length. `None` when
+    /// nothing generated will be kept (`check`, the language server): a placeholder is used.
+    pub random: Option<fn(usize) -> String>,
 }
 
 pub(crate) struct Engine<'a> {
@@ -149,6 +161,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) members: FxHashMap<CellId, rustc_hash::FxHashSet<InstanceId>>,
     /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
     pub(crate) applied_beyond_64: rustc_hash::FxHashSet<(InstanceId, u32)>,
+    /// Passwords generated in this compile (see `World::passwords`).
+    pub(crate) new_passwords: indexmap::IndexMap<String, String>,
     /// Constructor type → plan, resolved once per constructor expression.
     pub(crate) constructors: FxHashMap<*const modelc_syntax::ast::TypeRef, u32>,
     pub(crate) tasks: Chunked<Task<'a>>,
@@ -193,6 +207,7 @@ impl<'a> Engine<'a> {
             plans,
             constructors: FxHashMap::default(),
             applied_beyond_64: rustc_hash::FxHashSet::default(),
+            new_passwords: indexmap::IndexMap::new(),
             members: FxHashMap::default(),
             unknown_keys: std::cell::Cell::new(0),
             merges: Vec::new(),

@@ -35,7 +35,7 @@ use modelc_diagnostics::Diagnostic;
 
 use crate::engine::Engine;
 
-pub use engine::World;
+pub use engine::{Passwords, World};
 pub use graph::{InstanceGraph, InstanceNode};
 pub use module_files::{ModuleFile, ModuleFiles};
 pub use program::{Program, Unit};
@@ -50,6 +50,9 @@ pub struct Outcome {
     /// Every instance with its attribute values (empty when the compile failed).
     pub graph: InstanceGraph,
     pub diagnostics: Vec<Diagnostic>,
+    /// Passwords `std::generate_password` generated in this compile, to be kept with the
+    /// project (only when `World::passwords` has a random source).
+    pub new_passwords: indexmap::IndexMap<String, String>,
 }
 
 /// Executes a program to the end and validates the result.
@@ -78,6 +81,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
         *outcome.instances_by_entity.entry(entity.to_owned()).or_default() += 1;
     }
     outcome.printed = std::mem::take(&mut engine.printed);
+    outcome.new_passwords = std::mem::take(&mut engine.new_passwords);
     outcome.diagnostics.append(&mut engine.warnings);
     if stats {
         // Kept for profiling large models: `MODELC_EXEC_STATS=1 modelc compile …`.
