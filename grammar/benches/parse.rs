@@ -1,6 +1,7 @@
 //! Parse throughput: the real-world corpus (when `../shared` is present) and a generated model
 //! shaped like a service catalogue. Run with `cargo bench -p modelc-syntax`; divan reports
 //! bytes per second for each.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::Path;
 

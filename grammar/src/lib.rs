@@ -20,7 +20,7 @@ mod refine;
 mod sink;
 
 lalrpop_util::lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, unused_parens, unreachable_pub, dead_code)]
+    #[allow(clippy::all, clippy::pedantic, clippy::restriction, unused_parens, unreachable_pub, dead_code)]
     grammar
 );
 

@@ -1,7 +1,7 @@
 //! Parser fixtures. Every file in `test_data/ok` must parse without errors and every file in
 //! `test_data/err` must produce at least one; each is snapshotted as its source, its syntax
 //! tree and its rendered diagnostics, so a change in either shows up in review.
-#![allow(clippy::unwrap_used, clippy::print_stdout, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "test code")]
 
 use std::fmt::Write as _;
 use std::path::Path;

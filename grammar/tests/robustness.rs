@@ -1,6 +1,6 @@
 //! No input makes the parser panic or overflow its stack: random bytes, every truncation of
 //! real files, and nesting ten thousand levels deep.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_diagnostics::FileId;
 use modelc_syntax::{MAX_DEPTH, parse};

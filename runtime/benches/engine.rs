@@ -5,7 +5,7 @@
 //!
 //! Run with `cargo bench -p modelc-runtime --bench engine` (optionally followed by `--` and
 //! the sizes, e.g. `-- 10000`).
-#![allow(clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! The engine's rules, with a probe handler that records when each resource ran: ordering,
 //! parallelism, failure isolation, events, dry runs, and the resources that never run.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! The shipped handlers on real files in temporary directories, driven through the engine with
 //! resources shaped as the reference exports them.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::collections::HashMap;
 use std::fs;

@@ -9,7 +9,7 @@
 //!
 //! Run with `cargo bench -p modelc-tests --bench store` (optionally followed by `--` and the
 //! sizes, e.g. `-- 1000 10000`).
-#![allow(clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
 
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,7 @@
 //! `std::AgentConfig` with `autostart`, so exported, that every host constructs, merged into
 //! one by its index). Network ids are `0..networks`, host ids `0..hosts` in each: the catalogue
 //! of 1 network and 1 host is the partial model of network 0 with its first host.
+#![allow(clippy::disallowed_methods, reason = "tests read files and the environment")]
 
 /// The `main.cf` of a catalogue.
 pub fn service_catalogue(networks: usize, hosts: usize) -> String {

@@ -1,6 +1,6 @@
 //! Helpers for the end-to-end tests: running the CLI in-process, scratch directories, and
 //! finding the shared reference material (`../shared`) when it is present.
-#![allow(clippy::unwrap_used, clippy::print_stderr, reason = "test support code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test support code")]
 
 pub mod catalogue;
 pub mod store_cases;

@@ -1,6 +1,7 @@
 //! Exports the store must refuse, one per rule (E0501–E0508), run through the CLI against a
 //! store holding one full version. Shared by the store tests (which snapshot each diagnostic and
 //! check the store did not change) and the code registry test (which checks every code is met).
+#![allow(clippy::disallowed_methods, reason = "tests read files and the environment")]
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! The generated service catalogue (the benchmark's model) compiles to what it describes: a
 //! network per id with its hosts, one resource set per network holding exactly that network's
 //! hosts, and a single agent config that every host's constructor merged into.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_tests::catalogue::service_catalogue;
 use modelc_tests::scratch_dir;

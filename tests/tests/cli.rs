@@ -1,6 +1,6 @@
 //! The command line as a user meets it: exit codes, output formats, colour, project discovery,
 //! `explain` and shell completions.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_tests::{modelc, modelc_with, scratch_dir};
 

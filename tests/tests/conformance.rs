@@ -2,7 +2,7 @@
 //! rejected by `modelc parse` on the line the reference names, and every case it accepts parses
 //! without errors; `modelc check` rejects every static error with a fitting code and no case the
 //! reference accepts.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::Path;
 

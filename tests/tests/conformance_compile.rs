@@ -3,7 +3,7 @@
 //! code that fits the reference's error class and a label on the reference's line. The cases
 //! where modelc differs on purpose are listed, with the reason, in
 //! `tests/conformance/compile-differences.txt`, and that list is kept exact.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::Path;
 

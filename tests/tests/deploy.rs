@@ -1,7 +1,7 @@
 //! `modelc deploy` and `modelc status` end to end, in-process: models using the public `fs` and
 //! `exec` modules (from the shared corpus; skipped without it) deployed into temporary
 //! directories, then checked on disk and in the store.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::fs;
 use std::path::{Path, PathBuf};

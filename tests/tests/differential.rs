@@ -8,7 +8,7 @@
 //! A model that imports the public `fs`, `exec` or `mitogen` modules is compiled as a project
 //! whose module path is the corpus of those modules in the shared reference material; without
 //! it, those cases are skipped with a message.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! The editor grammar highlights exactly the language's keywords.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::Path;
 

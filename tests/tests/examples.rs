@@ -1,5 +1,5 @@
 //! Every example project checks and compiles cleanly.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::Path;
 

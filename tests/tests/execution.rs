@@ -1,7 +1,7 @@
 //! Execution semantics the conformance cases do not pin down, each checked against what the
 //! reference compiler does (found by differential testing): what a model prints and which
 //! diagnostic codes it gets.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_tests::{modelc, scratch_dir};
 

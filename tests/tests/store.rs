@@ -1,7 +1,7 @@
 //! The versioned store from the command line: the end-to-end scenario (a catalogue of
 //! 1,000 networks exported in full, then network 0 alone with one host exported partially),
 //! every rejection rule with its diagnostic and an unchanged store, and the reading commands.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_tests::catalogue::service_catalogue;
 use modelc_tests::{modelc, scratch_dir, store_cases};

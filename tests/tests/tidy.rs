@@ -1,6 +1,6 @@
 //! House rules that no compiler checks: every Rust source file opens with a `//!` doc saying
 //! why it exists, and no file has trailing whitespace.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::{Path, PathBuf};
 

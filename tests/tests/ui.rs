@@ -1,7 +1,7 @@
 //! UI tests of `modelc check`: each model in `tests/ui/check` (a `.cf` file, or a `project-*`
 //! directory with modules) is checked, and what a user sees is a snapshot. The comment at the
 //! top of each input says which diagnostics it is about.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::{Path, PathBuf};
 

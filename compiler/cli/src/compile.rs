@@ -33,6 +33,9 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
     };
     let refine = modelc_refine::Options { partial: options.partial };
     let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), refine);
+    if let Some(profile) = compiled.model.as_ref().and_then(|m| m.profile.as_ref()) {
+        let _ = writeln!(io.stderr, "{profile}");
+    }
     if let Some(model) = &compiled.model
         && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
     {
@@ -141,7 +144,9 @@ fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
 pub(crate) fn world(passwords: modelc_exec::Passwords) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
-    modelc_exec::World { env: std::env::vars().collect(), now, passwords, ..Default::default() }
+    // `MODELC_EXEC_STATS=1`: the executor's counts and phase times, printed after the compile.
+    let profile = std::env::var_os("MODELC_EXEC_STATS").map(|_| Instant::now as fn() -> Instant);
+    modelc_exec::World { env: std::env::vars().collect(), now, passwords, profile, ..Default::default() }
 }
 
 /// Finds and reads what PATH names, with the project directory its `.modelc/` belongs to.

@@ -1,4 +1,5 @@
 //! The `modelc` binary: everything lives in the library so tests can run it in-process.
+#![allow(clippy::disallowed_methods, reason = "the command line")]
 
 /// A compile allocates and frees millions of small values; mimalloc does that several times
 /// faster than the system allocator (see the `compile` benchmark).

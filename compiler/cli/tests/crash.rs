@@ -3,7 +3,7 @@
 //! gets the next number. Two ways of killing: at a failpoint inside the export's transaction
 //! (after every row is written, before the commit: the worst moment, every time), and at
 //! moments spread over an export's run, so that some land while SQLite commits.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! `modelc deploy` as a separate process: the machine-wide lock, and deploys killed at any
 //! moment that are run again.
-#![allow(clippy::unwrap_used, clippy::print_stderr, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test code")]
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};

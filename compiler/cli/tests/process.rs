@@ -1,5 +1,5 @@
 //! The real binary, as a separate process: exit statuses and streams.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::process::Command;
 

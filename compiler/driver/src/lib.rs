@@ -3,6 +3,7 @@
 //! It finds what the user asked to compile (a `.cf` file or a project directory with a
 //! `project.yml`), reads every source file into a [`SourceFiles`] collection, and runs the
 //! phases over them. Phases below it are pure functions of text.
+#![allow(clippy::disallowed_methods, reason = "the driver reads the project from disk")]
 
 mod database;
 mod module_files;

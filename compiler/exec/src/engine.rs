@@ -124,6 +124,9 @@ pub struct World {
     pub now: i64,
     pub module_files: crate::module_files::ModuleFiles,
     pub passwords: Passwords,
+    /// A monotonic clock: when given, execution reports its counts and the time of each of its
+    /// phases in `Outcome::profile`.
+    pub profile: Option<fn() -> std::time::Instant>,
 }
 
 /// The passwords `std::generate_password` keeps, by id.

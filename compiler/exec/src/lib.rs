@@ -53,25 +53,33 @@ pub struct Outcome {
     /// Passwords `std::generate_password` generated in this compile, to be kept with the
     /// project (only when `World::passwords` has a random source).
     pub new_passwords: indexmap::IndexMap<String, String>,
+    /// The executor's counts and the time of each phase, when `World::profile` asked for them.
+    pub profile: Option<String>,
 }
 
 /// Executes a program to the end and validates the result.
 pub fn execute(program: &Program<'_>, world: World) -> Outcome {
-    let stats = std::env::var_os("MODELC_EXEC_STATS").is_some();
-    let started = std::time::Instant::now();
+    // Profiling reads the clock the caller hands in (`World::profile`), never its own.
+    let clock = world.profile;
+    let started = clock.map(|now| now());
+    let mut phases = Vec::new();
+    let mut phase = |name: &'static str| {
+        if let (Some(now), Some(started)) = (clock, started) {
+            phases.push((name, now().duration_since(started)));
+        }
+    };
     let plans = plans::Plans::new(program);
     let mut engine = Engine::new(program, &plans, world);
     let mut outcome = Outcome::default();
-    let mut phases = Vec::new();
     match engine.run() {
         Ok(()) => {
-            phases.push(("run", started.elapsed()));
+            phase("run");
             outcome.diagnostics = engine.final_checks();
-            phases.push(("final checks", started.elapsed()));
+            phase("final checks");
             // Only a complete model has a graph: every attribute holds its final value.
             if !outcome.diagnostics.iter().any(Diagnostic::is_error) {
                 outcome.graph = engine.graph();
-                phases.push(("graph", started.elapsed()));
+                phase("graph");
             }
         }
         Err(diagnostic) => outcome.diagnostics.push(diagnostic),
@@ -83,7 +91,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     outcome.printed = std::mem::take(&mut engine.printed);
     outcome.new_passwords = std::mem::take(&mut engine.new_passwords);
     outcome.diagnostics.append(&mut engine.warnings);
-    if stats {
+    if clock.is_some() {
         // Kept for profiling large models: `MODELC_EXEC_STATS=1 modelc compile …`.
         let counts = format!(
             "cells {} instances {} scopes {} tasks {} steps {}",
@@ -94,13 +102,10 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
             engine.steps
         );
         drop(engine);
-        phases.push(("drop", started.elapsed()));
+        phase("drop");
         let times: Vec<String> =
             phases.iter().map(|(name, at)| format!("{name} {:.1} ms", at.as_secs_f64() * 1e3)).collect();
-        #[allow(clippy::print_stderr, reason = "opt-in profiling output")]
-        {
-            eprintln!("{counts}; {}", times.join(", "));
-        }
+        outcome.profile = Some(format!("{counts}; {}", times.join(", ")));
     }
     outcome
 }

@@ -1,6 +1,6 @@
 //! Re-checking after a one-line edit versus checking from scratch, on a generated project of
 //! about 50,000 lines (100 modules). Run with `cargo bench -p modelc-sema`.
-#![allow(clippy::unwrap_used, reason = "benchmark code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "benchmark code")]
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Name resolution across modules (spec §4.11), on small in-memory projects: what each file can
 //! see unqualified and qualified, aliases, constructor type inference, and per-file imports.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::sync::Arc;
 

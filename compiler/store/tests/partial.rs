@@ -1,7 +1,7 @@
 //! The store's rules, through its interface: full and partial exports build the versions the
 //! spec describes (export §3.3, with the reference's bugs turned into rejections), and every
 //! rejection leaves the store exactly as it was.
-#![allow(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_ir::{Ir, Resource, ResourceSet, ResourceState, Source};
 use modelc_store::{Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
