@@ -1,51 +1,18 @@
 //! What the runtime keeps in the store besides versions:
 //!
-//! * `contents`: file content by sha1, written with the version that first needed it, so a
-//!   stored version deploys without its model;
-//! * `deploy_runs` and `deploy_results`: one record per deploy (the version, when it started
-//!   and ended, which agents it handled) and per resource (its result, changes, error and
-//!   duration);
-//! * `pending_refreshes`: receivers whose refresh a run could not do; the next run does it;
-//! * `deployed_purgeable`: the resources with `purge_on_delete` last deployed, per agent, so a
-//!   later version that no longer has one purges it.
+//! * file content by sha1, written with the version that first needed it, so a stored version
+//!   deploys without its model;
+//! * one record per deploy (the version, when it started and ended, which agents it handled)
+//!   and per resource (its result, changes, error and duration): [`DeployRecord`];
+//! * receivers whose refresh a run could not do (the next run does it) and the resources with
+//!   `purge_on_delete` last deployed, per agent (a later version without one purges it):
+//!   [`Carryover`].
 //!
-//! Recording a run, its pending refreshes and its purgeable resources is one transaction.
-
-use std::collections::HashMap;
+//! Recording a run with its carryover is one transaction. The SQLite layout and queries are in
+//! `sqlite/deploys.rs`.
 
 use modelc_ir::Resource;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
-
-use crate::StoreError;
-use crate::sqlite::SqliteStore;
-
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS contents (hash TEXT PRIMARY KEY, first_version INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS deploy_runs (
-    run INTEGER PRIMARY KEY,
-    version INTEGER,
-    source TEXT NOT NULL,
-    started TEXT NOT NULL,
-    ended TEXT NOT NULL,
-    agents TEXT NOT NULL,
-    converged INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS deploy_results (
-    run INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    rid TEXT NOT NULL,
-    agent TEXT NOT NULL,
-    result TEXT NOT NULL,
-    changes TEXT NOT NULL,
-    error TEXT,
-    duration_ms REAL NOT NULL,
-    source TEXT NOT NULL,
-    PRIMARY KEY (run, seq)
-);
-CREATE TABLE IF NOT EXISTS pending_refreshes (rid TEXT PRIMARY KEY, agent TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS deployed_purgeable (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, data TEXT NOT NULL);
-";
 
 /// One deploy, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,163 +53,4 @@ pub struct DeployResult {
 pub struct Carryover {
     pub pending_refreshes: Vec<(String, String)>,
     pub purgeable: Vec<Resource>,
-}
-
-impl SqliteStore {
-    /// The content stored for each of `hashes` that the store has.
-    pub fn contents(&self, hashes: &[String]) -> Result<HashMap<String, Vec<u8>>, StoreError> {
-        let mut query = self.db.prepare_cached("SELECT data FROM contents WHERE hash = ?1")?;
-        let mut found = HashMap::new();
-        for hash in hashes {
-            if let Some(data) = query.query_row([hash], |r| r.get::<_, Vec<u8>>(0)).optional()? {
-                found.insert(hash.clone(), data);
-            }
-        }
-        Ok(found)
-    }
-
-    /// Records a finished deploy with what it leaves for the next one, in one transaction.
-    /// Returns the run's number.
-    pub fn record_deploy(&mut self, record: &DeployRecord, carryover: &Carryover) -> Result<u64, StoreError> {
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let run: u64 = tx.query_row("SELECT COALESCE(MAX(run), 0) + 1 FROM deploy_runs", [], |r| r.get(0))?;
-        tx.execute(
-            "INSERT INTO deploy_runs (run, version, source, started, ended, agents, converged)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                run,
-                record.version,
-                record.source,
-                record.started,
-                record.ended,
-                serde_json::to_string(&record.agents).unwrap_or_default(),
-                record.converged
-            ],
-        )?;
-        {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO deploy_results (run, seq, rid, agent, result, changes, error, duration_ms, source)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
-            for (seq, r) in record.results.iter().enumerate() {
-                insert.execute(params![
-                    run,
-                    seq as u64,
-                    r.id,
-                    r.agent,
-                    r.result,
-                    r.changes.to_string(),
-                    r.error,
-                    r.duration_ms,
-                    r.source
-                ])?;
-            }
-            let mut forget_refreshes = tx.prepare_cached("DELETE FROM pending_refreshes WHERE agent = ?1")?;
-            let mut forget_purgeable = tx.prepare_cached("DELETE FROM deployed_purgeable WHERE agent = ?1")?;
-            for agent in &record.agents {
-                forget_refreshes.execute([agent])?;
-                forget_purgeable.execute([agent])?;
-            }
-            let mut refresh =
-                tx.prepare_cached("INSERT OR REPLACE INTO pending_refreshes (rid, agent) VALUES (?1, ?2)")?;
-            for (rid, agent) in &carryover.pending_refreshes {
-                refresh.execute([rid, agent])?;
-            }
-            let mut purgeable =
-                tx.prepare_cached("INSERT OR REPLACE INTO deployed_purgeable (rid, agent, data) VALUES (?1, ?2, ?3)")?;
-            for resource in &carryover.purgeable {
-                let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-                purgeable.execute(params![resource.id, resource.agent, data])?;
-            }
-        }
-        tx.commit()?;
-        Ok(run)
-    }
-
-    /// The most recent deploy, with its results in run order.
-    pub fn last_deploy(&self) -> Result<Option<DeployRecord>, StoreError> {
-        let run: Option<u64> = self.db.query_row("SELECT MAX(run) FROM deploy_runs", [], |r| r.get(0))?;
-        run.map(|run| deploy(&self.db, run)).transpose()
-    }
-
-    /// Receivers of `agents` whose refresh an earlier run could not do.
-    pub fn pending_refreshes(&self, agents: &[String]) -> Result<Vec<String>, StoreError> {
-        let mut query = self.db.prepare_cached("SELECT rid FROM pending_refreshes WHERE agent = ?1 ORDER BY rid")?;
-        let mut ids = Vec::new();
-        for agent in agents {
-            ids.extend(query.query_map([agent], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?);
-        }
-        Ok(ids)
-    }
-
-    /// The resources with `purge_on_delete` last deployed by `agents`.
-    pub fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError> {
-        let mut query = self.db.prepare_cached("SELECT data FROM deployed_purgeable WHERE agent = ?1 ORDER BY rid")?;
-        let mut resources = Vec::new();
-        for agent in agents {
-            for data in query.query_map([agent], |r| r.get::<_, String>(0))? {
-                let resource = serde_json::from_str(&data?)
-                    .map_err(|e| StoreError::Storage(format!("a deployed resource is unreadable: {e}")))?;
-                resources.push(resource);
-            }
-        }
-        Ok(resources)
-    }
-}
-
-/// Stores the content table of an export (each text once, by its sha1).
-pub(crate) fn insert_contents(
-    db: &Connection,
-    files: &indexmap::IndexMap<String, String>,
-    version: u64,
-) -> Result<(), StoreError> {
-    let mut insert =
-        db.prepare_cached("INSERT OR IGNORE INTO contents (hash, first_version, data) VALUES (?1, ?2, ?3)")?;
-    for (hash, text) in files {
-        insert.execute(params![hash, version, text.as_bytes()])?;
-    }
-    Ok(())
-}
-
-fn deploy(db: &Connection, run: u64) -> Result<DeployRecord, StoreError> {
-    let (version, source, started, ended, agents, converged) = db.query_row(
-        "SELECT version, source, started, ended, agents, converged FROM deploy_runs WHERE run = ?1",
-        [run],
-        |r| {
-            Ok((
-                r.get::<_, Option<u64>>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, bool>(5)?,
-            ))
-        },
-    )?;
-    let mut query = db.prepare_cached(
-        "SELECT rid, agent, result, changes, error, duration_ms, source FROM deploy_results WHERE run = ?1 ORDER BY seq",
-    )?;
-    let results = query
-        .query_map([run], |r| {
-            Ok(DeployResult {
-                id: r.get(0)?,
-                agent: r.get(1)?,
-                result: r.get(2)?,
-                changes: serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or(serde_json::Value::Null),
-                error: r.get(4)?,
-                duration_ms: r.get(5)?,
-                source: r.get(6)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(DeployRecord {
-        run,
-        version,
-        source,
-        started,
-        ended,
-        agents: serde_json::from_str(&agents).unwrap_or_default(),
-        converged,
-        results,
-    })
 }

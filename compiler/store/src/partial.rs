@@ -13,30 +13,63 @@
 //! * a set may not be both exported and deleted.
 //!
 //! Cost: lookups by id and by set, so the work grows with the sets touched, not with the store.
+//!
+//! The merge is pure: it reads the current state through [`CurrentState`] and returns a
+//! [`MergePlan`] that the storage layer applies in the export's transaction (`sqlite/mod.rs` does;
+//! a server backend applies the same plan).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use indexmap::IndexSet;
 
-use modelc_ir::Ir;
-use rusqlite::Connection;
+use modelc_ir::{Ir, Resource};
 
 use crate::checks::{self, reject};
-use crate::sqlite::{SqliteStore, current_row};
 use crate::{ExportKind, Metadata, PartialRequest, Rule, StoreError, VersionInfo};
+
+/// A resource's current row: its set, its attribute hash and its stored form.
+pub(crate) struct CurrentRow {
+    pub set_name: Option<String>,
+    pub hash: String,
+    pub resource: Resource,
+}
+
+/// What a partial merge reads of the store's current (latest) state.
+pub(crate) trait CurrentState {
+    /// The latest version.
+    fn latest(&self) -> Result<Option<VersionInfo>, StoreError>;
+    /// The current row of a resource.
+    fn current(&self, rid: &str) -> Result<Option<CurrentRow>, StoreError>;
+    /// The ids of a set's current members.
+    fn members(&self, set: &str) -> Result<Vec<String>, StoreError>;
+    /// The shared resources that currently require `rid`.
+    fn shared_requirers(&self, rid: &str) -> Result<Vec<String>, StoreError>;
+}
+
+/// What a partial export writes, decided before anything is written.
+pub(crate) struct MergePlan {
+    /// Sets whose current rows are closed.
+    pub close_sets: Vec<String>,
+    /// New rows.
+    pub insert: Vec<Resource>,
+    /// Resources whose current row is closed and replaced by this one.
+    pub replace: Vec<Resource>,
+    /// The new version.
+    pub info: VersionInfo,
+}
 
 fn describe_set(set: Option<&str>) -> String {
     set.map_or_else(|| "shared (no set)".to_owned(), |s| format!("set `{s}`"))
 }
 
 pub(crate) fn merge(
-    db: &Connection,
+    db: &dyn CurrentState,
     ir: &Ir,
     request: &PartialRequest,
     metadata: &Metadata,
     version: u64,
-) -> Result<VersionInfo, StoreError> {
-    let Some(base) = SqliteStore::latest(db)? else {
+) -> Result<MergePlan, StoreError> {
+    let Some(base) = db.latest()? else {
         return Err(checks::no_base());
     };
     // The sets the partial model holds resources for are replaced; its empty sets and the
@@ -67,9 +100,9 @@ pub(crate) fn merge(
 
     let payload = checks::by_id(ir)?;
     // Where each payload resource is now, and the shared ones that are already stored.
-    let mut existing_shared: HashMap<&str, crate::sqlite::CurrentRow> = HashMap::new();
+    let mut existing_shared: HashMap<&str, CurrentRow> = HashMap::new();
     for resource in &ir.resources {
-        let Some(current) = current_row(db, &resource.id)? else { continue };
+        let Some(current) = db.current(&resource.id)? else { continue };
         if current.set_name != resource.resource_set {
             let (from, to) = (current.set_name.as_deref(), resource.resource_set.as_deref());
             return Err(reject(
@@ -112,8 +145,7 @@ pub(crate) fn merge(
     let mut old_members: Vec<(String, String)> = Vec::new();
     let mut replaced_in_base = 0u64;
     for set in &replaced {
-        let mut query = db.prepare_cached("SELECT rid FROM resources WHERE set_name = ?1 AND last_version IS NULL")?;
-        let members: Vec<String> = query.query_map([set], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        let members = db.members(set)?;
         if !members.is_empty() {
             replaced_in_base += 1;
         }
@@ -127,7 +159,7 @@ pub(crate) fn merge(
         for required in &resource.requires {
             let target_set = match payload.get(required.as_str()) {
                 Some(target) => target.resource_set.clone(),
-                None => match current_row(db, required)? {
+                None => match db.current(required)? {
                     Some(row) if !row.set_name.as_deref().is_some_and(|s| replaced.contains(s)) => row.set_name,
                     _ => return Err(checks::dangling(resource, required, Some(base.version))),
                 },
@@ -140,26 +172,17 @@ pub(crate) fn merge(
     // replaced set, even to resources exported again).
     let mut pointing: BTreeSet<String> = BTreeSet::new();
     for rid in &removed {
-        let mut query = db.prepare_cached("SELECT from_rid FROM shared_edges WHERE to_rid = ?1")?;
-        for from in query.query_map([rid], |r| r.get::<_, String>(0))? {
-            pointing.insert(from?);
-        }
+        pointing.extend(db.shared_requirers(rid)?);
     }
 
-    // Checks passed: write.
-    let mut closed = 0u64;
-    let mut inserted = 0u64;
-    for set in &replaced {
-        closed += db
-            .prepare_cached("UPDATE resources SET last_version = ?1 WHERE set_name = ?2 AND last_version IS NULL")?
-            .execute(rusqlite::params![version, set])? as u64;
-    }
+    // Checks passed: what to write.
+    let close_sets: Vec<String> = replaced.iter().map(|s| (*s).to_owned()).collect();
+    let closed = old_members.len() as u64;
+    let mut insert = Vec::new();
+    let mut replace = Vec::new();
     for resource in &ir.resources {
         match (&resource.resource_set, existing_shared.get(resource.id.as_str())) {
-            (Some(_), _) | (None, None) => {
-                SqliteStore::insert_resource(db, resource, version)?;
-                inserted += 1;
-            }
+            (Some(_), _) | (None, None) => insert.push(resource.clone()),
             (None, Some(current)) => {
                 // Same attributes (checked). Its requirements on the replaced sets are the new
                 // ones: the partial model says what it needs of them. Those on anything else
@@ -175,19 +198,17 @@ pub(crate) fn merge(
                 let mut merged = resource.clone();
                 merged.requires = requires.into_iter().map(str::to_owned).collect();
                 if merged != current.resource {
-                    SqliteStore::close_resource(db, &merged.id, version)?;
-                    SqliteStore::insert_resource(db, &merged, version)?;
+                    replace.push(merged);
                 }
                 pointing.remove(&resource.id);
             }
         }
     }
     for rid in &pointing {
-        let Some(current) = current_row(db, rid)? else { continue };
+        let Some(current) = db.current(rid)? else { continue };
         let mut cleaned = current.resource;
         cleaned.requires.retain(|r| !removed.contains(r.as_str()));
-        SqliteStore::close_resource(db, rid, version)?;
-        SqliteStore::insert_resource(db, &cleaned, version)?;
+        replace.push(cleaned);
     }
     let info = VersionInfo {
         version,
@@ -196,9 +217,8 @@ pub(crate) fn merge(
         base: Some(base.version),
         source_hash: metadata.source_hash.clone(),
         message: metadata.message.clone(),
-        resources: (base.resources + inserted).saturating_sub(closed),
+        resources: (base.resources + insert.len() as u64).saturating_sub(closed),
         sets: (base.sets + updated.len() as u64).saturating_sub(replaced_in_base),
     };
-    SqliteStore::insert_version(db, &info)?;
-    Ok(info)
+    Ok(MergePlan { close_sets, insert, replace, info })
 }

@@ -13,12 +13,15 @@
 //! serialised (others wait up to [`BUSY_TIMEOUT`]), and a crash or a rejection leaves the
 //! database exactly as it was (SQLite's write-ahead log makes the commit atomic).
 
+mod deploys;
+
 use std::path::Path;
 use std::time::Duration;
 
 use modelc_ir::{Ir, Resource};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use crate::partial::{CurrentRow, MergePlan};
 use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, VersionInfo};
 
 /// The layout this code reads and writes. Version 2 added the runtime's tables
@@ -110,7 +113,7 @@ impl SqliteStore {
             // everything in place.
             let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute_batch(SCHEMA)?;
-            tx.execute_batch(crate::deploys::SCHEMA)?;
+            tx.execute_batch(deploys::SCHEMA)?;
             tx.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
             tx.commit()?;
             return Ok(());
@@ -125,7 +128,7 @@ impl SqliteStore {
             Some(1) => {
                 // Layout 1 lacks only the runtime's tables: add them.
                 let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                tx.execute_batch(crate::deploys::SCHEMA)?;
+                tx.execute_batch(deploys::SCHEMA)?;
                 tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION])?;
                 tx.commit()?;
                 Ok(())
@@ -216,11 +219,44 @@ impl SqliteStore {
     }
 }
 
-/// The stored form of a resource's current row.
-pub(crate) struct CurrentRow {
-    pub set_name: Option<String>,
-    pub hash: String,
-    pub resource: Resource,
+/// The current state as a partial merge reads it, inside the export's transaction.
+struct Current<'a>(&'a Connection);
+
+impl crate::partial::CurrentState for Current<'_> {
+    fn latest(&self) -> Result<Option<VersionInfo>, StoreError> {
+        SqliteStore::latest(self.0)
+    }
+
+    fn current(&self, rid: &str) -> Result<Option<CurrentRow>, StoreError> {
+        current_row(self.0, rid)
+    }
+
+    fn members(&self, set: &str) -> Result<Vec<String>, StoreError> {
+        let mut query =
+            self.0.prepare_cached("SELECT rid FROM resources WHERE set_name = ?1 AND last_version IS NULL")?;
+        Ok(query.query_map([set], |r| r.get(0))?.collect::<Result<_, _>>()?)
+    }
+
+    fn shared_requirers(&self, rid: &str) -> Result<Vec<String>, StoreError> {
+        let mut query = self.0.prepare_cached("SELECT from_rid FROM shared_edges WHERE to_rid = ?1")?;
+        Ok(query.query_map([rid], |r| r.get(0))?.collect::<Result<_, _>>()?)
+    }
+}
+
+/// Writes what a partial merge decided, as version `version`.
+fn apply(db: &Connection, plan: &MergePlan, version: u64) -> Result<(), StoreError> {
+    for set in &plan.close_sets {
+        db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE set_name = ?2 AND last_version IS NULL")?
+            .execute(params![version, set])?;
+    }
+    for resource in &plan.insert {
+        SqliteStore::insert_resource(db, resource, version)?;
+    }
+    for resource in &plan.replace {
+        SqliteStore::close_resource(db, &resource.id, version)?;
+        SqliteStore::insert_resource(db, resource, version)?;
+    }
+    SqliteStore::insert_version(db, &plan.info)
 }
 
 pub(crate) fn current_row(db: &Connection, rid: &str) -> Result<Option<CurrentRow>, StoreError> {
@@ -297,7 +333,7 @@ impl Store for SqliteStore {
             sets,
         };
         Self::insert_version(&tx, &info)?;
-        crate::deploys::insert_contents(&tx, &ir.files, version)?;
+        deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("full-before-commit");
         tx.commit()?;
         Ok(info)
@@ -312,8 +348,10 @@ impl Store for SqliteStore {
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version = next_version(&tx)?;
         // Any error returns before the commit: dropping the transaction rolls everything back.
-        let info = crate::partial::merge(&tx, ir, request, metadata, version)?;
-        crate::deploys::insert_contents(&tx, &ir.files, version)?;
+        let plan = crate::partial::merge(&Current(&tx), ir, request, metadata, version)?;
+        apply(&tx, &plan, version)?;
+        let info = plan.info;
+        deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("partial-before-commit");
         tx.commit()?;
         Ok(info)
