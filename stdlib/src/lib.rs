@@ -1,15 +1,24 @@
 //! The `std` module of the language, embedded in the binary: its model files (entities,
-//! typedefs, implementations and the predefined operating systems), its templates, and the
-//! signatures of its plugins, and the plugins themselves, implemented in Rust ([`plugins`]).
+//! typedefs, implementations and the predefined operating systems), its templates, the
+//! signatures of its plugins (what `check` needs), and the declarations of the public modules'
+//! resources. The plugins themselves are implemented in `modelc-std-plugins`, which only
+//! execution needs.
 //!
 //! The model files are ordinary `.cf` source, checked by the same compiler as user code; a test
 //! keeps them free of diagnostics.
 
-pub mod plugins;
 pub mod signatures;
 
-pub use plugins::{BindError, BoundArgs, PluginContext, PluginError, bind, call};
 pub use signatures::{Param, ParamKind, PluginSignature};
+
+/// The two directories of a module that plugins read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ModuleDir {
+    /// `files/`: `std::source`, `std::file`, `std::list_files`.
+    Files,
+    /// `templates/`: `std::template`.
+    Templates,
+}
 
 /// One file of the std module: the namespace it defines, a display name, and its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

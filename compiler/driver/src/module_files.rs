@@ -15,10 +15,9 @@ pub(crate) fn module_files<'m>(
     let mut out = modelc_exec::ModuleFiles::default();
     for module in modules {
         let Some((_, root)) = loaded.module_roots.iter().find(|(name, _)| name == module) else { continue };
-        for (sub, dir) in [
-            ("files", modelc_stdlib::plugins::ModuleDir::Files),
-            ("templates", modelc_stdlib::plugins::ModuleDir::Templates),
-        ] {
+        for (sub, dir) in
+            [("files", modelc_stdlib::ModuleDir::Files), ("templates", modelc_stdlib::ModuleDir::Templates)]
+        {
             let base = root.join(sub);
             let mut found = Vec::new();
             collect_files(&base, &|p| p.is_file(), &mut found, &mut HashSet::new());

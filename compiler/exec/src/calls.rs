@@ -4,8 +4,7 @@
 
 use modelc_diagnostics::{Diagnostic, codes};
 use modelc_sema::index::TypeKind;
-use modelc_stdlib::plugins::{AttributeError, ModuleDir, ServerSettings};
-use modelc_stdlib::{PluginContext, PluginError};
+use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext, PluginError, ServerSettings};
 use modelc_syntax::ast::{Arg, Expr, Path};
 use modelc_value::{InstanceId, Value};
 
@@ -70,11 +69,11 @@ impl<'a> Engine<'a> {
                 ));
             };
             let name = format!("std::{}", signature.name);
-            let bound = modelc_stdlib::bind(signature, positional, keywords).map_err(|e| {
+            let bound = modelc_std_plugins::bind(signature, positional, keywords).map_err(|e| {
                 self.fail(scope, call.span, Diagnostic::new(&codes::INVALID_ARGUMENTS, e.message(&name)), "")
             })?;
             let mut host = Host { engine: self, scope, missing: None, span: call.span };
-            match modelc_stdlib::call(signature.name, bound, &mut host) {
+            match modelc_std_plugins::call(signature.name, bound, &mut host) {
                 Ok(value) => value,
                 Err(PluginError::NotYetSet) => {
                     let missing = host.missing;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use modelc_stdlib::plugins::ModuleDir;
+use modelc_stdlib::ModuleDir;
 
 /// Every file under `files/` and `templates/` of the modules a compile loads.
 #[derive(Debug, Clone, Default)]
@@ -73,7 +73,7 @@ impl ModuleFiles {
 #[cfg(test)]
 mod tests {
     use super::{ModuleFile, ModuleFiles};
-    use modelc_stdlib::plugins::ModuleDir;
+    use modelc_stdlib::ModuleDir;
 
     fn file(text: &str) -> ModuleFile {
         ModuleFile { text: Some(text.to_owned()), path: format!("/m/{text}") }

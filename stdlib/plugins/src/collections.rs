@@ -258,7 +258,7 @@ pub(crate) fn is_unknown(args: &BoundArgs) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::test_context::TestContext;
+    use crate::test_context::TestContext;
     use modelc_value::IndexMap;
 
     fn ints(v: &[i64]) -> Value {

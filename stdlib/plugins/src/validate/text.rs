@@ -6,7 +6,7 @@ use fancy_regex::Regex;
 use indexmap::IndexMap;
 use modelc_value::Value;
 
-use crate::plugins::error::PluginError;
+use crate::error::PluginError;
 
 /// `uuid.UUID`: 32 hex digits, plain, hyphenated (8-4-4-4-12), in braces or as a `urn:uuid:`.
 pub(super) fn is_uuid(s: &str) -> bool {
@@ -181,7 +181,7 @@ fn count(k: &str, v: &Value) -> Result<usize, PluginError> {
 pub(super) fn bad_param(k: &str, v: &Value) -> PluginError {
     PluginError::external(
         "TypeError",
-        format!("invalid value for validation parameter '{k}': {}", crate::plugins::args::shown(v)),
+        format!("invalid value for validation parameter '{k}': {}", crate::args::shown(v)),
     )
 }
 

@@ -19,14 +19,7 @@ pub enum AttributeError {
     OptionalEmpty(String),
 }
 
-/// The two directories of a module that plugins read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ModuleDir {
-    /// `files/`: `std::source`, `std::file`, `std::list_files`.
-    Files,
-    /// `templates/`: `std::template`.
-    Templates,
-}
+pub use modelc_stdlib::ModuleDir;
 
 /// The compiler's connection settings to the server (`compiler_rest_transport`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -161,8 +161,8 @@ pub(crate) fn generate_password(args: &BoundArgs, ctx: &mut dyn PluginContext) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::context::ServerSettings;
-    use crate::plugins::test_context::TestContext;
+    use crate::context::ServerSettings;
+    use crate::test_context::TestContext;
 
     #[test]
     fn print_shows_values_as_the_reference_does() {

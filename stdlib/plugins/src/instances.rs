@@ -110,7 +110,7 @@ pub(crate) fn type_of(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::test_context::TestContext;
+    use crate::test_context::TestContext;
 
     /// `std::unix` (no family) and `std::linux` (family unix), as the std module defines them.
     fn os_tree(ctx: &mut TestContext) -> (Value, Value) {

@@ -1,5 +1,5 @@
 //! The std plugins, implemented in Rust. The executor binds a call's arguments to the
-//! plugin's signature ([`bind`], with the signatures of [`crate::signatures`]) and calls
+//! plugin's signature ([`bind`], with the signatures of [`modelc_stdlib::signatures`]) and calls
 //! [`call`] with a [`PluginContext`], through which every plugin reaches the instance graph and
 //! the world outside; the plugins themselves are pure functions of their arguments and the
 //! context.
@@ -30,7 +30,7 @@ pub use bind::{BindError, BoundArgs, bind, parse_default};
 pub use context::{AttributeError, ModuleDir, PluginContext, ServerSettings};
 pub use error::PluginError;
 
-use crate::signatures::lookup;
+use modelc_stdlib::signatures::lookup;
 
 /// Calls the std plugin `name` (without the `std::` prefix) with bound arguments.
 ///
@@ -125,7 +125,7 @@ pub(crate) fn call_pure(name: &str, args: &BoundArgs) -> Option<Result<Value, Pl
 mod tests {
     use super::test_context::TestContext;
     use super::*;
-    use crate::signatures::SIGNATURES;
+    use modelc_stdlib::signatures::SIGNATURES;
 
     /// Arguments that fit each parameter's declared type.
     fn sample(ty: &str, os: &Value) -> Value {
@@ -157,7 +157,7 @@ mod tests {
             let positional: Vec<Value> = sig
                 .params
                 .iter()
-                .filter(|p| p.kind == crate::signatures::ParamKind::Normal && p.default.is_none())
+                .filter(|p| p.kind == modelc_stdlib::signatures::ParamKind::Normal && p.default.is_none())
                 .map(|p| sample(p.ty, &os))
                 .collect();
             let args = bind(sig, positional, vec![]).unwrap_or_else(|e| panic!("{}: {e}", sig.name));

@@ -45,7 +45,7 @@ pub(crate) fn list_files(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::test_context::TestContext;
+    use crate::test_context::TestContext;
 
     fn ctx() -> TestContext {
         let mut ctx = TestContext::new();

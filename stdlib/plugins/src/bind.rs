@@ -8,7 +8,7 @@ use std::fmt;
 use indexmap::IndexMap;
 use modelc_value::Value;
 
-use crate::signatures::{ParamKind, PluginSignature};
+use modelc_stdlib::signatures::{ParamKind, PluginSignature};
 
 /// The arguments of a call, bound to the plugin's parameters.
 #[derive(Clone, Debug, Default)]
@@ -125,7 +125,7 @@ pub fn bind(
     positional: Vec<Value>,
     keywords: Vec<(String, Value)>,
 ) -> Result<BoundArgs, BindError> {
-    let named: Vec<&crate::signatures::Param> =
+    let named: Vec<&modelc_stdlib::signatures::Param> =
         sig.params.iter().filter(|p| matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly)).collect();
     let ordinary = named.iter().filter(|p| p.kind == ParamKind::Normal).count();
     let has_var_args = sig.params.iter().any(|p| p.kind == ParamKind::VarArgs);
@@ -266,7 +266,7 @@ fn split_list(inner: &str) -> Option<Vec<&str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signatures::{SIGNATURES, lookup};
+    use modelc_stdlib::signatures::{SIGNATURES, lookup};
 
     fn sig(name: &str) -> &'static PluginSignature {
         lookup(name).unwrap_or_else(|| panic!("no plugin {name}"))

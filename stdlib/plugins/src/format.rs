@@ -279,7 +279,7 @@ fn ascii(repr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::test_context::TestContext;
+    use crate::test_context::TestContext;
 
     fn fmt_with(ctx: &mut TestContext, template: &str, args: Vec<Value>, kwargs: &[(&str, Value)]) -> String {
         let mut bound = BoundArgs::new().with("__string", template);

@@ -32,7 +32,7 @@ use super::bind::{BoundArgs, bind};
 use super::context::{AttributeError, ModuleDir, PluginContext};
 use super::error::PluginError;
 use super::files::split_module_path;
-use crate::signatures::lookup;
+use modelc_stdlib::signatures::lookup;
 
 type Result<T> = std::result::Result<T, PluginError>;
 type MjValue = minijinja::Value;
@@ -478,7 +478,7 @@ impl Object for UnknownObject {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::test_context::TestContext;
+    use crate::test_context::TestContext;
 
     const HOST_URI: &str = include_str!("../../templates/host_uri.j2");
 
