@@ -1,78 +1,100 @@
-//! UI tests of `modelc check`: each model in `tests/ui/check` (a `.cf` file, or a `project-*`
-//! directory with modules) is checked, and what a user sees is a snapshot. The comment at the
-//! top of each input says which diagnostics it is about.
+//! UI tests: what a user sees for each input of `tests/ui`, one snapshot per input
+//! (`insta::glob!`), each showing the input's source first and then modelc's output:
+//!
+//! * `tests/ui/check`: `modelc check` of a `.cf` file, or of a `project-*` directory with
+//!   modules (its `main.cf` is the input; every `.cf` file of the project is shown);
+//! * `tests/ui/compile`: `modelc compile --dump-instances` (printed lines, instances,
+//!   diagnostics, summary);
+//! * `tests/ui/resources`: `modelc compile -o` (diagnostics, and the resource IR of a valid
+//!   model; `partial-*.cf` as partial compiles).
+//!
+//! The comment at the top of each input says which diagnostics it is about.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::{Path, PathBuf};
 
 use modelc_tests::modelc;
 
-fn inputs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/check");
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cf") || p.join("project.yml").is_file())
-        .collect();
-    inputs.sort();
-    inputs
+/// The `.cf` files of a project directory (or the one file), each under a header with its path.
+fn source_of(input: &Path, root: &Path) -> String {
+    let files: Vec<PathBuf> = if input.file_name().is_some_and(|n| n == "main.cf") {
+        let mut files = Vec::new();
+        collect_cf(input.parent().unwrap(), &mut files);
+        files.sort();
+        files
+    } else {
+        vec![input.to_owned()]
+    };
+    files
+        .iter()
+        .map(|f| {
+            let name = f.strip_prefix(root).unwrap().display();
+            format!("--- {name}\n{}", std::fs::read_to_string(f).unwrap())
+        })
+        .collect()
+}
+
+fn collect_cf(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect_cf(&path, out);
+        } else if path.extension().is_some_and(|e| e == "cf") {
+            out.push(path);
+        }
+    }
+}
+
+/// The summary's timing changes from run to run.
+fn without_timing(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(|l| match l.split_once(" instances in ") {
+            Some((count, _)) => format!("{count} instances in [time]"),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn check_diagnostics_as_users_see_them() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/check");
-    let inputs = inputs();
-    assert!(inputs.len() >= 10, "the UI inputs are missing");
-    for input in inputs {
-        let name = input.file_stem().unwrap().to_str().unwrap().to_owned();
-        let relative = input.strip_prefix(&dir).unwrap().to_str().unwrap().to_owned();
-        let out = modelc(&["--color", "never", "check", &relative], &dir);
-        insta::assert_snapshot!(name, format!("exit status {}\n{}", out.code, out.stderr));
-    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/check");
+    insta::glob!("../ui/check", "{*.cf,project-*/main.cf}", |input| {
+        // A project is checked as a directory, a lone file as a file.
+        let target = if input.file_name().is_some_and(|n| n == "main.cf") { input.parent().unwrap() } else { input };
+        let relative = target.strip_prefix(&root).unwrap().to_str().unwrap().to_owned();
+        let out = modelc(&["--color", "never", "check", &relative], &root);
+        insta::assert_snapshot!(format!(
+            "{}=== exit status {}\n{}",
+            source_of(input, &root),
+            out.code,
+            out.stderr
+        ));
+    });
 }
 
-/// UI tests of `modelc compile`: each model in `tests/ui/compile` is compiled with its instances
-/// dumped, and what a user sees (printed lines, instances, diagnostics, summary) is a snapshot.
 #[test]
 fn compile_results_as_users_see_them() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/compile");
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    inputs.retain(|p| p.extension().is_some_and(|e| e == "cf"));
-    inputs.sort();
-    assert!(inputs.len() >= 10, "the compile UI inputs are missing");
-    for input in inputs {
-        let name = input.file_stem().unwrap().to_str().unwrap().to_owned();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/compile");
+    insta::glob!("../ui/compile", "*.cf", |input| {
         let file = input.file_name().unwrap().to_str().unwrap().to_owned();
-        let out = modelc(&["--color", "never", "compile", "--dump-instances", &file], &dir);
-        // The summary's timing changes from run to run.
-        let stderr: Vec<String> = out
-            .stderr
-            .lines()
-            .map(|l| match l.split_once(" instances in ") {
-                Some((count, _)) => format!("{count} instances in [time]"),
-                None => l.to_owned(),
-            })
-            .collect();
-        insta::assert_snapshot!(
-            format!("compile-{name}"),
-            format!("exit status {}\n--- stdout\n{}--- stderr\n{}\n", out.code, out.stdout, stderr.join("\n"))
-        );
-    }
+        let out = modelc(&["--color", "never", "compile", "--dump-instances", &file], &root);
+        insta::assert_snapshot!(format!(
+            "{}=== exit status {}\n--- stdout\n{}--- stderr\n{}\n",
+            source_of(input, &root),
+            out.code,
+            out.stdout,
+            without_timing(&out.stderr)
+        ));
+    });
 }
 
-/// UI tests of refinement: each model in `tests/ui/resources` is compiled to the resource IR
-/// (`partial-*.cf` as partial compiles). A model with errors shows its diagnostics (one input
-/// per validation rule); a valid one shows its IR, which holds every resource's id, attributes,
-/// requires and set.
 #[test]
 fn resources_as_users_see_them() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/resources");
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    inputs.retain(|p| p.extension().is_some_and(|e| e == "cf"));
-    inputs.sort();
-    assert!(inputs.len() >= 9, "the resource UI inputs are missing");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/resources");
     let scratch = modelc_tests::scratch_dir("ui-resources");
-    for input in inputs {
+    insta::glob!("../ui/resources", "*.cf", |input| {
         let name = input.file_stem().unwrap().to_str().unwrap().to_owned();
         let file = input.file_name().unwrap().to_str().unwrap().to_owned();
         let output = scratch.join(format!("{name}.json"));
@@ -80,15 +102,16 @@ fn resources_as_users_see_them() {
         if name.starts_with("partial-") {
             args.push("--partial");
         }
-        let out = modelc(&args, &dir);
+        let out = modelc(&args, &root);
         // Keep the diagnostics; the instance summary and timing are covered elsewhere.
         let stderr: String =
             out.stderr.lines().take_while(|l| !l.contains(" instances in ")).map(|l| format!("{l}\n")).collect();
         let ir = std::fs::read_to_string(&output).unwrap_or_else(|_| "(not written)\n".to_owned());
         assert_eq!(out.code == 0, output.exists(), "{name}: the IR is written exactly when the model is valid");
-        insta::assert_snapshot!(
-            format!("resources-{name}"),
-            format!("exit status {}\n--- stderr\n{stderr}--- ir\n{ir}", out.code)
-        );
-    }
+        insta::assert_snapshot!(format!(
+            "{}=== exit status {}\n--- stderr\n{stderr}--- ir\n{ir}",
+            source_of(input, &root),
+            out.code
+        ));
+    });
 }
