@@ -65,12 +65,7 @@ fn check_diagnostics_as_users_see_them() {
         let target = if input.file_name().is_some_and(|n| n == "main.cf") { input.parent().unwrap() } else { input };
         let relative = target.strip_prefix(&root).unwrap().to_str().unwrap().to_owned();
         let out = modelc(&["--color", "never", "check", &relative], &root);
-        insta::assert_snapshot!(format!(
-            "{}=== exit status {}\n{}",
-            source_of(input, &root),
-            out.code,
-            out.stderr
-        ));
+        insta::assert_snapshot!(format!("{}=== exit status {}\n{}", source_of(input, &root), out.code, out.stderr));
     });
 }
 
