@@ -1,0 +1,215 @@
+//! Calls: plugins and casts, their arguments bound and typed against the signatures.
+
+use super::*;
+
+impl<'a> Checker<'a> {
+    pub(super) fn check_args(&mut self, args: &'a [Arg]) -> Vec<Inferred> {
+        args.iter().map(|arg| self.check_expr(arg.value(), None)).collect()
+    }
+
+    pub(super) fn check_splat(&mut self, expr: &'a Expr, inferred: &Inferred) {
+        if let Some(ty) = inferred.certain()
+            && *ty != StaticType::Dict
+        {
+            let d = Diagnostic::new(&codes::INVALID_OPERAND, "the ** operator can only be applied to dicts").primary(
+                self.file,
+                expr.span,
+                format!("this is {}", ty.describe()),
+            );
+            self.runtime(d);
+        }
+    }
+
+    pub(super) fn check_call(&mut self, call: &'a Expr, function: &'a Path, args: &'a [Arg]) -> Inferred {
+        let inferred = self.check_args(args);
+        for (arg, ty) in args.iter().zip(&inferred) {
+            if let Arg::Splat(e) = arg {
+                self.check_splat(e, ty);
+            }
+        }
+        let written = function.text();
+        if function.segments.len() == 1 && CASTS.contains(&written.as_str()) {
+            let positional = args.iter().filter(|a| matches!(a, Arg::Positional(_))).count();
+            if positional != 1 || args.len() != 1 {
+                let d = Diagnostic::new(
+                    &codes::INVALID_ARGUMENTS,
+                    format!("the cast `{written}` takes exactly one positional argument"),
+                )
+                .primary(self.file, call.span, format!("{} argument(s) given", args.len()));
+                self.runtime(d);
+            }
+            if written == "number" {
+                self.deprecated_number(function.span);
+            }
+            let ty = match written.as_str() {
+                "string" => StaticType::Str,
+                "int" => StaticType::Int,
+                "float" => StaticType::Float,
+                "bool" => StaticType::Bool,
+                _ => StaticType::Any,
+            };
+            return Inferred::maybe_unknown(ty);
+        }
+        if function.segments.len() == 1 && (written == "list" || written == "dict") {
+            let d = Diagnostic::new(&codes::NOT_CALLABLE, format!("`{written}` can not be called")).primary(
+                self.file,
+                function.span,
+                "only plugins and the casts string, int, float, bool and number can be called",
+            );
+            self.runtime(d);
+            return Inferred::any();
+        }
+        match self.scope.resolve_type(self.index, &written) {
+            Ok(Resolved { fqn, kind: TypeKind::Plugin }) => {
+                let Some(signature) = self.index.plugin(&fqn) else { return Inferred::any() };
+                if signature.deprecated {
+                    let d = Diagnostic::new(&codes::DEPRECATED, format!("the plugin `{fqn}` is deprecated")).primary(
+                        self.file,
+                        function.span,
+                        "deprecated",
+                    );
+                    self.error(d);
+                }
+                self.check_plugin_arguments(call, &fqn, signature, args, &inferred);
+                Inferred::maybe_unknown(static_type_of(signature.returns))
+            }
+            Ok(Resolved { fqn, kind }) => {
+                let mut d = Diagnostic::new(
+                    &codes::NOT_CALLABLE,
+                    format!("`{fqn}` is {}, it can not be called", kind.describe()),
+                )
+                .primary(self.file, function.span, "only plugins and primitive casts can be called");
+                if kind == TypeKind::Entity {
+                    d = d.help("entities are constructed with a capitalised name: `Entity(attr=value)`");
+                }
+                self.runtime(d);
+                Inferred::any()
+            }
+            Err(ResolveError::NotFound { name, namespace, suggestions }) => {
+                let module = namespace.split("::").next().unwrap_or_default();
+                if module != "__config__" && module != "std" {
+                    let d = Diagnostic::new(
+                        &codes::UNAVAILABLE_PLUGIN,
+                        format!("`{name}` is not defined in module `{module}`: if it is a Python plugin, modelc can not run it"),
+                    )
+                    .primary(self.file, function.span, "no plugin of this name is available")
+                    .note("modelc runs the std plugins, implemented in Rust; plugins written in Python are not supported");
+                    self.error(d);
+                } else {
+                    let error = ResolveError::NotFound { name, namespace, suggestions };
+                    let d = self.resolve_error(&error, function.span, "plugin");
+                    self.error(d);
+                }
+                Inferred::any()
+            }
+            Err(error) => {
+                let d = self.resolve_error(&error, function.span, "plugin");
+                self.error(d);
+                Inferred::any()
+            }
+        }
+    }
+
+    pub(super) fn check_plugin_arguments(
+        &mut self,
+        call: &Expr,
+        fqn: &str,
+        signature: &modelc_stdlib::PluginSignature,
+        args: &[Arg],
+        inferred: &[Inferred],
+    ) {
+        use modelc_stdlib::ParamKind;
+        let has_splat = args.iter().any(|a| matches!(a, Arg::Splat(_)));
+        let positional: Vec<(usize, &Expr)> = args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| if let Arg::Positional(e) = a { Some((i, e)) } else { None })
+            .collect();
+        let mut problems: Vec<(Span, String)> = Vec::new();
+        if let Some(max) = signature.max_positional()
+            && positional.len() > max
+        {
+            problems.push((
+                positional[max].1.span,
+                format!("{fqn}() takes {max} positional arguments but {} were given", positional.len()),
+            ));
+        }
+        let normal: Vec<&modelc_stdlib::Param> =
+            signature.params.iter().filter(|p| p.kind == ParamKind::Normal).collect();
+        let mut bound: Vec<&str> = normal.iter().take(positional.len()).map(|p| p.name).collect();
+        let accepts_any_keyword = signature.params.iter().any(|p| p.kind == ParamKind::VarKeywords);
+        for arg in args {
+            let Arg::Keyword(name, _) = arg else { continue };
+            let known = signature
+                .params
+                .iter()
+                .any(|p| p.name == name.name && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly));
+            if bound.contains(&name.name.as_str()) && known {
+                problems.push((name.span, format!("{fqn}() got multiple values for argument '{}'", name.name)));
+            } else if !known && !accepts_any_keyword {
+                problems.push((name.span, format!("{fqn}() got an unexpected keyword argument: '{}'", name.name)));
+            }
+            bound.push(&name.name);
+        }
+        if !has_splat {
+            let missing: Vec<&str> = signature.required().map(|p| p.name).filter(|n| !bound.contains(n)).collect();
+            if !missing.is_empty() {
+                let list: Vec<String> = missing.iter().map(|m| format!("'{m}'")).collect();
+                problems.push((
+                    call.span,
+                    format!("{fqn}() missing {} required argument(s): {}", missing.len(), list.join(", ")),
+                ));
+            }
+        }
+        for (span, message) in problems {
+            let d = Diagnostic::new(&codes::INVALID_ARGUMENTS, message).primary(self.file, span, "");
+            self.runtime(d);
+        }
+        // Argument types, where both the parameter's and the value's are certain.
+        for (i, (position, expr)) in positional.iter().enumerate() {
+            let Some(param) = normal.get(i) else { break };
+            self.check_argument_type(fqn, param, expr, &inferred[*position]);
+        }
+        for (arg, ty) in args.iter().zip(inferred) {
+            if let Arg::Keyword(name, expr) = arg
+                && let Some(param) = normal.iter().find(|p| p.name == name.name)
+            {
+                self.check_argument_type(fqn, param, expr, ty);
+            }
+        }
+    }
+
+    pub(super) fn check_argument_type(
+        &mut self,
+        fqn: &str,
+        param: &modelc_stdlib::Param,
+        expr: &Expr,
+        inferred: &Inferred,
+    ) {
+        let Some(actual) = inferred.certain() else { return };
+        let fits = match param.ty {
+            "any" | "expression" => true,
+            "string" => *actual == StaticType::Str,
+            "int" => matches!(actual, StaticType::Int | StaticType::Bool),
+            "float" => *actual == StaticType::Float,
+            "bool" => *actual == StaticType::Bool,
+            "list" => *actual == StaticType::List,
+            "dict" => *actual == StaticType::Dict,
+            "string?" => matches!(actual, StaticType::Str | StaticType::Null),
+            "int?" => matches!(actual, StaticType::Int | StaticType::Bool | StaticType::Null),
+            "string[]" => *actual == StaticType::List,
+            other if other.starts_with("std::") && other.chars().nth(5).is_some_and(char::is_uppercase) => {
+                matches!(actual, StaticType::Instance(_))
+            }
+            _ => true,
+        };
+        if !fits {
+            let d = Diagnostic::new(
+                &codes::TYPE_MISMATCH,
+                format!("argument `{}` of {fqn}() must be `{}`", param.name, param.ty),
+            )
+            .primary(self.file, expr.span, format!("this is {}", actual.describe()));
+            self.runtime(d);
+        }
+    }
+}

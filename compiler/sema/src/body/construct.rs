@@ -1,0 +1,225 @@
+//! Constructors and index lookups: the entity constructed, the attributes given, `**` keys,
+//! and the index attributes a constructor or lookup must name.
+
+use super::*;
+
+impl<'a> Checker<'a> {
+    pub(super) fn check_construct(
+        &mut self,
+        expr: &'a Expr,
+        written: &'a modelc_syntax::ast::TypeRef,
+        args: &'a [Arg],
+        hint: Option<Hint<'a>>,
+    ) -> Inferred {
+        let entity = self.resolve_constructed(written, hint);
+        let Some(entity) = entity else {
+            self.check_args(args);
+            return Inferred::any();
+        };
+        if let Some(Hint { attribute: Some(attribute), direct: true }) = hint {
+            let expected = match &attribute.kind {
+                AttrKind::Relation { target, .. } if target.is_empty() => None,
+                AttrKind::Relation { target, .. } => (!self.index.is_subtype(&entity, target)).then(|| target.clone()),
+                AttrKind::Value { ty, .. } => Some(ty.to_string()),
+            };
+            if let Some(expected) = expected {
+                let d = Diagnostic::new(
+                    &codes::TYPE_MISMATCH,
+                    format!("can not assign a value of type `{entity}` to `{}` of type `{expected}`", attribute.name),
+                )
+                .primary(self.file, written.span, format!("an instance of `{entity}`"));
+                self.error(d);
+            }
+        }
+        let mut given: Vec<&str> = Vec::new();
+        let mut has_splat = false;
+        for arg in args {
+            match arg {
+                Arg::Keyword(name, value) => {
+                    given.push(&name.name);
+                    let Some(def) = self.index.attribute(&entity, &name.name) else {
+                        if self.index.is_incomplete(&entity) {
+                            self.check_expr(value, None);
+                            continue;
+                        }
+                        let d = self.unknown_attribute(&entity, name);
+                        self.error(d);
+                        self.check_expr(value, None);
+                        continue;
+                    };
+                    // The reference checks the types of nested constructors statically, except
+                    // for index attributes, which it evaluates before the instance exists.
+                    let in_index = self.index.indexes(&entity).iter().any(|i| i.contains(&name.name));
+                    let inferred = self.check_expr(value, Some(Hint { attribute: Some(def), direct: !in_index }));
+                    self.check_value_fits(def, value, &inferred);
+                }
+                Arg::Splat(value) => {
+                    has_splat = true;
+                    let inferred = self.check_expr(value, None);
+                    self.check_splat(value, &inferred);
+                    self.check_splat_keys(&entity, value, args);
+                }
+                Arg::Positional(value) => {
+                    // Reported by the parser.
+                    self.check_expr(value, None);
+                }
+            }
+        }
+        if !has_splat {
+            self.check_index_attributes_given(expr, &entity, &given, hint);
+        }
+        Inferred::definite(StaticType::Instance(entity))
+    }
+
+    /// The entity a constructor names. An unqualified name that is not in scope may still name
+    /// a subtype of the relation the value is assigned to (spec §4.5).
+    pub(super) fn resolve_constructed(
+        &mut self,
+        written: &modelc_syntax::ast::TypeRef,
+        hint: Option<Hint<'a>>,
+    ) -> Option<String> {
+        let text = written.text();
+        let error = match self.scope.resolve_type(self.index, &text) {
+            Ok(Resolved { fqn, kind: TypeKind::Entity }) => return Some(fqn),
+            Ok(Resolved { fqn, kind }) => {
+                let d = Diagnostic::new(
+                    &codes::WRONG_KIND_OF_NAME,
+                    format!("`{fqn}` is {}, not an entity", kind.describe()),
+                )
+                .primary(self.file, written.span, "only entities can be constructed");
+                self.error(d);
+                return None;
+            }
+            Err(error) => error,
+        };
+        if written.namespace.is_empty()
+            && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
+        {
+            let mut candidates: Vec<&str> = self
+                .index
+                .subtypes(target)
+                .into_iter()
+                .filter(|e| e.rsplit("::").next() == Some(text.as_str()))
+                .collect();
+            candidates.sort_unstable();
+            match candidates.as_slice() {
+                [one] => return Some((*one).to_owned()),
+                [] => {}
+                many => {
+                    let list: Vec<String> = many.iter().map(|m| format!("`{m}`")).collect();
+                    let d = Diagnostic::new(
+                        &codes::AMBIGUOUS_TYPE,
+                        format!("`{text}` could be any of {}", list.join(", ")),
+                    )
+                    .primary(self.file, written.span, "ambiguous")
+                    .help("qualify the name with its namespace");
+                    self.error(d);
+                    return None;
+                }
+            }
+        }
+        let d = self.resolve_error(&error, written.span, "entity");
+        self.error(d);
+        None
+    }
+
+    /// `**d` where `d` is a constant dict: its keys must be attributes not given explicitly.
+    pub(super) fn check_splat_keys(&mut self, entity: &str, value: &Expr, args: &[Arg]) {
+        let here = self.blocks.len().saturating_sub(1);
+        let Some(consteval::Const::Dict(entries)) = self.constant_value(value, 0, here) else { return };
+        for (key, _) in entries {
+            let explicit = args.iter().any(|a| matches!(a, Arg::Keyword(name, _) if name.name == key));
+            if explicit {
+                let d = Diagnostic::new(
+                    &codes::DUPLICATE_KEYWORD_ARGUMENT,
+                    format!("attribute `{key}` is set twice in this constructor of `{entity}`"),
+                )
+                .primary(self.file, value.span, format!("`**` also sets `{key}`"));
+                self.runtime(d);
+            } else if self.index.attribute(entity, &key).is_none() && !self.index.is_incomplete(entity) {
+                let d =
+                    Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{key}`"))
+                        .primary(self.file, value.span, format!("`**` sets `{key}`"));
+                self.runtime(d);
+            }
+        }
+    }
+
+    pub(super) fn check_index_attributes_given(
+        &mut self,
+        expr: &Expr,
+        entity: &str,
+        given: &[&str],
+        hint: Option<Hint<'a>>,
+    ) {
+        let inverse = match hint.and_then(|h| h.attribute).map(|a| &a.kind) {
+            Some(AttrKind::Relation { inverse: Some(inverse), .. }) => Some(inverse.as_str()),
+            _ => None,
+        };
+        let mut missing: Vec<String> = Vec::new();
+        for index in self.index.indexes(entity) {
+            for attribute in index {
+                let provided = given.contains(&attribute.as_str())
+                    || self.index.has_default(entity, attribute)
+                    || inverse == Some(attribute.as_str());
+                if !provided && !missing.contains(attribute) {
+                    missing.push(attribute.clone());
+                }
+            }
+        }
+        // Like the reference: without a left-hand side, or with two or more missing, the
+        // constructor can never work. With a left-hand side and one missing, the inverse of the
+        // assigned relation may fill it when the statement runs.
+        let static_error = hint.is_none() || missing.len() > 1;
+        let unknown_target = hint.is_some_and(|h| h.attribute.is_none());
+        for attribute in missing {
+            let d = Diagnostic::new(
+                &codes::MISSING_INDEX_ATTRIBUTE,
+                format!("the constructor of `{entity}` does not set `{attribute}`, which is part of an index"),
+            )
+            .primary(self.file, expr.span, format!("`{attribute}` missing"))
+            .help(format!(
+                "pass `{attribute}=…`: instances of an indexed entity are identified by their index attributes"
+            ));
+            if static_error {
+                self.error(d);
+            } else if !unknown_target {
+                self.runtime(d);
+            }
+        }
+    }
+
+    pub(super) fn check_index_lookup(&mut self, written: &'a modelc_syntax::ast::TypeRef, args: &'a [Arg]) -> Inferred {
+        let entity = self.resolve_entity(written);
+        self.check_args(args);
+        let Some(entity) = entity else { return Inferred::any() };
+        if args.iter().any(|a| matches!(a, Arg::Splat(_))) {
+            return Inferred::maybe_unknown(StaticType::Instance(entity));
+        }
+        let mut names: Vec<String> =
+            args.iter().filter_map(|a| if let Arg::Keyword(n, _) = a { Some(n.name.clone()) } else { None }).collect();
+        names.sort();
+        let indexes = self.index.indexes(&entity);
+        let declared_invalid = self
+            .index
+            .ancestry(&entity)
+            .iter()
+            .flat_map(|d| &d.invalid_indexes)
+            .any(|i| i.iter().all(|a| names.contains(a)) && i.len() == names.len());
+        if !indexes.contains(&names.as_slice()) && !declared_invalid && !self.index.is_incomplete(&entity) {
+            let known: Vec<String> = indexes.iter().map(|i| format!("({})", i.join(", "))).collect();
+            let mut d = Diagnostic::new(
+                &codes::NO_MATCHING_INDEX,
+                format!("no index defined on `{entity}` for a lookup on ({})", names.join(", ")),
+            )
+            .primary(self.file, written.span, "no index with exactly these attributes");
+            d = if known.is_empty() {
+                d.help(format!("declare one: `index {}({})`", written.text(), names.join(", ")))
+            } else {
+                d.note(format!("the indexes of `{entity}` are {}", known.join(", ")))
+            };
+            self.runtime(d);
+        }
+        Inferred::maybe_unknown(StaticType::Instance(entity))
+    }
+}

@@ -1,0 +1,341 @@
+//! Expressions: their static types where certain, attribute references, f-strings, list
+//! comprehensions and operators.
+
+use super::*;
+
+impl<'a> Checker<'a> {
+    /// Checks an expression and returns what is known of its value.
+    pub(crate) fn check_expr(&mut self, expr: &'a Expr, hint: Option<Hint<'a>>) -> Inferred {
+        match &expr.kind {
+            ExprKind::Int(_) => Inferred::definite(StaticType::Int),
+            ExprKind::Float(_) => Inferred::definite(StaticType::Float),
+            ExprKind::Bool(_) => Inferred::definite(StaticType::Bool),
+            ExprKind::Null => Inferred::definite(StaticType::Null),
+            ExprKind::Str(s) => {
+                let mut definite = true;
+                for part in &s.parts {
+                    if let StrPart::Interpolation(path) = part {
+                        definite = false;
+                        self.check_reference_chain(path);
+                    }
+                }
+                Inferred { ty: StaticType::Str, definite }
+            }
+            ExprKind::FStr(f) => {
+                self.check_fstring_parts(&f.parts);
+                Inferred::maybe_unknown(StaticType::Str)
+            }
+            ExprKind::Regex(regex) => {
+                // A bare regex means "self matches"; it needs `self`.
+                if self.instance.is_none() && !self.in_typedef {
+                    let d = Diagnostic::new(&codes::UNDEFINED_VARIABLE, "a regex used as a value needs `self`")
+                        .primary(
+                            self.file,
+                            regex.span,
+                            "`matching /…/` tests `self`, which only exists in implementations",
+                        );
+                    self.runtime(d);
+                }
+                Inferred::maybe_unknown(StaticType::Bool)
+            }
+            ExprKind::Var(path) => self.check_var(path, 0),
+            ExprKind::Attr { object, attr } => {
+                let object_type = self.check_expr(object, None);
+                // `self.x` in an implementation may be an attribute of a subtype declared in a
+                // module this compile does not load.
+                if self.is_self(object)
+                    && !matches!(&object_type.ty, StaticType::Instance(e) if self.index.attribute(e, &attr.name).is_some())
+                {
+                    return Inferred::any();
+                }
+                match self.attribute_of(&object_type, attr) {
+                    Some(def) => attribute_type(def),
+                    None => Inferred::any(),
+                }
+            }
+            ExprKind::Call { function, args } => self.check_call(expr, function, args),
+            ExprKind::Construct { entity, args } => self.check_construct(expr, entity, args, hint),
+            ExprKind::IndexLookup { entity, args } => self.check_index_lookup(entity, args),
+            ExprKind::RelationLookup { object, args, .. } => {
+                self.check_expr(object, None);
+                self.check_args(args);
+                Inferred::any()
+            }
+            ExprKind::MapLookup { object, key } => {
+                let container = self.check_expr(object, None);
+                let key_type = self.check_expr(key, None);
+                if let Some(ty) = container.certain()
+                    && *ty != StaticType::Dict
+                {
+                    let d = Diagnostic::new(
+                        &codes::INVALID_DICT_LOOKUP,
+                        format!("can not look up a key in {}", ty.describe()),
+                    )
+                    .primary(self.file, object.span, "not a dict");
+                    let d = if *ty == StaticType::List {
+                        d.help("lists have no indexing; use `std::at(list, i)`")
+                    } else {
+                        d
+                    };
+                    self.runtime(d);
+                } else if let Some(ty) = key_type.certain()
+                    && *ty != StaticType::Str
+                {
+                    let d = Diagnostic::new(&codes::INVALID_DICT_LOOKUP, "dict keys must be strings").primary(
+                        self.file,
+                        key.span,
+                        format!("this is {}", ty.describe()),
+                    );
+                    self.runtime(d);
+                }
+                Inferred::any()
+            }
+            ExprKind::List(items) => {
+                for item in items {
+                    self.check_expr(item, hint);
+                }
+                Inferred::definite(StaticType::List)
+            }
+            ExprKind::ListComp { element, fors, guards } => {
+                self.check_list_comprehension(element, fors, guards, hint);
+                Inferred::definite(StaticType::List)
+            }
+            ExprKind::Dict(entries) => {
+                for entry in entries {
+                    self.check_expr(&entry.value, None);
+                }
+                Inferred::definite(StaticType::Dict)
+            }
+            ExprKind::Binary { op, lhs, rhs } => self.check_binary(*op, lhs, rhs),
+            ExprKind::Not(inner) => {
+                let operand = self.check_expr(inner, None);
+                if let Some(ty) = operand.certain()
+                    && *ty != StaticType::Bool
+                {
+                    let d = Diagnostic::new(&codes::INVALID_OPERAND, "`not` can only be applied to a boolean").primary(
+                        self.file,
+                        inner.span,
+                        format!("this is {}", ty.describe()),
+                    );
+                    self.runtime(d);
+                }
+                Inferred { ty: StaticType::Bool, definite: operand.definite }
+            }
+            ExprKind::Conditional { condition, then, otherwise } => {
+                let cond = self.check_expr(condition, None);
+                if let Some(ty) = cond.certain()
+                    && *ty != StaticType::Bool
+                {
+                    let d = Diagnostic::new(
+                        &codes::NON_BOOLEAN_CONDITION,
+                        "the condition of a conditional expression is not a boolean",
+                    )
+                    .primary(self.file, condition.span, format!("this is {}", ty.describe()));
+                    self.runtime(d);
+                }
+                let (a, b) = self.uncertain("only one branch of a conditional expression is evaluated", |c| {
+                    (c.check_expr(then, hint), c.check_expr(otherwise, hint))
+                });
+                if a.ty == b.ty {
+                    Inferred { ty: a.ty, definite: a.definite && b.definite && cond.definite }
+                } else {
+                    Inferred::any()
+                }
+            }
+            ExprKind::IsDefined(inner) => {
+                // `d[k] is defined` means `k in d and d[k] != null and d[k] != []`: never a
+                // lookup error.
+                if let ExprKind::MapLookup { object, key } = &inner.kind {
+                    self.check_expr(object, None);
+                    self.check_expr(key, None);
+                } else {
+                    self.check_expr(inner, None);
+                }
+                Inferred::maybe_unknown(StaticType::Bool)
+            }
+            ExprKind::Error => Inferred::any(),
+        }
+    }
+
+    /// Whether `expr` is `self` inside an implementation.
+    pub(super) fn is_self(&self, expr: &Expr) -> bool {
+        self.instance.is_some()
+            && matches!(&expr.kind, ExprKind::Var(path) if path.segments.len() == 1 && path.segments[0].name == "self")
+    }
+
+    /// `{{ a.b.c }}`: a variable and attribute reads.
+    pub(super) fn check_reference_chain(&mut self, path: &'a [Ident]) {
+        let Some((first, rest)) = path.split_first() else { return };
+        let span = first.span;
+        let var = Path { segments: vec![first.clone()], span };
+        let mut current = self.check_var_named(&var, 0);
+        for attr in rest {
+            current = match self.attribute_of(&current, attr) {
+                Some(def) => attribute_type(def),
+                None => Inferred::any(),
+            };
+        }
+    }
+
+    pub(super) fn check_fstring_parts(&mut self, parts: &'a [FStrPart]) {
+        for part in parts {
+            if let FStrPart::Field(field) = part {
+                self.check_reference_chain(&field.path);
+                self.check_fstring_parts(&field.spec);
+            }
+        }
+    }
+
+    pub(super) fn check_list_comprehension(
+        &mut self,
+        element: &'a Expr,
+        fors: &'a [modelc_syntax::ast::CompFor],
+        guards: &'a [Expr],
+        hint: Option<Hint<'a>>,
+    ) {
+        let mut block = Block::default();
+        for (i, comp) in fors.iter().enumerate() {
+            let iterable = if i == 0 {
+                self.check_expr(&comp.iterable, None)
+            } else {
+                self.blocks.push(std::mem::take(&mut block));
+                let inferred = self.uncertain("a list comprehension body runs once per element", |c| {
+                    c.check_expr(&comp.iterable, None)
+                });
+                block = self.blocks.pop().unwrap_or_default();
+                inferred
+            };
+            if let Some(ty) = iterable.certain()
+                && *ty != StaticType::List
+            {
+                let d = Diagnostic::new(
+                    &codes::NOT_ITERABLE,
+                    "a list comprehension can only iterate over lists and relations",
+                )
+                .primary(self.file, comp.iterable.span, format!("this is {}", ty.describe()));
+                self.runtime(d);
+            }
+            block.vars.insert(&comp.var.name, Var { value: None, declared_at: comp.var.span });
+        }
+        self.warn_shadowing(&block);
+        self.blocks.push(block);
+        // The first guard runs for every element; the element and later guards only for the
+        // elements that pass the guards before them.
+        let iteration_runs = fors.iter().all(|f| runs_at_least_once(&f.iterable));
+        let reason = "a list comprehension body runs once per element (that passes the guards)";
+        let saved = (self.certain, self.uncertain_reason);
+        for (i, guard) in guards.iter().enumerate() {
+            if self.certain && (!iteration_runs || i > 0) {
+                (self.certain, self.uncertain_reason) = (false, reason);
+            }
+            let inferred = self.check_expr(guard, None);
+            if let Some(ty) = inferred.certain()
+                && *ty != StaticType::Bool
+            {
+                let d = Diagnostic::new(
+                    &codes::NON_BOOLEAN_CONDITION,
+                    "the guard of a list comprehension is not a boolean",
+                )
+                .primary(self.file, guard.span, format!("this is {}", ty.describe()));
+                self.runtime(d);
+            }
+        }
+        if self.certain && (!iteration_runs || !guards.is_empty()) {
+            (self.certain, self.uncertain_reason) = (false, reason);
+        }
+        self.check_expr(element, hint);
+        (self.certain, self.uncertain_reason) = saved;
+        self.blocks.pop();
+    }
+
+    pub(super) fn check_binary(&mut self, op: BinOp, lhs: &'a Expr, rhs: &'a Expr) -> Inferred {
+        let left = self.check_expr(lhs, None);
+        if matches!(op, BinOp::And | BinOp::Or) {
+            // The right operand is evaluated only when the left does not decide.
+            let decides = match consteval::eval(lhs, None) {
+                Some(consteval::Const::Bool(b)) => Some(b == (op == BinOp::Or)),
+                _ => None,
+            };
+            let right = if decides == Some(false) {
+                self.check_expr(rhs, None)
+            } else {
+                self.uncertain(
+                    "the right operand of `and`/`or` is evaluated only when the left one does not decide",
+                    |c| c.check_expr(rhs, None),
+                )
+            };
+            if let Some(ty) = left.certain()
+                && *ty != StaticType::Bool
+            {
+                let d = Diagnostic::new(
+                    &codes::INVALID_OPERAND,
+                    format!("`{}` expects a boolean left operand", op.symbol()),
+                )
+                .primary(self.file, lhs.span, format!("this is {}", ty.describe()));
+                self.runtime(d);
+            } else if let Some(ty) = right.certain()
+                && *ty != StaticType::Bool
+                && decides != Some(true)
+            {
+                let d = Diagnostic::new(
+                    &codes::INVALID_OPERAND,
+                    format!("`{}` expects a boolean right operand", op.symbol()),
+                )
+                .primary(self.file, rhs.span, format!("this is {}", ty.describe()));
+                let certain = self.certain && decides == Some(false);
+                if certain {
+                    self.error(d)
+                } else {
+                    self.uncertain("the right operand may not be evaluated", |c| c.runtime(d))
+                }
+            }
+            return Inferred { ty: StaticType::Bool, definite: left.definite && right.definite };
+        }
+        let right = self.check_expr(rhs, None);
+        let definite = left.definite && right.definite;
+        let (Some(l), Some(r)) = (left.certain().cloned(), right.certain().cloned()) else {
+            return match op {
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::In | BinOp::NotIn => {
+                    Inferred::maybe_unknown(StaticType::Bool)
+                }
+                _ => Inferred::any(),
+            };
+        };
+        let problem: Option<String> = match op {
+            BinOp::Eq | BinOp::Ne => None,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                (!(l.is_number() && r.is_number())).then(|| "can only compare numbers".to_owned())
+            }
+            BinOp::In | BinOp::NotIn => (!matches!(r, StaticType::List | StaticType::Dict)).then(|| {
+                format!("the right operand of `{}` must be a list or dict, not {}", op.symbol(), r.describe())
+            }),
+            BinOp::Add if l == StaticType::Str || r == StaticType::Str => (l != r).then(|| {
+                let other = if l == StaticType::Str { &r } else { &l };
+                format!("can only concatenate a string to a string, not to {}", other.describe())
+            }),
+            _ => (!(l.is_number() && r.is_number())).then(|| {
+                format!("unsupported operand types for `{}`: {} and {}", op.symbol(), l.describe(), r.describe())
+            }),
+        };
+        if let Some(problem) = problem {
+            let d = Diagnostic::new(&codes::INVALID_OPERAND, problem.clone()).primary(
+                self.file,
+                lhs.span.to(rhs.span),
+                format!("{} {} {}", l.describe(), op.symbol(), r.describe()),
+            );
+            self.runtime(d);
+            return Inferred::any();
+        }
+        let ty = match op {
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::In | BinOp::NotIn => {
+                StaticType::Bool
+            }
+            BinOp::Add if l == StaticType::Str => StaticType::Str,
+            BinOp::Div => StaticType::Float,
+            BinOp::Pow => StaticType::Any,
+            _ if l == StaticType::Float || r == StaticType::Float => StaticType::Float,
+            _ => StaticType::Int,
+        };
+        Inferred { ty, definite }
+    }
+}
