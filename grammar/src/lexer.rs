@@ -126,7 +126,7 @@ pub enum Token<'s> {
     #[token("elif")]
     Elif,
     /// `resource` starting a resource declaration. Not a keyword: the lexer reads it as an `ID`
-    /// and token refinement turns it into this token only where it starts `resource Entity(`.
+    /// and token disambiguation turns it into this token only where it starts `resource Entity(`.
     Resource,
 
     // Names: a word starting with an ASCII capital is a CID (entity names), anything else an ID.
@@ -213,7 +213,7 @@ pub enum Token<'s> {
     #[regex(r#"[rf]?'([^'\\\r\n]|\\[^\r\n])*\\?"#, |_| LexErrorKind::UnterminatedString, allow_greedy = true)]
     Error(LexErrorKind),
 
-    // Produced by `refine`, never by logos: the context-dependent forms of `(`, `[` and `not`
+    // Produced by `disambiguate`, never by logos: the context-dependent forms of `(`, `[` and `not`
     // that let the LR(1) grammar mirror the reference parser's preference for shifting.
     /// `(` directly after a name: a call, constructor or index definition.
     CallParen,

@@ -4,7 +4,7 @@
 //! the file. The crate knows nothing of files on disk, salsa or editors; it depends only on the
 //! diagnostic *model* (codes and spans), not on any renderer.
 //!
-//! The pipeline inside: [`lexer`] (logos) → `refine` (context-dependent tokens that stand in
+//! The pipeline inside: [`lexer`] (logos) → `disambiguate` (context-dependent tokens that stand in
 //! for the reference parser's shift preference) → the LALRPOP grammar (`grammar.lalrpop`,
 //! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting so
 //! later recursive passes are safe). `literals` decodes strings, f-strings and regexes.
@@ -12,11 +12,11 @@
 mod actions;
 pub mod ast;
 mod depth;
+mod disambiguate;
 pub mod dump;
 mod errors;
 pub mod lexer;
 mod literals;
-mod refine;
 mod sink;
 
 lalrpop_util::lalrpop_mod!(
@@ -46,7 +46,7 @@ impl Parse {
 /// a partial tree and diagnostics.
 pub fn parse(file: FileId, text: &str) -> Parse {
     let mut tokens = lexer::lex(text);
-    refine::refine(&mut tokens);
+    disambiguate::disambiguate(&mut tokens);
     let mut sink = sink::Sink::new(file);
     errors::report_lex_errors(&tokens, text, &mut sink);
 

@@ -21,7 +21,7 @@ pub use summary::{
 
 /// One source file: its text, and the name and id diagnostics use for it.
 #[salsa::input(debug)]
-pub struct SourceFile {
+pub struct FileInput {
     #[returns(ref)]
     pub name: String,
     #[returns(ref)]
@@ -33,9 +33,9 @@ pub struct SourceFile {
 /// The files of a project, each with the namespace it defines (`__config__` for `main.cf`,
 /// `std`, `web`, `web::sub`), in a stable order, and the namespaces loading starts from.
 #[salsa::input(debug)]
-pub struct Project {
+pub struct ProjectInput {
     #[returns(ref)]
-    pub modules: Vec<(String, SourceFile)>,
+    pub modules: Vec<(String, FileInput)>,
     /// Where loading starts: `__config__` for a project, every namespace of a module that is
     /// checked on its own. Everything these import, transitively, is loaded too.
     #[returns(ref)]
@@ -51,13 +51,13 @@ pub trait Db: salsa::Database {}
 /// `no_eq`: comparing two trees costs about as much as building one, and every edit changes
 /// some span anyway; the cheap position-free queries below are where changes stop.
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn Db, file: SourceFile) -> Parse {
+pub fn parse(db: &dyn Db, file: FileInput) -> Parse {
     modelc_syntax::parse(file.id(db), file.text(db))
 }
 
 /// The file's imports, as written, in source order.
 #[salsa::tracked(returns(ref))]
-pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<ImportSummary> {
+pub fn imports(db: &dyn Db, file: FileInput) -> Vec<ImportSummary> {
     parse(db, file)
         .file
         .items
@@ -74,7 +74,7 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Vec<ImportSummary> {
 
 /// The declarations a file makes visible to others, without positions.
 #[salsa::tracked(returns(ref))]
-pub fn item_summary(db: &dyn Db, file: SourceFile) -> ItemSummary {
+pub fn item_summary(db: &dyn Db, file: FileInput) -> ItemSummary {
     ItemSummary::of(&parse(db, file).file, file.text(db))
 }
 

@@ -1,6 +1,6 @@
 //! The concrete query database that commands run against.
 
-use modelc_db::SourceFile;
+use modelc_db::FileInput;
 use modelc_diagnostics::SourceFiles;
 
 /// The database of one modelc run (and, later, of a language-server session).
@@ -12,8 +12,8 @@ pub struct RootDatabase {
 
 impl RootDatabase {
     /// Makes every loaded file a query input, keeping each file's id.
-    pub fn add_files(&self, files: &SourceFiles) -> Vec<SourceFile> {
-        files.iter().map(|(id, file)| SourceFile::new(self, file.name.clone(), file.text.clone(), id)).collect()
+    pub fn add_files(&self, files: &SourceFiles) -> Vec<FileInput> {
+        files.iter().map(|(id, file)| FileInput::new(self, file.name.clone(), file.text.clone(), id)).collect()
     }
 }
 

@@ -25,7 +25,7 @@ pub fn check(loaded: &mut Loaded) -> Checked {
     let db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
     let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
-    let project = modelc_db::Project::new(&db, modules, loaded.roots.clone());
+    let project = modelc_db::ProjectInput::new(&db, modules, loaded.roots.clone());
     let diagnostics = modelc_sema::check_project(&db, project);
     let files = modelc_sema::loaded_modules(&db, project).files.len();
     Checked { diagnostics, files }
@@ -69,7 +69,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     let db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
     let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
-    let project = modelc_db::Project::new(&db, modules, loaded.roots.clone());
+    let project = modelc_db::ProjectInput::new(&db, modules, loaded.roots.clone());
     let mut diagnostics = modelc_sema::check_project(&db, project);
     let modules = modelc_sema::loaded_modules(&db, project);
     let files = modules.files.len();

@@ -6,8 +6,8 @@ use modelc_sema::index::AttrKind;
 use modelc_sema::types::ValueType;
 use modelc_value::Value;
 
+use crate::cells::{CellId, CellKind, Owner, ScopeId};
 use crate::engine::{Engine, Eval};
-use crate::store::{CellId, CellKind, Owner, ScopeId};
 use crate::validate::Misfit;
 
 /// From this length on, a list cell keeps a membership set next to its values.

@@ -8,8 +8,8 @@ use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext, PluginError, 
 use modelc_syntax::ast::{Arg, Expr, Path};
 use modelc_value::{InstanceId, Value};
 
+use crate::cells::{CellId, ScopeId, TaskId};
 use crate::engine::{Engine, Eval, Stop};
-use crate::store::{CellId, ScopeId, TaskId};
 
 impl<'a> Engine<'a> {
     pub(crate) fn eval_call(

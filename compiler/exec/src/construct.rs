@@ -7,8 +7,8 @@ use modelc_sema::index::AttrKind;
 use modelc_syntax::ast::{Arg, Expr, TypeRef};
 use modelc_value::{InstanceId, Value};
 
+use crate::cells::{CellId, CellKind, Instance, Owner, ScopeId, TaskId};
 use crate::engine::{Engine, Eval};
-use crate::store::{CellId, CellKind, Instance, Owner, ScopeId, TaskId};
 
 /// Cap on nested construction (an instance constructed in an implementation of, or a loop over,
 /// an instance constructed the same way …): far beyond real models, it stops runaway recursion.

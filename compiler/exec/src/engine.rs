@@ -11,9 +11,9 @@ use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
 use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
 use modelc_value::{InstanceId, Value};
 
+use crate::cells::{Cell, CellId, CellKind, Instance, Owner, Scope, ScopeId, TaskId};
 use crate::chunked::Chunked;
 use crate::program::Program;
-use crate::store::{Cell, CellId, CellKind, Instance, Owner, Scope, ScopeId, TaskId};
 
 /// What a task does.
 pub(crate) enum TaskKind<'a> {
@@ -185,7 +185,7 @@ pub(crate) struct Engine<'a> {
     /// Lookups waiting for an instance: `(entity, key)` → the lookup's cell.
     pub(crate) parked: IndexMap<(&'a str, String), CellId>,
     /// What each parked index lookup looks for (`Owner::Lookup` indexes it).
-    pub(crate) lookups: Vec<crate::store::LookupOwner<'a>>,
+    pub(crate) lookups: Vec<crate::cells::LookupOwner<'a>>,
     /// Promises and memoised results of the running task, kept only if it stops early.
     pending_promises: Vec<CellId>,
     pending_memo: Vec<((*const Expr, ScopeId), Value)>,

@@ -10,8 +10,8 @@ use modelc_sema::index::TypeKind;
 use modelc_syntax::ast::{Arg, Expr, ExprKind, FStrPart, Ident, Path, StrPart};
 use modelc_value::{InstanceId, Value};
 
+use crate::cells::{CellId, CellKind, ScopeId, TaskId};
 use crate::engine::{Engine, Eval, Stop};
-use crate::store::{CellId, CellKind, ScopeId, TaskId};
 
 /// What a name refers to.
 pub(crate) enum Named {
@@ -388,14 +388,14 @@ impl<'a> Engine<'a> {
 
     pub(crate) fn owner_text(&self, cell: CellId) -> String {
         match self.cell(cell).owner {
-            crate::store::Owner::Variable(name) => {
+            crate::cells::Owner::Variable(name) => {
                 format!("variable `{}`", name.map_or("self", |n| n.name.as_str()))
             }
-            crate::store::Owner::Attribute { instance, position } => {
+            crate::cells::Owner::Attribute { instance, position } => {
                 let name = self.plan_of_instance(instance).names[position as usize];
                 format!("attribute `{name}` of `{}`", self.describe(instance))
             }
-            crate::store::Owner::Lookup(n) => {
+            crate::cells::Owner::Lookup(n) => {
                 let lookup = &self.lookups[n as usize];
                 format!("lookup {}[{}]", lookup.entity, lookup.key)
             }
@@ -578,12 +578,12 @@ impl<'a> Engine<'a> {
 
     /// A scope with one variable bound, for a comprehension or loop iteration.
     pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &'a Ident, value: Value) -> ScopeId {
-        let cell = self.new_cell(&CellKind::Variable, crate::store::Owner::Variable(Some(var)));
+        let cell = self.new_cell(&CellKind::Variable, crate::cells::Owner::Variable(Some(var)));
         self.cell_mut(cell).value = Some(value);
         let unit = self.unit_of(parent);
-        let id = crate::store::ScopeId(self.scopes.len() as u32);
+        let id = crate::cells::ScopeId(self.scopes.len() as u32);
         let depth = self.scope(parent).depth;
-        self.scopes.push(crate::store::Scope {
+        self.scopes.push(crate::cells::Scope {
             first_var: cell,
             var_count: 1,
             parent: Some(parent),

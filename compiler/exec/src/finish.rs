@@ -4,8 +4,8 @@
 
 use modelc_diagnostics::{Diagnostic, codes};
 
+use crate::cells::{CellId, CellKind, Owner};
 use crate::engine::{Engine, TaskKind};
-use crate::store::{CellId, CellKind, Owner};
 use modelc_value::InstanceId;
 
 impl Engine<'_> {

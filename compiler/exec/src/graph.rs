@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use modelc_diagnostics::{FileId, Span};
 use modelc_value::{InstanceId, Value};
 
+use crate::cells::{CellKind, ScopeId};
 use crate::engine::Engine;
-use crate::store::{CellKind, ScopeId};
 
 /// Every instance of a compile, in construction order (`InstanceId` = position).
 #[derive(Debug, Default, Clone)]

@@ -3,8 +3,8 @@
 
 use modelc_value::InstanceId;
 
+use crate::cells::{CellId, ScopeId};
 use crate::engine::{Engine, TaskKind};
-use crate::store::{CellId, ScopeId};
 
 impl<'a> Engine<'a> {
     /// Schedules the `implement` statements of a new instance (spec §4.7).
@@ -26,7 +26,7 @@ impl<'a> Engine<'a> {
     /// A scope in which an instance's attributes (and `self`) are visible, over a file's top level.
     pub(crate) fn instance_scope(&mut self, instance: InstanceId, parent: ScopeId, unit: usize) -> ScopeId {
         let id = ScopeId(self.scopes.len() as u32);
-        self.scopes.push(crate::store::Scope {
+        self.scopes.push(crate::cells::Scope {
             first_var: CellId(0),
             var_count: 0,
             parent: Some(parent),

@@ -1,7 +1,7 @@
 //! Execution of a checked model (spec: language §4, execution-and-export §1).
 //!
 //! * [`program`]: the source tables execution reads (implement statements, defaults);
-//! * `store`: single-assignment cells, instances, scopes;
+//! * `cells`: single-assignment cells, instances, scopes;
 //! * `engine`: the scheduler: tasks, waits, the run queue, freezing of relations;
 //! * `stmts`, `eval`, `ops`, `calls`: statements, expressions, operators and casts, plugins;
 //! * `assign`, `construct`, `implement`, `lookup`: setting cells (relations and their inverses),
@@ -15,6 +15,7 @@
 
 mod assign;
 mod calls;
+mod cells;
 mod chunked;
 mod construct;
 mod engine;
@@ -28,7 +29,6 @@ mod ops;
 mod plans;
 pub mod program;
 mod stmts;
-mod store;
 mod validate;
 
 use modelc_diagnostics::Diagnostic;

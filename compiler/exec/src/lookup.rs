@@ -4,8 +4,8 @@
 use modelc_diagnostics::{Diagnostic, Span, codes};
 use modelc_value::Value;
 
+use crate::cells::{CellKind, Owner, ScopeId};
 use crate::engine::{Engine, Eval};
-use crate::store::{CellKind, Owner, ScopeId};
 
 impl<'a> Engine<'a> {
     /// `E[k=v]`: the instance, or a wait until it is constructed.
@@ -60,7 +60,7 @@ impl<'a> Engine<'a> {
             Some(cell) => *cell,
             None => {
                 let owner =
-                    crate::store::LookupOwner { entity: plan.fqn, key: key.1.clone(), file: self.file_of(scope), span };
+                    crate::cells::LookupOwner { entity: plan.fqn, key: key.1.clone(), file: self.file_of(scope), span };
                 self.lookups.push(owner);
                 let cell = self.new_cell(&CellKind::Lookup, Owner::Lookup(self.lookups.len() as u32 - 1));
                 self.parked.insert(key, cell);

@@ -4,8 +4,8 @@ use modelc_diagnostics::{Diagnostic, Span, codes};
 use modelc_syntax::ast::{BinOp, Expr};
 use modelc_value::Value;
 
+use crate::cells::{ScopeId, TaskId};
 use crate::engine::{Engine, Eval};
-use crate::store::{ScopeId, TaskId};
 
 impl<'a> Engine<'a> {
     pub(crate) fn eval_binary(

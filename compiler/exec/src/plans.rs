@@ -8,9 +8,9 @@ use rustc_hash::FxHashMap;
 use modelc_sema::index::{AttrDef, AttrKind};
 use modelc_value::{InstanceId, Value};
 
+use crate::cells::{CellId, CellKind};
 use crate::engine::Engine;
 use crate::program::{ImplementDef, Program};
-use crate::store::{CellId, CellKind};
 
 pub(crate) struct EntityPlan<'a> {
     pub fqn: &'a str,

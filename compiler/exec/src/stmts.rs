@@ -5,8 +5,8 @@ use modelc_diagnostics::{Diagnostic, codes};
 use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
 use modelc_value::Value;
 
+use crate::cells::{CellId, CellKind, ScopeId, TaskId};
 use crate::engine::{Engine, Eval, Stop, TaskKind};
-use crate::store::{CellId, CellKind, ScopeId, TaskId};
 
 impl<'a> Engine<'a> {
     pub(crate) fn execute(&mut self, id: TaskId) -> Eval<()> {

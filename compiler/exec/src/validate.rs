@@ -11,8 +11,8 @@ use modelc_sema::types::{BaseType, ValueType};
 use modelc_syntax::ast::{Constraint, Expr};
 use modelc_value::Value;
 
+use crate::cells::{CellKind, Owner, Scope, ScopeId, TaskId};
 use crate::engine::{Engine, Stop, TaskKind};
-use crate::store::{CellKind, Owner, Scope, ScopeId, TaskId};
 
 /// Why a value does not fit its type.
 pub(crate) enum Misfit {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use modelc_db::{Project, SourceFile, TestDb};
+use modelc_db::{FileInput, ProjectInput, TestDb};
 use modelc_diagnostics::FileId;
 use salsa::Setter as _;
 
@@ -47,8 +47,8 @@ fn module_text(m: usize, body_value: usize) -> String {
 
 struct Generated {
     db: TestDb,
-    files: Vec<SourceFile>,
-    project: Project,
+    files: Vec<FileInput>,
+    project: ProjectInput,
     lines: usize,
 }
 
@@ -59,7 +59,7 @@ fn generate() -> Generated {
     let mut lines = 0;
     let mut add = |namespace: String, text: String| {
         lines += text.lines().count();
-        let file = SourceFile::new(&db, format!("{namespace}.cf"), Arc::from(text), FileId(files.len() as u32));
+        let file = FileInput::new(&db, format!("{namespace}.cf"), Arc::from(text), FileId(files.len() as u32));
         files.push(file);
         modules.push((namespace, file));
     };
@@ -71,7 +71,7 @@ fn generate() -> Generated {
     for std_file in modelc_stdlib::FILES {
         add(std_file.namespace.to_owned(), std_file.text.to_owned());
     }
-    let project = Project::new(&db, modules, vec!["__config__".to_owned()]);
+    let project = ProjectInput::new(&db, modules, vec!["__config__".to_owned()]);
     Generated { db, files, project, lines }
 }
 

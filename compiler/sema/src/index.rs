@@ -7,7 +7,7 @@
 //! reports the error with its span (`declarations.rs`).
 
 use indexmap::{IndexMap, IndexSet};
-use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, Project, item_summary};
+use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, ProjectInput, item_summary};
 use modelc_stdlib::PluginSignature;
 use modelc_syntax::ast::{Constraint, Item};
 
@@ -142,7 +142,7 @@ pub struct ModelIndex {
 
 /// The type table of a project.
 #[salsa::tracked(returns(ref))]
-pub fn model_index(db: &dyn Db, project: Project) -> ModelIndex {
+pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {
     let loaded = loaded_modules(db, project);
     let summaries: Vec<(&str, &ItemSummary)> =
         loaded.files.iter().map(|(ns, file)| (ns.as_str(), item_summary(db, *file))).collect();

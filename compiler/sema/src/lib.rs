@@ -22,7 +22,7 @@ pub mod resources;
 mod suggest;
 pub mod types;
 
-use modelc_db::{Db, Project, SourceFile, imports, parse};
+use modelc_db::{Db, FileInput, ProjectInput, imports, parse};
 use modelc_diagnostics::Diagnostic;
 
 pub use index::{ModelIndex, model_index};
@@ -30,7 +30,7 @@ pub use loading::{LoadedModules, loaded_modules};
 
 /// The semantic diagnostics of one loaded file.
 #[salsa::tracked(returns(ref))]
-pub fn file_diagnostics(db: &dyn Db, project: Project, file: SourceFile) -> Vec<Diagnostic> {
+pub fn file_diagnostics(db: &dyn Db, project: ProjectInput, file: FileInput) -> Vec<Diagnostic> {
     let loaded = loaded_modules(db, project);
     let Some(namespace) = loaded.files.iter().find_map(|(ns, f)| (*f == file).then_some(ns.as_str())) else {
         return Vec::new();
@@ -40,7 +40,7 @@ pub fn file_diagnostics(db: &dyn Db, project: Project, file: SourceFile) -> Vec<
 }
 
 /// Every diagnostic of a project: syntax and semantics of each loaded file, in load order.
-pub fn check_project(db: &dyn Db, project: Project) -> Vec<Diagnostic> {
+pub fn check_project(db: &dyn Db, project: ProjectInput) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for file in loaded_modules(db, project).files.values() {
         let syntax = &parse(db, *file).diagnostics;

@@ -2,20 +2,20 @@
 //! (spec §4.11). `std` is always loaded. Importing `m::x` also loads `m`.
 
 use indexmap::{IndexMap, IndexSet};
-use modelc_db::{Db, Project, SourceFile, imports};
+use modelc_db::{Db, FileInput, ProjectInput, imports};
 
 /// The loaded namespaces in load order, with the import edges that close a cycle.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LoadedModules {
     /// Namespace name and its file, in the order they were reached (`std` first).
-    pub files: IndexMap<String, SourceFile>,
+    pub files: IndexMap<String, FileInput>,
     /// `(importer, imported)` for imports that lead back to a namespace the importer was
     /// (transitively) loaded from.
     pub cycles: Vec<(String, String)>,
 }
 
 impl LoadedModules {
-    pub fn file(&self, namespace: &str) -> Option<SourceFile> {
+    pub fn file(&self, namespace: &str) -> Option<FileInput> {
         self.files.get(namespace).copied()
     }
 }
@@ -23,8 +23,8 @@ impl LoadedModules {
 /// The namespaces a project loads. Depends only on the `imports` of the files it reaches, so
 /// edits that leave imports alone never recompute it.
 #[salsa::tracked(returns(ref))]
-pub fn loaded_modules(db: &dyn Db, project: Project) -> LoadedModules {
-    let available: IndexMap<&str, SourceFile> = project.modules(db).iter().map(|(n, f)| (n.as_str(), *f)).collect();
+pub fn loaded_modules(db: &dyn Db, project: ProjectInput) -> LoadedModules {
+    let available: IndexMap<&str, FileInput> = project.modules(db).iter().map(|(n, f)| (n.as_str(), *f)).collect();
     let mut loaded = LoadedModules::default();
     let mut pending: Vec<String> = Vec::new();
     for root in std::iter::once("std").chain(project.roots(db).iter().map(String::as_str)) {
@@ -41,7 +41,7 @@ pub fn loaded_modules(db: &dyn Db, project: Project) -> LoadedModules {
 
 fn visit(
     db: &dyn Db,
-    available: &IndexMap<&str, SourceFile>,
+    available: &IndexMap<&str, FileInput>,
     namespace: &str,
     loaded: &mut LoadedModules,
     on_path: &mut Vec<String>,

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use modelc_db::{Project, SourceFile, TestDb};
+use modelc_db::{FileInput, ProjectInput, TestDb};
 use modelc_diagnostics::FileId;
 use salsa::Setter as _;
 
@@ -16,8 +16,8 @@ const LIB: &str = "entity Base:\nend\n";
 
 struct Fixture {
     db: TestDb,
-    files: Vec<SourceFile>,
-    project: Project,
+    files: Vec<FileInput>,
+    project: ProjectInput,
 }
 
 impl Fixture {
@@ -27,7 +27,7 @@ impl Fixture {
         let mut modules = Vec::new();
         let mut add = |namespace: &str, text: &str| {
             let id = FileId(u32::try_from(files.len()).unwrap());
-            let file = SourceFile::new(&db, format!("{namespace}.cf"), Arc::from(text), id);
+            let file = FileInput::new(&db, format!("{namespace}.cf"), Arc::from(text), id);
             files.push(file);
             modules.push((namespace.to_owned(), file));
         };
@@ -37,7 +37,7 @@ impl Fixture {
         for std_file in modelc_stdlib::FILES {
             add(std_file.namespace, std_file.text);
         }
-        let project = Project::new(&db, modules, vec!["__config__".to_owned()]);
+        let project = ProjectInput::new(&db, modules, vec!["__config__".to_owned()]);
         let fixture = Fixture { db, files, project };
         assert_eq!(fixture.diagnostics(), Vec::<String>::new());
         fixture.db.take_executed();
@@ -64,7 +64,7 @@ impl Fixture {
 }
 
 /// The salsa key of a query on a file, as the event log prints it.
-fn key(query: &str, file: SourceFile) -> String {
+fn key(query: &str, file: FileInput) -> String {
     format!("{query}({:?})", salsa::plumbing::AsId::as_id(&file))
 }
 

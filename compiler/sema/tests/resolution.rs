@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use modelc_db::{Project, SourceFile, TestDb};
+use modelc_db::{FileInput, ProjectInput, TestDb};
 use modelc_diagnostics::FileId;
 
 /// Checks a project of `(namespace, text)` files (std added) and returns `code: message` of
@@ -17,10 +17,10 @@ fn check(files: &[(&str, &str)]) -> Vec<String> {
         .map(|(ns, text)| ((*ns).to_owned(), (*text).to_owned()))
         .chain(modelc_stdlib::FILES.iter().map(|f| (f.namespace.to_owned(), f.text.to_owned())));
     for (i, (namespace, text)) in all.enumerate() {
-        let file = SourceFile::new(&db, format!("{namespace}.cf"), Arc::from(text), FileId(i as u32));
+        let file = FileInput::new(&db, format!("{namespace}.cf"), Arc::from(text), FileId(i as u32));
         modules.push((namespace, file));
     }
-    let project = Project::new(&db, modules, vec!["__config__".to_owned()]);
+    let project = ProjectInput::new(&db, modules, vec!["__config__".to_owned()]);
     modelc_sema::check_project(&db, project).iter().map(|d| format!("{}: {}", d.code.id, d.message)).collect()
 }
 

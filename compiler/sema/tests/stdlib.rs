@@ -4,21 +4,21 @@
 
 use std::sync::Arc;
 
-use modelc_db::{Project, SourceFile, TestDb};
+use modelc_db::{FileInput, ProjectInput, TestDb};
 use modelc_diagnostics::FileId;
 use modelc_sema::index::TypeKind;
 
-fn std_project(db: &TestDb) -> Project {
-    let modules: Vec<(String, SourceFile)> = modelc_stdlib::FILES
+fn std_project(db: &TestDb) -> ProjectInput {
+    let modules: Vec<(String, FileInput)> = modelc_stdlib::FILES
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let file = SourceFile::new(db, f.display_name.to_owned(), Arc::from(f.text), FileId(i as u32));
+            let file = FileInput::new(db, f.display_name.to_owned(), Arc::from(f.text), FileId(i as u32));
             (f.namespace.to_owned(), file)
         })
         .collect();
     let roots = modules.iter().map(|(ns, _)| ns.clone()).collect();
-    Project::new(db, modules, roots)
+    ProjectInput::new(db, modules, roots)
 }
 
 #[test]

@@ -5,18 +5,18 @@
 
 use std::sync::Arc;
 
-use modelc_db::{Project, SourceFile, TestDb};
+use modelc_db::{FileInput, ProjectInput, TestDb};
 use modelc_diagnostics::FileId;
 
 fn errors(main: &str) -> Vec<String> {
     let db = TestDb::default();
     let mut modules =
-        vec![("__config__".to_owned(), SourceFile::new(&db, "main.cf".to_owned(), Arc::from(main), FileId(0)))];
+        vec![("__config__".to_owned(), FileInput::new(&db, "main.cf".to_owned(), Arc::from(main), FileId(0)))];
     for (i, f) in modelc_stdlib::FILES.iter().enumerate() {
-        let file = SourceFile::new(&db, f.display_name.to_owned(), Arc::from(f.text), FileId(i as u32 + 1));
+        let file = FileInput::new(&db, f.display_name.to_owned(), Arc::from(f.text), FileId(i as u32 + 1));
         modules.push((f.namespace.to_owned(), file));
     }
-    let project = Project::new(&db, modules, vec!["__config__".to_owned()]);
+    let project = ProjectInput::new(&db, modules, vec!["__config__".to_owned()]);
     modelc_sema::check_project(&db, project)
         .iter()
         .filter(|d| d.is_error())

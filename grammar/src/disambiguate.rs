@@ -1,4 +1,4 @@
-//! Token refinement: gives `(`, `[` and `not in` the meaning the reference parser gives them.
+//! Token disambiguation: gives `(`, `[` and `not in` the meaning the reference parser gives them.
 //!
 //! The language has no statement separator, so `x = y` newline `(1)` is ambiguous: a call
 //! `y((1))` or two statements. The reference (an LALR parser built by PLY) resolves every such
@@ -25,7 +25,7 @@
 use crate::lexer::{Spanned, Token};
 
 /// Rewrites the context-dependent tokens of `tokens` in place and merges `not in`.
-pub(crate) fn refine(tokens: &mut Vec<Spanned<'_>>) {
+pub(crate) fn disambiguate(tokens: &mut Vec<Spanned<'_>>) {
     merge_not_in(tokens);
     mark_resource_declarations(tokens);
     // Open `[`s: (index, is a lookup bracket).
@@ -138,7 +138,7 @@ mod tests {
 
     fn refined(text: &str) -> Vec<Token<'_>> {
         let mut tokens = lex(text);
-        refine(&mut tokens);
+        disambiguate(&mut tokens);
         tokens.into_iter().map(|(_, t, _)| t).collect()
     }
 
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(refined("not a in b")[0], Token::Not);
         let spans: Vec<_> = {
             let mut tokens = lex("a not  in b");
-            refine(&mut tokens);
+            disambiguate(&mut tokens);
             tokens.into_iter().map(|(s, _, e)| (s, e)).collect()
         };
         assert_eq!(spans[1], (2, 9));
