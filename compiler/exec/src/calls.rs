@@ -52,7 +52,7 @@ impl<'a> Engine<'a> {
                     "",
                 ));
             }
-            crate::ops::cast(&written, &positional[0], &|i| self.describe(i)).map_err(|message| {
+            modelc_value::ops::cast(&written, &positional[0], &|i| self.describe(i)).map_err(|message| {
                 self.fail(scope, call.span, Diagnostic::new(&codes::PLUGIN_FAILED, message), "the cast failed")
             })?
         } else {

@@ -4,7 +4,6 @@
 
 use rustc_hash::FxHashMap;
 
-use indexmap::IndexMap;
 use modelc_diagnostics::Diagnostic;
 use modelc_sema::consteval;
 use modelc_sema::types::{BaseType, ValueType};
@@ -158,22 +157,7 @@ fn literal(value: &Value) -> bool {
     }
 }
 
-pub(crate) fn from_const(value: consteval::Const) -> Option<Value> {
-    use consteval::Const;
-    Some(match value {
-        Const::Null => Value::Null,
-        Const::Bool(b) => Value::Bool(b),
-        Const::Int(i) => Value::Int(i64::try_from(i).ok()?),
-        Const::Float(f) => Value::Float(f),
-        Const::Str(s) => Value::str(s),
-        Const::List(items) => Value::list(items.into_iter().map(from_const).collect::<Option<_>>()?),
-        Const::Dict(entries) => Value::dict(
-            entries.into_iter().map(|(k, v)| Some((k, from_const(v)?))).collect::<Option<IndexMap<_, _>>>()?,
-        ),
-    })
-}
-
 /// The value of a constant expression (attribute defaults).
 pub(crate) fn constant(expr: &Expr) -> Option<Value> {
-    from_const(consteval::eval(expr, None)?)
+    consteval::eval(expr, None)
 }

@@ -332,10 +332,10 @@ impl<'a> Checker<'a> {
             format!("the default of `{}` is not a valid `{ty}`", attribute.name.name),
         )
         .primary(self.file, default.span, message);
-        if ty.base == BaseType::Float && matches!(value, consteval::Const::Int(_)) {
+        if ty.base == BaseType::Float && matches!(value, modelc_value::Value::Int(_)) {
             d = d.help("float attributes need a float literal: write `1.0`, not `1`");
         }
-        if value == consteval::Const::Null {
+        if value.is_null() {
             d = d.help(format!("make the attribute nullable: `{}? {}`", ty.base, attribute.name.name));
         }
         self.error(d);

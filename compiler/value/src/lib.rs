@@ -11,6 +11,7 @@ pub mod display;
 pub mod float;
 pub mod format_spec;
 pub mod json;
+pub mod ops;
 mod ord;
 
 use std::sync::Arc;
@@ -212,6 +213,21 @@ pub(crate) enum Num {
 }
 
 impl Num {
+    pub(crate) fn is_zero(self) -> bool {
+        match self {
+            Num::Int(i) => i == 0,
+            Num::Float(f) => f == 0.0,
+        }
+    }
+
+    #[allow(clippy::cast_precision_loss, reason = "Python converts int to float the same way")]
+    pub(crate) fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+
     pub(crate) fn of(v: &Value) -> Option<Num> {
         match v {
             Value::Bool(b) => Some(Num::Int(i64::from(*b))),

@@ -36,7 +36,7 @@ impl Value {
     }
 }
 
-fn cmp_num(a: Num, b: Num) -> Ordering {
+pub(crate) fn cmp_num(a: Num, b: Num) -> Ordering {
     match (a, b) {
         (Num::Int(x), Num::Int(y)) => x.cmp(&y),
         (Num::Float(x), Num::Float(y)) => cmp_float(x, y),

@@ -126,9 +126,9 @@ impl<'a> Checker<'a> {
     /// `**d` where `d` is a constant dict: its keys must be attributes not given explicitly.
     pub(super) fn check_splat_keys(&mut self, entity: &str, value: &Expr, args: &[Arg]) {
         let here = self.blocks.len().saturating_sub(1);
-        let Some(consteval::Const::Dict(entries)) = self.constant_value(value, 0, here) else { return };
-        for (key, _) in entries {
-            let explicit = args.iter().any(|a| matches!(a, Arg::Keyword(name, _) if name.name == key));
+        let Some(modelc_value::Value::Dict(entries)) = self.constant_value(value, 0, here) else { return };
+        for key in entries.keys() {
+            let explicit = args.iter().any(|a| matches!(a, Arg::Keyword(name, _) if name.name == *key));
             if explicit {
                 let d = Diagnostic::new(
                     &codes::DUPLICATE_KEYWORD_ARGUMENT,
@@ -136,7 +136,7 @@ impl<'a> Checker<'a> {
                 )
                 .primary(self.file, value.span, format!("`**` also sets `{key}`"));
                 self.runtime(d);
-            } else if self.index.attribute(entity, &key).is_none() && !self.index.is_incomplete(entity) {
+            } else if self.index.attribute(entity, key).is_none() && !self.index.is_incomplete(entity) {
                 let d =
                     Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{key}`"))
                         .primary(self.file, value.span, format!("`**` sets `{key}`"));

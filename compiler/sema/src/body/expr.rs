@@ -253,7 +253,7 @@ impl<'a> Checker<'a> {
         if matches!(op, BinOp::And | BinOp::Or) {
             // The right operand is evaluated only when the left does not decide.
             let decides = match consteval::eval(lhs, None) {
-                Some(consteval::Const::Bool(b)) => Some(b == (op == BinOp::Or)),
+                Some(modelc_value::Value::Bool(b)) => Some(b == (op == BinOp::Or)),
                 _ => None,
             };
             let right = if decides == Some(false) {

@@ -294,7 +294,11 @@ impl<'a> Checker<'a> {
                     Err(Violation::Type(message)) => {
                         let d = Diagnostic::new(
                             &codes::TYPE_MISMATCH,
-                            format!("can not set attribute `{}` of type `{ty}` to {}", def.name, constant.repr()),
+                            format!(
+                                "can not set attribute `{}` of type `{ty}` to {}",
+                                def.name,
+                                consteval::repr(&constant)
+                            ),
                         )
                         .primary(self.file, value.span, message);
                         self.runtime(d);
@@ -302,7 +306,7 @@ impl<'a> Checker<'a> {
                     Err(Violation::Constraint { message, .. }) => {
                         let d = Diagnostic::new(
                             &codes::CONSTRAINT_VIOLATION,
-                            format!("{} violates the constraint of `{ty}`", constant.repr()),
+                            format!("{} violates the constraint of `{ty}`", consteval::repr(&constant)),
                         )
                         .primary(self.file, value.span, message);
                         self.runtime(d);

@@ -168,7 +168,7 @@ impl<'a> Checker<'a> {
 
     /// The constant value of an expression written in block `level`, following variables
     /// assigned exactly once (each resolved from the block it is written in).
-    pub(super) fn constant_value(&self, expr: &Expr, depth: usize, level: usize) -> Option<consteval::Const> {
+    pub(super) fn constant_value(&self, expr: &Expr, depth: usize, level: usize) -> Option<modelc_value::Value> {
         if let ExprKind::Var(path) = &expr.kind
             && let [name] = path.segments.as_slice()
         {
