@@ -40,3 +40,19 @@ fn every_rust_file_explains_itself() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Refinement works from the type table's resolved declarations and the instance graph, never
+/// from the syntax tree: its crate does not depend on the syntax crate, and no source of it
+/// names it. (Execution still walks the tree; the resolved program will take that away.)
+#[test]
+fn refinement_reads_no_syntax_tree() {
+    let refine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../compiler/refine");
+    let manifest = std::fs::read_to_string(refine.join("Cargo.toml")).unwrap();
+    assert!(!manifest.contains("modelc-syntax"), "modelc-refine depends on the syntax crate");
+    let mut files = Vec::new();
+    rust_files(&refine.join("src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains("modelc_syntax"), "{} names the syntax crate", file.display());
+    }
+}

@@ -15,8 +15,8 @@ use modelc_diagnostics::FileId;
 use modelc_syntax::Parse;
 
 pub use summary::{
-    AttributeSummary, Bounds, DefaultSummary, EntitySummary, ImportSummary, ItemSummary, RelationEndSummary,
-    RelationSummary, TypedefSummary,
+    AgentSummary, AttributeSummary, Bounds, DefaultSummary, EntitySummary, FieldSourceSummary, ImportSummary,
+    ItemSummary, RelationEndSummary, RelationSummary, ResourceSummary, TypedefSummary,
 };
 
 /// One source file: its text, and the name and id diagnostics use for it.

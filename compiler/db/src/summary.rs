@@ -2,7 +2,10 @@
 //! spans, so they stay equal across edits that move text or change statement blocks, and the
 //! whole-project tables built from them (`modelc-sema`) are not recomputed after such edits.
 
-use modelc_syntax::ast::{AttrBase, AttrDefault, Constraint, File, ImplRef, Item, Multiplicity, Stmt};
+use modelc_syntax::ast::{
+    AttrBase, AttrDefault, Constraint, FieldSource, File, ImplRef, Item, Multiplicity, ResourceDecl,
+    ResourceOptionValue, Stmt,
+};
 
 /// The declarations of one file, in source order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -17,10 +20,93 @@ pub struct ItemSummary {
     pub indexes: Vec<(String, Vec<String>)>,
     /// `implement` statements: entity and implementation names (`parents` included).
     pub implements: Vec<(String, Vec<String>)>,
-    /// Entities declared as resources (`resource Entity(...)`), as written.
-    pub resources: Vec<String>,
+    /// Resource declarations (`resource Entity(...)`), the entity as written.
+    pub resources: Vec<ResourceSummary>,
     /// The names the file's top level assigns: the variables other files can read as `ns::x`.
     pub variables: Vec<String>,
+}
+
+/// A `resource Entity(id=…, agent=…, fields=[…], export_if=…, directory=…, paths=[…])`
+/// declaration, names as written (checked by `modelc-sema`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ResourceSummary {
+    pub entity: String,
+    pub id: Option<String>,
+    pub agent: Option<AgentSummary>,
+    pub fields: Option<Vec<(String, FieldSourceSummary)>>,
+    pub export_if: Option<String>,
+    pub directory: Option<String>,
+    pub paths: Option<Vec<String>>,
+}
+
+/// Where a resource's agent comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum AgentSummary {
+    /// `agent="internal"`.
+    Literal(String),
+    /// `agent=host.name`: attributes followed from the resource; the last is a string.
+    Path(Vec<String>),
+}
+
+/// Where a declared field's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FieldSourceSummary {
+    /// The attribute of the field's own name.
+    Same,
+    /// Attributes followed from the resource (`permissions=mode`).
+    Path(Vec<String>),
+    /// An export function applied to paths (`hash=file_content(content, prefix_content)`).
+    Call(String, Vec<Vec<String>>),
+}
+
+impl ResourceSummary {
+    /// The declaration as the type table keeps it. Options with a value of the wrong form are
+    /// left out (the check reports them).
+    pub fn of(decl: &ResourceDecl) -> ResourceSummary {
+        let mut out = ResourceSummary { entity: decl.entity.text(), ..ResourceSummary::default() };
+        let names = |p: &[modelc_syntax::ast::Ident]| p.iter().map(|i| i.name.clone()).collect::<Vec<_>>();
+        for option in &decl.options {
+            let path = || match &option.value {
+                ResourceOptionValue::Path(path) => Some(names(path)),
+                _ => None,
+            };
+            let single = || path().filter(|p| p.len() == 1).and_then(|p| p.into_iter().next());
+            match option.name.name.as_str() {
+                "id" => out.id = single(),
+                "export_if" => out.export_if = single(),
+                "directory" => out.directory = single(),
+                "agent" => {
+                    out.agent = match &option.value {
+                        ResourceOptionValue::Str(text) => text.as_constant().map(AgentSummary::Literal),
+                        _ => path().map(AgentSummary::Path),
+                    }
+                }
+                "fields" => {
+                    if let ResourceOptionValue::List(items) = &option.value {
+                        let field = |item: &modelc_syntax::ast::FieldSpec| {
+                            let source = match &item.source {
+                                None => FieldSourceSummary::Same,
+                                Some(FieldSource::Path(path)) => FieldSourceSummary::Path(names(path)),
+                                Some(FieldSource::Call { function, args }) => FieldSourceSummary::Call(
+                                    function.name.clone(),
+                                    args.iter().map(|a| names(a)).collect(),
+                                ),
+                            };
+                            (item.name.name.clone(), source)
+                        };
+                        out.fields = Some(items.iter().map(field).collect());
+                    }
+                }
+                "paths" => {
+                    if let ResourceOptionValue::List(items) = &option.value {
+                        out.paths = Some(items.iter().map(|i| i.name.name.clone()).collect());
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
 }
 
 /// `import module` or `import module as alias`.
@@ -170,7 +256,7 @@ impl ItemSummary {
                     right_entity: r.right_entity.text(),
                     right: r.right.as_ref().map(|(attr, m)| (attr.name.clone(), Bounds::of(m))),
                 }),
-                Item::Resource(r) => summary.resources.push(r.entity.text()),
+                Item::Resource(r) => summary.resources.push(ResourceSummary::of(r)),
                 Item::Index(i) => {
                     summary.indexes.push((i.entity.text(), i.attributes.iter().map(|a| a.name.clone()).collect()));
                 }

@@ -12,11 +12,11 @@
 //! * **export_if** conditions of every declaration in the ancestry must all hold.
 
 use indexmap::IndexMap;
+use modelc_db::{AgentSummary, FieldSourceSummary, ResourceSummary};
 use modelc_exec::Program;
 use modelc_exec::graph::{EntityShape, InstanceGraph};
 use modelc_sema::index::AttrKind;
 use modelc_sema::resources::{RESERVED_FIELDS, RESOURCE_ROOT};
-use modelc_syntax::ast::{FieldSource, Item, ResourceDecl, ResourceOptionValue};
 
 /// The default agent of a resource that declares none.
 pub const DEFAULT_AGENT: &str = "internal";
@@ -93,12 +93,10 @@ pub enum Key {
     Missing,
 }
 
-/// Declarations and written indexes of a program, by entity.
+/// The resource shapes of a program's entities, from the type table's resolved declarations.
 pub struct Shapes<'a> {
     program: &'a Program<'a>,
     declarations: IndexMap<String, Declaration>,
-    /// Entity → its own indexes, in written order.
-    indexes: IndexMap<String, Vec<Vec<String>>>,
     /// Per entity of the instance graph: `None` = not a resource.
     computed: Vec<Option<ResourceShape>>,
     /// Entity → its first index (see [`Shapes::first_index`]), for the entities of the graph.
@@ -107,39 +105,11 @@ pub struct Shapes<'a> {
 
 impl<'a> Shapes<'a> {
     pub fn new(program: &'a Program<'a>, graph: &InstanceGraph) -> Shapes<'a> {
-        let mut declarations = IndexMap::new();
-        let mut indexes: IndexMap<String, Vec<Vec<String>>> = IndexMap::new();
-        for unit in &program.units {
-            let scope = unit.scope();
-            for item in &unit.file.items {
-                match item {
-                    Item::Resource(decl) => {
-                        if let Ok(r) = scope.resolve_type(program.index, &decl.entity.text()) {
-                            declarations.entry(r.fqn).or_insert_with(|| declaration(decl));
-                        }
-                    }
-                    Item::Index(index) => {
-                        if let Ok(r) = scope.resolve_type(program.index, &index.entity.text()) {
-                            let attributes = index.attributes.iter().map(|a| a.name.clone()).collect();
-                            indexes.entry(r.fqn).or_default().push(attributes);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        // The shapes modelc knows for modules whose resources the reference defines in Python
-        // (fs, exec): used unless the model declares its own.
-        for item in &builtin_declarations().items {
-            if let Item::Resource(decl) = item {
-                let fqn = decl.entity.text();
-                if program.index.entities.contains_key(&fqn) {
-                    declarations.entry(fqn).or_insert_with(|| declaration(decl));
-                }
-            }
-        }
-        let mut shapes =
-            Shapes { program, declarations, indexes, computed: Vec::new(), first_indexes: IndexMap::new() };
+        // The type table holds each entity's declaration, resolved (the model's own, else the
+        // one modelc ships for the public modules).
+        let declarations =
+            program.index.resources.iter().map(|(fqn, summary)| (fqn.clone(), declaration(summary))).collect();
+        let mut shapes = Shapes { program, declarations, computed: Vec::new(), first_indexes: IndexMap::new() };
         shapes.first_indexes = graph
             .entities
             .iter()
@@ -160,22 +130,9 @@ impl<'a> Shapes<'a> {
         self.first_indexes.get(entity).and_then(|i| i.as_deref())
     }
 
+    /// The entity's first valid index as written: its own first, then its ancestors'.
     fn find_first_index(&self, entity: &str) -> Option<&[String]> {
-        self.program
-            .index
-            .ancestry(entity)
-            .into_iter()
-            .find_map(|def| {
-                let written = self.indexes.get(&def.fqn)?;
-                // Only indexes the type table kept (invalid ones were reported by `check`).
-                written.iter().find(|w| {
-                    let mut sorted = (*w).clone();
-                    sorted.sort();
-                    sorted.dedup();
-                    def.indexes.contains(&sorted)
-                })
-            })
-            .map(Vec::as_slice)
+        self.program.index.ancestry(entity).into_iter().find_map(|def| def.written_indexes.first()).map(Vec::as_slice)
     }
 
     fn compute(&self, shape: &EntityShape) -> Option<ResourceShape> {
@@ -260,56 +217,28 @@ impl<'a> Shapes<'a> {
     }
 }
 
-fn declaration(decl: &ResourceDecl) -> Declaration {
-    let mut out = Declaration::default();
-    for option in &decl.options {
-        let path = || match &option.value {
-            ResourceOptionValue::Path(path) => Some(path.iter().map(|i| i.name.clone()).collect::<Vec<_>>()),
-            _ => None,
-        };
-        match option.name.name.as_str() {
-            "id" => out.id = path().and_then(|p| p.into_iter().next()),
-            "export_if" => out.export_if = path().and_then(|p| p.into_iter().next()),
-            "directory" => out.directory = path().and_then(|p| p.into_iter().next()),
-            "fields" => {
-                if let ResourceOptionValue::List(items) = &option.value {
-                    let names = |p: &[modelc_syntax::ast::Ident]| p.iter().map(|i| i.name.clone()).collect();
-                    out.fields = Some(
-                        items
-                            .iter()
-                            .map(|item| {
-                                let source = match &item.source {
-                                    None => Source::Same,
-                                    Some(FieldSource::Path(path)) => Source::Path(names(path)),
-                                    Some(FieldSource::Call { function, args }) => {
-                                        Source::Call(function.name.clone(), args.iter().map(|a| names(a)).collect())
-                                    }
-                                };
-                                (item.name.name.clone(), source)
-                            })
-                            .collect(),
-                    );
-                }
-            }
-            "paths" => {
-                if let ResourceOptionValue::List(items) = &option.value {
-                    out.paths = Some(items.iter().map(|i| i.name.name.clone()).collect());
-                }
-            }
-            "agent" => {
-                out.agent = match &option.value {
-                    ResourceOptionValue::Str(text) => text.as_constant().map(Agent::Literal),
-                    _ => path().map(Agent::Path),
-                }
-            }
-            _ => {}
-        }
+fn declaration(summary: &ResourceSummary) -> Declaration {
+    Declaration {
+        id: summary.id.clone(),
+        agent: summary.agent.as_ref().map(|a| match a {
+            AgentSummary::Literal(agent) => Agent::Literal(agent.clone()),
+            AgentSummary::Path(path) => Agent::Path(path.clone()),
+        }),
+        fields: summary.fields.as_ref().map(|fields| {
+            fields
+                .iter()
+                .map(|(name, source)| {
+                    let source = match source {
+                        FieldSourceSummary::Same => Source::Same,
+                        FieldSourceSummary::Path(path) => Source::Path(path.clone()),
+                        FieldSourceSummary::Call(function, args) => Source::Call(function.clone(), args.clone()),
+                    };
+                    (name.clone(), source)
+                })
+                .collect()
+        }),
+        export_if: summary.export_if.clone(),
+        directory: summary.directory.clone(),
+        paths: summary.paths.clone(),
     }
-    out
-}
-
-/// The built-in declarations (`modelc_stdlib::MODULE_SHAPES`), parsed once.
-fn builtin_declarations() -> &'static modelc_syntax::ast::File {
-    static PARSED: std::sync::OnceLock<modelc_syntax::ast::File> = std::sync::OnceLock::new();
-    PARSED.get_or_init(|| modelc_syntax::parse(modelc_diagnostics::FileId(u32::MAX), modelc_stdlib::MODULE_SHAPES).file)
 }

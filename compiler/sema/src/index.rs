@@ -7,7 +7,7 @@
 //! reports the error with its span (`declarations.rs`).
 
 use indexmap::{IndexMap, IndexSet};
-use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, ProjectInput, item_summary};
+use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, ProjectInput, ResourceSummary, item_summary};
 use modelc_stdlib::PluginSignature;
 use modelc_syntax::ast::{Constraint, Item};
 
@@ -103,8 +103,11 @@ pub struct EntityDef {
     pub parents: Vec<String>,
     /// Own attributes and relation ends, first declaration of each name.
     pub attributes: IndexMap<String, AttrDef>,
-    /// Own indexes (inherited ones are found through the parents).
+    /// Own indexes (inherited ones are found through the parents), attributes sorted.
     pub indexes: Vec<Vec<String>>,
+    /// The same indexes as written: attributes in written order, indexes in load order (a
+    /// resource's default id is its first index, written order).
+    pub written_indexes: Vec<Vec<String>>,
     /// Indexes declared with an attribute that cannot be indexed (reported by their file).
     pub invalid_indexes: Vec<Vec<String>>,
     /// A written parent did not resolve (an error reported where it is written): what the
@@ -138,6 +141,10 @@ pub struct ModelIndex {
     /// Entity → the namespaces that declare it a resource (`resource Entity(...)`), in load
     /// order; more than one is an error reported by the later files.
     pub resource_declarations: IndexMap<String, Vec<String>>,
+    /// Entity → its resource declaration (the first one, in load order), then the ones modelc
+    /// ships for the public modules' entities (`modelc_stdlib::MODULE_SHAPES`) that the model
+    /// does not declare itself. Names in it are attribute names of the entity.
+    pub resources: IndexMap<String, ResourceSummary>,
 }
 
 /// The type table of a project.
@@ -218,6 +225,7 @@ impl ModelIndex {
                         parents,
                         attributes,
                         indexes: Vec::new(),
+                        written_indexes: Vec::new(),
                         invalid_indexes: Vec::new(),
                         incomplete,
                     },
@@ -290,10 +298,16 @@ impl ModelIndex {
         }
         for (ns, summary) in summaries {
             let scope = FileScope { namespace: ns, imports: &summary.imports };
-            for entity in &summary.resources {
-                if let Ok(r) = scope.resolve_type(self, entity) {
-                    self.resource_declarations.entry(r.fqn).or_default().push(ns.to_string());
+            for declaration in &summary.resources {
+                if let Ok(r) = scope.resolve_type(self, &declaration.entity) {
+                    self.resource_declarations.entry(r.fqn.clone()).or_default().push(ns.to_string());
+                    self.resources.entry(r.fqn).or_insert_with(|| declaration.clone());
                 }
+            }
+        }
+        for declaration in builtin_resources() {
+            if self.entities.contains_key(&declaration.entity) {
+                self.resources.entry(declaration.entity.clone()).or_insert_with(|| declaration.clone());
             }
         }
         // 4. Indexes, once every relation end exists. Invalid ones (reported by their file)
@@ -322,6 +336,7 @@ impl ModelIndex {
                     if !def.indexes.contains(&sorted) {
                         def.indexes.push(sorted);
                     }
+                    def.written_indexes.push(attributes.clone());
                 }
             }
         }
@@ -470,5 +485,23 @@ fn parse_constraint(source: &str) -> Option<Constraint> {
     parse.file.items.into_iter().find_map(|item| match item {
         Item::Typedef(t) => Some(t.constraint),
         _ => None,
+    })
+}
+
+/// The resource declarations modelc ships for the public modules whose resources the reference
+/// defines in Python (`fs`, `exec`), entity names in full; parsed once.
+fn builtin_resources() -> &'static [ResourceSummary] {
+    static PARSED: std::sync::OnceLock<Vec<ResourceSummary>> = std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        let parse = modelc_syntax::parse(modelc_diagnostics::FileId(u32::MAX), modelc_stdlib::MODULE_SHAPES);
+        parse
+            .file
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                modelc_syntax::ast::Item::Resource(decl) => Some(ResourceSummary::of(decl)),
+                _ => None,
+            })
+            .collect()
     })
 }
