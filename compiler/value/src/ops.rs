@@ -70,11 +70,96 @@ impl Op {
     }
 }
 
+/// The kind of a value, as far as operators care: what the typing table is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    List,
+    Dict,
+    Instance,
+}
+
+impl Kind {
+    /// The kind of a value; `None` for an unknown.
+    pub fn of(value: &Value) -> Option<Kind> {
+        Some(match value {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Bool,
+            Value::Int(_) => Kind::Int,
+            Value::Float(_) => Kind::Float,
+            Value::Str(_) => Kind::Str,
+            Value::List(_) => Kind::List,
+            Value::Dict(_) => Kind::Dict,
+            Value::Instance(_) => Kind::Instance,
+            Value::Unknown => return None,
+        })
+    }
+
+    fn is_number(self) -> bool {
+        matches!(self, Kind::Bool | Kind::Int | Kind::Float)
+    }
+
+    /// Python's name of the type, as its messages write it.
+    pub fn python_name(self) -> &'static str {
+        match self {
+            Kind::Null => "NoneType",
+            Kind::Bool => "bool",
+            Kind::Int => "int",
+            Kind::Float => "float",
+            Kind::Str => "str",
+            Kind::List => "list",
+            Kind::Dict => "dict",
+            Kind::Instance => "Instance",
+        }
+    }
+}
+
+/// The operator typing table, shared by the static checks and execution: the kind of
+/// `left op right` for operands of these kinds (`None` when it depends on the values: `int **
+/// int` is a float for a negative exponent), or the reference's message for why the operands do
+/// not fit the operator.
+pub fn typing(op: Op, left: Kind, right: Kind) -> Result<Option<Kind>, String> {
+    let unsupported = || {
+        format!(
+            "unsupported operand type(s) for {}: '{}' and '{}'",
+            op.symbol(),
+            left.python_name(),
+            right.python_name()
+        )
+    };
+    Ok(Some(match op {
+        Op::Eq | Op::Ne => Kind::Bool,
+        Op::Lt | Op::Le | Op::Gt | Op::Ge if left.is_number() && right.is_number() => Kind::Bool,
+        Op::Lt | Op::Le | Op::Gt | Op::Ge => return Err("can only compare numbers".to_owned()),
+        Op::In | Op::NotIn if matches!(right, Kind::List | Kind::Dict) => Kind::Bool,
+        Op::In | Op::NotIn => {
+            return Err(format!("operand two of 'in' can only be a list or dict, not {}", right.python_name()));
+        }
+        Op::Add if left == Kind::Str && right == Kind::Str => Kind::Str,
+        Op::Add if left == Kind::Str => {
+            return Err(format!("can only concatenate str (not '{}') to str", right.python_name()));
+        }
+        _ if !(left.is_number() && right.is_number()) => return Err(unsupported()),
+        Op::Div => Kind::Float,
+        Op::Pow if left != Kind::Float && right != Kind::Float => return Ok(None),
+        _ if left == Kind::Float || right == Kind::Float => Kind::Float,
+        _ => Kind::Int,
+    }))
+}
+
 /// `left op right`. An unknown operand gives an unknown, and so does `in` over a list that
 /// holds unknowns when no known element matches. An error is the reference's message.
 pub fn binary(op: Op, left: &Value, right: &Value) -> Result<Value, String> {
     if left.is_unknown() || right.is_unknown() {
         return Ok(Value::Unknown);
+    }
+    // The operands fit the operator (the table the static checks use too); then the values.
+    if let (Some(l), Some(r)) = (Kind::of(left), Kind::of(right)) {
+        typing(op, l, r)?;
     }
     Ok(match op {
         Op::Eq => Value::Bool(left.py_eq(right)),
@@ -104,17 +189,12 @@ pub fn binary(op: Op, left: &Value, right: &Value) -> Result<Value, String> {
                     }
                 }
                 Value::Dict(d) => left.as_str().is_some_and(|k| d.contains_key(k)),
-                other => {
-                    return Err(format!("operand two of 'in' can only be a list or dict, not {}", other.type_name()));
-                }
+                _ => false,
             };
             Value::Bool(found == (op == Op::In))
         }
         Op::Add => match (left, right) {
             (Value::Str(a), Value::Str(b)) => Value::str(format!("{a}{b}")),
-            (Value::Str(_), other) => {
-                return Err(format!("can only concatenate str (not '{}') to str", other.type_name()));
-            }
             _ => arithmetic(op, left, right)?,
         },
         Op::Div if Num::of(right).is_some_and(Num::is_zero) => return Err("division by zero".to_owned()),
@@ -239,6 +319,19 @@ mod tests {
         assert!(run(Op::Mul, Value::Int(i64::MAX), Value::Int(2)).contains("integer out of range"));
         assert!(run(Op::Div, Value::Int(1), Value::Int(0)).contains("division by zero"));
         assert!(run(Op::Add, Value::str("a"), Value::Int(1)).contains("can only concatenate str (not 'int') to str"));
+    }
+
+    #[test]
+    fn the_typing_table_gives_result_kinds_and_the_reference_messages() {
+        assert_eq!(typing(Op::Add, Kind::Int, Kind::Float), Ok(Some(Kind::Float)));
+        assert_eq!(typing(Op::Div, Kind::Int, Kind::Int), Ok(Some(Kind::Float)));
+        assert_eq!(typing(Op::Pow, Kind::Int, Kind::Int), Ok(None));
+        assert_eq!(typing(Op::In, Kind::Str, Kind::Dict), Ok(Some(Kind::Bool)));
+        assert_eq!(
+            typing(Op::Add, Kind::Int, Kind::Str).unwrap_err(),
+            "unsupported operand type(s) for +: 'int' and 'str'"
+        );
+        assert_eq!(typing(Op::Lt, Kind::Str, Kind::Str).unwrap_err(), "can only compare numbers");
     }
 
     #[test]

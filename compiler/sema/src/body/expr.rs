@@ -1,6 +1,8 @@
 //! Expressions: their static types where certain, attribute references, f-strings, list
 //! comprehensions and operators.
 
+use modelc_value::ops::{self, Kind, Op};
+
 use super::*;
 
 impl<'a> Checker<'a> {
@@ -301,41 +303,51 @@ impl<'a> Checker<'a> {
                 _ => Inferred::any(),
             };
         };
-        let problem: Option<String> = match op {
-            BinOp::Eq | BinOp::Ne => None,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                (!(l.is_number() && r.is_number())).then(|| "can only compare numbers".to_owned())
-            }
-            BinOp::In | BinOp::NotIn => (!matches!(r, StaticType::List | StaticType::Dict)).then(|| {
-                format!("the right operand of `{}` must be a list or dict, not {}", op.symbol(), r.describe())
-            }),
-            BinOp::Add if l == StaticType::Str || r == StaticType::Str => (l != r).then(|| {
-                let other = if l == StaticType::Str { &r } else { &l };
-                format!("can only concatenate a string to a string, not to {}", other.describe())
-            }),
-            _ => (!(l.is_number() && r.is_number())).then(|| {
-                format!("unsupported operand types for `{}`: {} and {}", op.symbol(), l.describe(), r.describe())
-            }),
-        };
-        if let Some(problem) = problem {
-            let d = Diagnostic::new(&codes::INVALID_OPERAND, problem.clone()).primary(
-                self.file,
-                lhs.span.to(rhs.span),
-                format!("{} {} {}", l.describe(), op.symbol(), r.describe()),
-            );
-            self.runtime(d);
+        // The same typing table execution follows (`modelc_value::ops`).
+        let (Some(op_kind), Some(lk), Some(rk)) = (Op::from_symbol(op.symbol()), kind(&l), kind(&r)) else {
             return Inferred::any();
-        }
-        let ty = match op {
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::In | BinOp::NotIn => {
-                StaticType::Bool
+        };
+        let ty = match ops::typing(op_kind, lk, rk) {
+            Ok(Some(result)) => static_type(result),
+            Ok(None) => StaticType::Any,
+            Err(problem) => {
+                let d = Diagnostic::new(&codes::INVALID_OPERAND, problem).primary(
+                    self.file,
+                    lhs.span.to(rhs.span),
+                    format!("{} {} {}", l.describe(), op.symbol(), r.describe()),
+                );
+                self.runtime(d);
+                return Inferred::any();
             }
-            BinOp::Add if l == StaticType::Str => StaticType::Str,
-            BinOp::Div => StaticType::Float,
-            BinOp::Pow => StaticType::Any,
-            _ if l == StaticType::Float || r == StaticType::Float => StaticType::Float,
-            _ => StaticType::Int,
         };
         Inferred { ty, definite }
+    }
+}
+
+/// The operator kind of a static type; `None` when it is not known.
+fn kind(ty: &StaticType) -> Option<Kind> {
+    Some(match ty {
+        StaticType::Null => Kind::Null,
+        StaticType::Bool => Kind::Bool,
+        StaticType::Int => Kind::Int,
+        StaticType::Float => Kind::Float,
+        StaticType::Str => Kind::Str,
+        StaticType::List => Kind::List,
+        StaticType::Dict => Kind::Dict,
+        StaticType::Instance(_) => Kind::Instance,
+        StaticType::Any => return None,
+    })
+}
+
+fn static_type(kind: Kind) -> StaticType {
+    match kind {
+        Kind::Null => StaticType::Null,
+        Kind::Bool => StaticType::Bool,
+        Kind::Int => StaticType::Int,
+        Kind::Float => StaticType::Float,
+        Kind::Str => StaticType::Str,
+        Kind::List => StaticType::List,
+        Kind::Dict => StaticType::Dict,
+        Kind::Instance => StaticType::Any,
     }
 }
