@@ -5,29 +5,23 @@
 //! orders the list and the fields arbitrarily (Python sets); here both follow the queue and
 //! declaration order, so compare the two as sets.
 
-use std::fmt::Write as _;
-
+use modelc_value::dumps::{self, Style};
 use serde_json::Value;
 
 use crate::Ir;
 
 /// How Python's `json.dumps` is called: the exporter escapes `</` (its custom encoder); the
-/// server's attribute hash sorts keys (`sort_keys=True`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PythonJson {
-    pub sort_keys: bool,
-    pub escape_slash: bool,
-}
+/// server's attribute hash sorts keys (`sort_keys=True`). The writer is the one
+/// `modelc_value::dumps`, which `std::json_dumps` uses too.
+pub type PythonJson = Style;
 
 /// The exporter's style: keys in order, `</` as `<\/`.
-const EXPORTER: PythonJson = PythonJson { sort_keys: false, escape_slash: true };
+const EXPORTER: Style = Style { sort_keys: false, escape_slash: true };
 
-/// `value` as Python's `json.dumps` writes it in `style` (`", "` and `": "` separators,
-/// non-ASCII as `\uXXXX`, floats as Python's `repr`).
-pub fn python_json(value: &Value, style: PythonJson) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value, style);
-    out
+/// `value` as Python's `json.dumps` writes it in `style`.
+pub fn python_json(value: &Value, style: Style) -> String {
+    // A serde_json value holds no instance and no NaN: it is always writable.
+    dumps::dumps(value, style, usize::MAX).unwrap_or_default()
 }
 
 /// The `export -j` list of an IR.
@@ -39,9 +33,9 @@ pub fn export_list(ir: &Ir) -> String {
         }
         out.push('{');
         for (name, value) in &resource.attributes {
-            write_str(&mut out, name, EXPORTER);
+            dumps::write_str(&mut out, name, EXPORTER);
             out.push_str(": ");
-            write_value(&mut out, value, EXPORTER);
+            out.push_str(&python_json(value, EXPORTER));
             out.push_str(", ");
         }
         out.push_str("\"requires\": [");
@@ -49,93 +43,14 @@ pub fn export_list(ir: &Ir) -> String {
             if k > 0 {
                 out.push_str(", ");
             }
-            write_str(&mut out, required, EXPORTER);
+            dumps::write_str(&mut out, required, EXPORTER);
         }
         out.push_str("], \"version\": 0, \"id\": ");
-        write_str(&mut out, &format!("{},v=0", resource.id), EXPORTER);
+        dumps::write_str(&mut out, &format!("{},v=0", resource.id), EXPORTER);
         out.push('}');
     }
     out.push(']');
     out
-}
-
-fn write_value(out: &mut String, value: &Value, style: PythonJson) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => out.push_str(&python_float(f)),
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => write_str(out, s, style),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(out, item, style);
-            }
-            out.push(']');
-        }
-        Value::Object(entries) => {
-            let mut entries: Vec<(&String, &Value)> = entries.iter().collect();
-            if style.sort_keys {
-                entries.sort_by_key(|(key, _)| *key);
-            }
-            out.push('{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str(out, key, style);
-                out.push_str(": ");
-                write_value(out, item, style);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// A JSON string as Python writes it: ASCII only, and `</` escaped as `<\/` in the exporter's
-/// style.
-fn write_str(out: &mut String, text: &str, style: PythonJson) {
-    out.push('"');
-    let mut previous = '\0';
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '/' if style.escape_slash && previous == '<' => out.push_str("\\/"),
-            c if c.is_ascii() && !c.is_ascii_control() => out.push(c),
-            c => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-        }
-        previous = c;
-    }
-    out.push('"');
-}
-
-/// Python's `repr` of a float: `1.0`, `1e+20`, `1.5e-07`.
-fn python_float(f: f64) -> String {
-    let text = format!("{f:?}");
-    match text.split_once('e') {
-        Some((mantissa, exponent)) => {
-            let exponent: i32 = exponent.parse().unwrap_or(0);
-            let sign = if exponent < 0 { '-' } else { '+' };
-            format!("{mantissa}e{sign}{:02}", exponent.abs())
-        }
-        None => text,
-    }
 }
 
 #[cfg(test)]
@@ -155,16 +70,11 @@ mod tests {
 
     #[test]
     fn the_hash_style_sorts_keys_and_leaves_slashes() {
-        let value = serde_json::json!({"b": [1.0, "</x>"], "a": {"d": null, "c": "é"}});
-        let style = PythonJson { sort_keys: true, escape_slash: false };
-        assert_eq!(python_json(&value, style), r#"{"a": {"c": "\u00e9", "d": null}, "b": [1.0, "</x>"]}"#);
-    }
-
-    #[test]
-    fn floats_print_as_python_prints_them() {
-        assert_eq!(python_float(1.0), "1.0");
-        assert_eq!(python_float(2.5), "2.5");
-        assert_eq!(python_float(1e20), "1e+20");
-        assert_eq!(python_float(1.5e-7), "1.5e-07");
+        let value = serde_json::json!({"b": [1.0, "</x>", 1e20, 1.5e-7], "a": {"d": null, "c": "é"}});
+        let style = Style { sort_keys: true, escape_slash: false };
+        assert_eq!(
+            python_json(&value, style),
+            r#"{"a": {"c": "\u00e9", "d": null}, "b": [1.0, "</x>", 1e+20, 1.5e-07]}"#
+        );
     }
 }

@@ -3,9 +3,9 @@
 //! output and `NaN`/`Infinity`; `json.loads` with Python's error messages ("Expecting value:
 //! line 1 column 1 (char 0)") and dicts in document order.
 //!
-//! serde_json is not used for the text because its output differs (compact separators, raw
-//! UTF-8) and order-preserving maps would need a crate-wide feature that changes its behaviour
-//! for every other crate of the workspace. [`to_serde_json`] converts for Rust-side consumers.
+//! The text is written by the one `json.dumps` writer (`crate::dumps`), which the reference
+//! exporter's output and the store's hash use too; serde_json's own output differs (compact
+//! separators, raw UTF-8). [`to_serde_json`] converts for Rust-side consumers.
 //!
 //! Limits: integers must fit in `i64` (Python's are unbounded); lone UTF-16 surrogates in
 //! `\u` escapes become U+FFFD (Rust strings cannot hold them); nesting deeper than
@@ -38,76 +38,12 @@ fn recursion() -> JsonError {
 
 /// `json.dumps(value)`. Instances and unknowns are not serializable (`TypeError`).
 pub fn to_json(value: &Value) -> Result<String, JsonError> {
-    let mut out = String::new();
-    write_json(&mut out, value, 0)?;
-    Ok(out)
-}
-
-fn write_json(out: &mut String, value: &Value, depth: usize) -> Result<(), JsonError> {
-    if depth > MAX_DEPTH {
-        return Err(recursion());
-    }
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) if f.is_nan() => out.push_str("NaN"),
-        Value::Float(f) if f.is_infinite() => out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" }),
-        Value::Float(f) => out.push_str(&py_float_repr(*f)),
-        Value::Str(s) => write_string(out, s),
-        Value::List(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_json(out, item, depth + 1)?;
-            }
-            out.push(']');
+    crate::dumps::dumps(value, crate::dumps::Style::default(), MAX_DEPTH).map_err(|e| match e {
+        crate::dumps::DumpError::TooDeep => recursion(),
+        crate::dumps::DumpError::NotSerializable(type_name) => {
+            JsonError { kind: "TypeError", message: format!("Object of type {type_name} is not JSON serializable") }
         }
-        Value::Dict(entries) => {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_string(out, k);
-                out.push_str(": ");
-                write_json(out, v, depth + 1)?;
-            }
-            out.push('}');
-        }
-        Value::Instance(_) | Value::Unknown => {
-            return Err(JsonError {
-                kind: "TypeError",
-                message: format!("Object of type {} is not JSON serializable", value.type_name()),
-            });
-        }
-    }
-    Ok(())
-}
-
-fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            c => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
+    })
 }
 
 /// `json.loads(text)`.

@@ -8,6 +8,7 @@
 //! every arithmetic operation in this crate is checked.
 
 pub mod display;
+pub mod dumps;
 pub mod float;
 pub mod format_spec;
 pub mod json;
