@@ -1,14 +1,16 @@
 //! How the instances of each entity become resources: their type name, identity, agent,
-//! exported fields and export condition, from the `resource` declarations of the model and the
-//! documented defaults (see `docs/resources.md`).
+//! exported fields and export condition, from the `resource` declarations the type table holds
+//! (resolved; the model's own and the ones modelc ships for fs and exec) and the documented
+//! defaults (see `docs/resources.md`).
 //!
 //! * The **type** is the nearest entity of the ancestry (the entity itself first) whose
 //!   declaration gives an `id`; instances of subtypes are exported under that name, as the
 //!   reference does. Without one, the type is the entity itself and its identity is its first
 //!   index, in written order (own indexes first, then inherited ones).
 //! * The **agent** is the nearest declaration's `agent`, else `"internal"`.
-//! * The **fields** are, per entity of the ancestry, its declaration's `fields` if it gives them,
-//!   else its own plain attributes; names the export format reserves are left out.
+//! * The **fields** are, per entity of the type's ancestry (a subtype adds none), its
+//!   declaration's `fields` if it gives them, else its own plain attributes; names the export
+//!   format reserves are left out.
 //! * **export_if** conditions of every declaration in the ancestry must all hold.
 
 use indexmap::IndexMap;
@@ -21,30 +23,6 @@ use modelc_sema::resources::{RESERVED_FIELDS, RESOURCE_ROOT};
 /// The default agent of a resource that declares none.
 pub const DEFAULT_AGENT: &str = "internal";
 
-/// A `resource` declaration, resolved.
-#[derive(Debug, Clone, Default)]
-pub struct Declaration {
-    pub id: Option<String>,
-    pub agent: Option<Agent>,
-    pub fields: Option<Vec<(String, Source)>>,
-    pub export_if: Option<String>,
-    /// `directory=path`: the resource is a directory at this attribute's path.
-    pub directory: Option<String>,
-    /// `paths=[src, dst]`: the paths the resource occupies.
-    pub paths: Option<Vec<String>>,
-}
-
-/// Where a declared field's value comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Source {
-    /// The attribute of the field's own name.
-    Same,
-    /// Attributes followed from the resource (`permissions=mode`).
-    Path(Vec<String>),
-    /// An export function applied to paths (`hash=file_content(content, prefix_content)`).
-    Call(String, Vec<Vec<String>>),
-}
-
 /// How a field of a resource shape gets its value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Field {
@@ -56,12 +34,8 @@ pub enum Field {
     Call(String, Vec<Vec<String>>),
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Agent {
-    Literal(String),
-    /// Attribute names followed from the resource; the last is a string.
-    Path(Vec<String>),
-}
+/// Where a resource's agent comes from: a string, or a path of attributes.
+pub type Agent = AgentSummary;
 
 /// How one entity's instances become resources.
 #[derive(Debug, Clone)]
@@ -96,7 +70,7 @@ pub enum Key {
 /// The resource shapes of a program's entities, from the type table's resolved declarations.
 pub struct Shapes<'a> {
     program: &'a Program<'a>,
-    declarations: IndexMap<String, Declaration>,
+    declarations: &'a IndexMap<String, ResourceSummary>,
     /// Per entity of the instance graph: `None` = not a resource.
     computed: Vec<Option<ResourceShape>>,
     /// Entity → its first index (see [`Shapes::first_index`]), for the entities of the graph.
@@ -107,8 +81,7 @@ impl<'a> Shapes<'a> {
     pub fn new(program: &'a Program<'a>, graph: &InstanceGraph) -> Shapes<'a> {
         // The type table holds each entity's declaration, resolved (the model's own, else the
         // one modelc ships for the public modules).
-        let declarations =
-            program.index.resources.iter().map(|(fqn, summary)| (fqn.clone(), declaration(summary))).collect();
+        let declarations = &program.index.resources;
         let mut shapes = Shapes { program, declarations, computed: Vec::new(), first_indexes: IndexMap::new() };
         shapes.first_indexes = graph
             .entities
@@ -162,18 +135,18 @@ impl<'a> Shapes<'a> {
         let agent = ancestry
             .iter()
             .find_map(|d| declared(d)?.agent.clone())
-            .unwrap_or_else(|| Agent::Literal(DEFAULT_AGENT.to_owned()));
+            .unwrap_or_else(|| AgentSummary::Literal(DEFAULT_AGENT.to_owned()));
         // A subtype is exported as the type that declares the resource, with that type's
         // fields only: the fields come from the type and its ancestors.
         let mut fields: Vec<(String, Field)> = Vec::new();
         for def in &ancestry[type_at..] {
-            let own: Vec<(String, Source)> = match declared(def).and_then(|d| d.fields.clone()) {
+            let own: Vec<(String, FieldSourceSummary)> = match declared(def).and_then(|d| d.fields.clone()) {
                 Some(listed) => listed,
                 None => def
                     .attributes
                     .values()
                     .filter(|a| matches!(a.kind, AttrKind::Value { .. }))
-                    .map(|a| (a.name.clone(), Source::Same))
+                    .map(|a| (a.name.clone(), FieldSourceSummary::Same))
                     .collect(),
             };
             for (name, source) in own {
@@ -181,16 +154,16 @@ impl<'a> Shapes<'a> {
                     continue;
                 }
                 let field = match source {
-                    Source::Same => match position(&name) {
+                    FieldSourceSummary::Same => match position(&name) {
                         Some(at) => Field::Attribute(at),
                         None => continue,
                     },
-                    Source::Path(path) if path.len() == 1 => match position(&path[0]) {
+                    FieldSourceSummary::Path(path) if path.len() == 1 => match position(&path[0]) {
                         Some(at) => Field::Attribute(at),
                         None => continue,
                     },
-                    Source::Path(path) => Field::Path(path),
-                    Source::Call(function, args) => Field::Call(function, args),
+                    FieldSourceSummary::Path(path) => Field::Path(path),
+                    FieldSourceSummary::Call(function, args) => Field::Call(function, args),
                 };
                 fields.push((name, field));
             }
@@ -214,31 +187,5 @@ impl<'a> Shapes<'a> {
             send_event: position("send_event"),
             receive_events: position("receive_events"),
         })
-    }
-}
-
-fn declaration(summary: &ResourceSummary) -> Declaration {
-    Declaration {
-        id: summary.id.clone(),
-        agent: summary.agent.as_ref().map(|a| match a {
-            AgentSummary::Literal(agent) => Agent::Literal(agent.clone()),
-            AgentSummary::Path(path) => Agent::Path(path.clone()),
-        }),
-        fields: summary.fields.as_ref().map(|fields| {
-            fields
-                .iter()
-                .map(|(name, source)| {
-                    let source = match source {
-                        FieldSourceSummary::Same => Source::Same,
-                        FieldSourceSummary::Path(path) => Source::Path(path.clone()),
-                        FieldSourceSummary::Call(function, args) => Source::Call(function.clone(), args.clone()),
-                    };
-                    (name.clone(), source)
-                })
-                .collect()
-        }),
-        export_if: summary.export_if.clone(),
-        directory: summary.directory.clone(),
-        paths: summary.paths.clone(),
     }
 }
