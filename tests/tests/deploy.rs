@@ -308,6 +308,8 @@ fn null_resources_need_no_module() {
 fn usage_errors_exit_2() {
     let dir = modelc_tests::scratch_dir("deploy-usage");
     assert_eq!(modelc(&["deploy", "--ir", "missing.json"], &dir).code, 2);
-    assert_eq!(modelc(&["deploy", "--version", "1", "--store", "nothing.sqlite"], &dir).code, 1);
+    let missing = modelc(&["deploy", "--version", "1", "--store", "nothing.sqlite"], &dir);
+    assert_eq!(missing.code, 2, "a store that is not there is a usage error");
+    assert!(missing.stderr.contains("there is no store at"), "{}", missing.stderr);
     assert_eq!(modelc(&["deploy", "--jobs", "0", "x.cf"], &dir).code, 2);
 }

@@ -70,13 +70,13 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     let store = match SqliteStore::open_existing(&desired.store_path) {
         Ok(store) => Some(store),
         Err(StoreError::NotFound(_)) => None,
-        Err(error) => return crate::export::store_failure(io, format, color, &error, &desired.store_path),
+        Err(error) => return store_failure(io, format, color, &error, &desired.store_path),
     };
     let (previous, pending) = match &store {
         Some(store) => match (store.deployed_purgeable(&agents), store.pending_refreshes(&agents)) {
             (Ok(previous), Ok(pending)) => (previous, pending),
             (Err(error), _) | (_, Err(error)) => {
-                return crate::export::store_failure(io, format, color, &error, &desired.store_path);
+                return store_failure(io, format, color, &error, &desired.store_path);
             }
         },
         None => (Vec::new(), Vec::new()),
@@ -117,6 +117,13 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     status
 }
 
+/// A store that cannot be read (or has no such version) stops a deploy before it starts: an
+/// I/O or usage error (exit status 2), reported as the store commands report it.
+fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
+    crate::export::store_failure(io, format, color, error, path);
+    EXIT_USAGE
+}
+
 /// Reads what to deploy: an IR file, a stored version, or a fresh compile.
 fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> Result<Desired, u8> {
     if let Some(file) = &request.ir {
@@ -137,8 +144,7 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
                 .collect();
             Ok((snapshot, store.contents(&hashes)?))
         });
-        let (snapshot, contents) =
-            loaded.map_err(|error| crate::export::store_failure(io, format, color, &error, &store_path))?;
+        let (snapshot, contents) = loaded.map_err(|error| store_failure(io, format, color, &error, &store_path))?;
         let ir = Ir::new(snapshot.resources, Vec::new());
         let source = format!("version {number}");
         return Ok(Desired { ir, version: Some(number), source, content: MemoryContent(contents), store_path });
