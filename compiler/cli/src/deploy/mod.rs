@@ -1,0 +1,186 @@
+//! `modelc deploy` and `modelc status`: the runtime (`modelc-runtime`) seen from the command
+//! line. Deploy takes its resources from a fresh compile, an IR file or a stored version, runs
+//! them on this machine under a machine-wide lock, shows progress and a summary, and records
+//! the run in the store (a dry run records nothing and changes nothing).
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use modelc_ir::{Ir, Resource};
+use modelc_runtime::plan::Disposition;
+use modelc_runtime::{
+    AgentSelection, Handlers, MemoryContent, Observer, Options, Outcome, Plan, ResourceReport, RunReport,
+};
+use modelc_store::{Carryover, DeployRecord, DeployResult, SqliteStore, Store, StoreError};
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::output::Reporter;
+use crate::{EXIT_MODEL_ERRORS, EXIT_OK, EXIT_USAGE, Format, Io, usage_error};
+
+mod lock;
+mod output;
+mod progress;
+mod record;
+mod status;
+
+pub(crate) use status::status;
+
+use lock::lock;
+use output::{print_json, print_summary};
+use progress::Progress;
+use record::record;
+
+pub(crate) struct Request {
+    pub path: Option<PathBuf>,
+    pub ir: Option<PathBuf>,
+    pub version: Option<u64>,
+    pub store: Option<PathBuf>,
+    pub agents: Vec<String>,
+    pub jobs: Option<usize>,
+    pub dry_run: bool,
+}
+
+/// What is deployed, and where it came from.
+struct Desired {
+    ir: Ir,
+    version: Option<u64>,
+    source: String,
+    content: MemoryContent,
+    store_path: PathBuf,
+}
+
+pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let desired = match desired(request, format, color, io) {
+        Ok(desired) => desired,
+        Err(status) => return status,
+    };
+    let _lock = match lock(io) {
+        Ok(lock) => lock,
+        Err(message) => return usage_error(io, &message),
+    };
+    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+    let selection = if request.agents.is_empty() {
+        AgentSelection::ThisMachine { host: host.clone() }
+    } else {
+        AgentSelection::Named(request.agents.clone())
+    };
+    let agents: Vec<String> = {
+        let mut agents: Vec<String> = selection.agents(&desired.ir.resources).into_iter().collect();
+        agents.sort();
+        agents
+    };
+    // What earlier runs left: refreshes still owed, purgeable resources now gone.
+    let store = match SqliteStore::open_existing(&desired.store_path) {
+        Ok(store) => Some(store),
+        Err(StoreError::NotFound(_)) => None,
+        Err(error) => return store_failure(io, format, color, &error, &desired.store_path),
+    };
+    let (previous, pending) = match &store {
+        Some(store) => match (store.deployed_purgeable(&agents), store.pending_refreshes(&agents)) {
+            (Ok(previous), Ok(pending)) => (previous, pending),
+            (Err(error), _) | (_, Err(error)) => {
+                return store_failure(io, format, color, &error, &desired.store_path);
+            }
+        },
+        None => (Vec::new(), Vec::new()),
+    };
+    drop(store);
+    let handlers = Handlers::builtin();
+    let plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
+    let options =
+        Options { jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1), dry_run: request.dry_run };
+    let started = modelc_store::utc_now();
+    let report = {
+        let progress = Progress::new(io, format, plan.len());
+        if format == Format::Human {
+            progress.header(&desired, &agents, &plan, &options);
+        }
+        let report = modelc_runtime::run(&plan, &handlers, &desired.content, &options, &progress);
+        progress.clear();
+        report
+    };
+    let ended = modelc_store::utc_now();
+    let mut status = if report.converged() { EXIT_OK } else { EXIT_MODEL_ERRORS };
+    if !request.dry_run {
+        let (record, carryover) = record(&desired, &plan, &report, &agents, started, ended);
+        let recorded = SqliteStore::open(&desired.store_path).and_then(|mut s| s.record_deploy(&record, &carryover));
+        if let Err(error) = recorded {
+            let _ = writeln!(
+                io.stderr,
+                "error: the run could not be recorded in {}: {error}",
+                desired.store_path.display()
+            );
+            status = EXIT_USAGE;
+        }
+    }
+    match format {
+        Format::Json => print_json(io, &desired, &plan, &report, &agents, request.dry_run),
+        _ => print_summary(io, &report, request.dry_run),
+    }
+    status
+}
+
+/// A store that cannot be read (or has no such version) stops a deploy before it starts: an
+/// I/O or usage error (exit status 2), reported as the store commands report it.
+fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
+    crate::export::store_failure(io, format, color, error, path);
+    EXIT_USAGE
+}
+
+/// Reads what to deploy: an IR file, a stored version, or a fresh compile.
+fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> Result<Desired, u8> {
+    if let Some(file) = &request.ir {
+        let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
+        let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
+        let content =
+            MemoryContent(exported.ir.files.iter().map(|(h, t)| (h.clone(), t.as_bytes().to_vec())).collect());
+        return Ok(Desired { ir: exported.ir, version: None, source: file.display().to_string(), content, store_path });
+    }
+    if let Some(number) = request.version {
+        let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
+        let loaded = SqliteStore::open_existing(&store_path).and_then(|store| {
+            let snapshot = store.snapshot(Some(number))?;
+            let hashes: Vec<String> = snapshot
+                .resources
+                .iter()
+                .filter_map(|r| r.attributes.get("hash").and_then(|h| h.as_str()).map(str::to_owned))
+                .collect();
+            Ok((snapshot, store.contents(&hashes)?))
+        });
+        let (snapshot, contents) = loaded.map_err(|error| store_failure(io, format, color, &error, &store_path))?;
+        let ir = Ir::new(snapshot.resources, Vec::new());
+        let source = format!("version {number}");
+        return Ok(Desired { ir, version: Some(number), source, content: MemoryContent(contents), store_path });
+    }
+    let target =
+        modelc_driver::locate(request.path.as_deref(), &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
+    let store_path = crate::export::store_path(request.store.as_deref(), Some(&target), &io.cwd);
+    let exported = crate::export::compile(&target, false, format, color, io)?;
+    let mut diagnostics = exported.diagnostics;
+    if !diagnostics.is_empty() {
+        // Warnings: shown, and the deploy goes on.
+        Reporter { files: &exported.files, format: Format::Human, color, file_count: exported.file_count }
+            .report(io, &mut diagnostics);
+    }
+    // A compile of the model the latest version was exported from deploys that version.
+    let version = SqliteStore::open_existing(&store_path)
+        .and_then(|s| s.versions())
+        .ok()
+        .and_then(|versions| versions.last().filter(|v| v.source_hash == exported.source_hash).map(|v| v.version));
+    let content = MemoryContent(exported.ir.files.iter().map(|(h, t)| (h.clone(), t.as_bytes().to_vec())).collect());
+    let source = format!("compile of {}", target_name(&target));
+    Ok(Desired { ir: exported.ir, version, source, content, store_path })
+}
+
+fn target_name(target: &modelc_driver::Target) -> String {
+    match target {
+        modelc_driver::Target::Project(project) => project.root.display().to_string(),
+        modelc_driver::Target::Module { root, .. } => root.display().to_string(),
+        modelc_driver::Target::Files(files) => {
+            files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+        }
+    }
+}

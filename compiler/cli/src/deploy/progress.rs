@@ -1,0 +1,91 @@
+//! The live display of a run: a status line on a terminal, a line per finished resource.
+
+use super::*;
+
+/// The live display: on a terminal, a status line rewritten in place; otherwise nothing live.
+/// Each finished resource is printed as a line (human format only).
+pub(super) struct Progress<'a, 'io> {
+    io: RefCell<&'a mut Io<'io>>,
+    format: Format,
+    total: usize,
+    done: RefCell<usize>,
+    live: bool,
+}
+
+impl<'a, 'io> Progress<'a, 'io> {
+    pub(super) fn new(io: &'a mut Io<'io>, format: Format, total: usize) -> Progress<'a, 'io> {
+        let live = io.stderr_is_terminal && format == Format::Human;
+        Progress { io: RefCell::new(io), format, total, done: RefCell::new(0), live }
+    }
+
+    pub(super) fn header(&self, desired: &Desired, agents: &[String], plan: &Plan, options: &Options) {
+        let handled = plan.dispositions.iter().filter(|d| **d != Disposition::NotHandled).count();
+        let version = desired.version.map(|v| format!(", version {v}")).unwrap_or_default();
+        let mode = if options.dry_run { "dry run: checking" } else { "deploying" };
+        let mut io = self.io.borrow_mut();
+        let _ = writeln!(
+            io.stderr,
+            "{mode} {handled} of {} resources ({}{version}) for agents {} with {} jobs",
+            plan.len(),
+            desired.source,
+            agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+            options.jobs
+        );
+    }
+
+    pub(super) fn clear(&self) {
+        if self.live {
+            let mut io = self.io.borrow_mut();
+            let _ = write!(io.stderr, "\r\x1b[K");
+        }
+    }
+}
+
+impl Observer for Progress<'_, '_> {
+    fn started(&self, resource: &Resource) {
+        if self.live {
+            let done = *self.done.borrow();
+            let mut io = self.io.borrow_mut();
+            let _ = write!(io.stderr, "\r\x1b[K[{done}/{}] {}", self.total, resource.id);
+            let _ = io.stderr.flush();
+        }
+    }
+
+    fn finished(&self, _resource: &Resource, report: &ResourceReport) {
+        *self.done.borrow_mut() += 1;
+        if self.format != Format::Human || report.result == Outcome::NotHandled {
+            return;
+        }
+        let mut io = self.io.borrow_mut();
+        if self.live {
+            let _ = write!(io.stderr, "\r\x1b[K");
+        }
+        let _ = write!(io.stdout, "{}", describe(report));
+    }
+}
+
+/// A finished resource as a few lines: result, id, why, and what changed.
+pub(super) fn describe(report: &ResourceReport) -> String {
+    let mut text = format!("{:<13} {}", report.result.as_str(), report.id);
+    if report.refreshed {
+        text.push_str(" (refreshed)");
+    }
+    text.push('\n');
+    if let Some(error) = &report.error {
+        text.push_str(&format!("              {error} ({})\n", report.source));
+    }
+    for change in &report.changes {
+        let show = |v: &serde_json::Value| match v {
+            serde_json::Value::Null => "(none)".to_owned(),
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        text.push_str(&format!("              {}: {} → {}\n", change.field, show(&change.old), show(&change.new)));
+        if let Some(diff) = &change.diff {
+            for line in diff.lines() {
+                text.push_str(&format!("                {line}\n"));
+            }
+        }
+    }
+    text
+}

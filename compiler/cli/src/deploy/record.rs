@@ -1,0 +1,63 @@
+//! What the store records of a run, and what the run leaves for the next one.
+
+use super::*;
+
+/// The run as the store records it, and what it leaves for the next run.
+pub(super) fn record(
+    desired: &Desired,
+    plan: &Plan,
+    report: &RunReport,
+    agents: &[String],
+    started: String,
+    ended: String,
+) -> (DeployRecord, Carryover) {
+    let results = report
+        .resources
+        .iter()
+        .filter(|r| r.result != Outcome::NotHandled)
+        .map(|r| DeployResult {
+            id: r.id.clone(),
+            agent: plan.resources[r.index].agent.clone(),
+            result: r.result.as_str().to_owned(),
+            changes: serde_json::to_value(&r.changes).unwrap_or_default(),
+            error: r.error.clone(),
+            duration_ms: r.duration_ms,
+            source: r.source.clone(),
+        })
+        .collect();
+    let record = DeployRecord {
+        run: 0,
+        version: desired.version,
+        source: desired.source.clone(),
+        started,
+        ended,
+        agents: agents.to_vec(),
+        converged: report.converged(),
+        results,
+    };
+    let in_version: HashSet<&str> = desired.ir.resources.iter().map(|r| r.id.as_str()).collect();
+    let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let mut purgeable = Vec::new();
+    for report in &report.resources {
+        let resource = &plan.resources[report.index];
+        if plan.dispositions[report.index] != Disposition::Deploy {
+            continue;
+        }
+        if in_version.contains(resource.id.as_str()) {
+            if flag(resource, "purge_on_delete") && !flag(resource, "purged") {
+                purgeable.push(resource.clone());
+            }
+        } else if !matches!(report.result, Outcome::Changed | Outcome::Unchanged) {
+            // A purge that did not happen is tried again next time.
+            let mut original = resource.clone();
+            original.attributes.insert("purged".to_owned(), serde_json::Value::Bool(false));
+            purgeable.push(original);
+        }
+    }
+    let pending_refreshes = report
+        .pending_refreshes
+        .iter()
+        .filter_map(|id| plan.resources.iter().find(|r| r.id == *id).map(|r| (id.clone(), r.agent.clone())))
+        .collect();
+    (record, Carryover { pending_refreshes, purgeable })
+}

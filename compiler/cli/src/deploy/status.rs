@@ -1,0 +1,66 @@
+//! `modelc status`: the last recorded run, and what did not converge.
+
+use super::*;
+
+/// `modelc status`: the last run, and its resources that did not converge.
+pub(crate) fn status(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let path = crate::export::store_path(store, None, &io.cwd);
+    let last = match SqliteStore::open_existing(&path).and_then(|s| s.last_deploy()) {
+        Ok(last) => last,
+        Err(error) => return crate::export::store_failure(io, format, color, &error, &path),
+    };
+    let Some(run) = last else {
+        if format == Format::Json {
+            let _ = writeln!(io.stdout, "null");
+        } else {
+            let _ = writeln!(io.stdout, "no deploy has been recorded in {}", path.display());
+        }
+        return EXIT_OK;
+    };
+    let problems: Vec<&DeployResult> = run
+        .results
+        .iter()
+        .filter(|r| !matches!(r.result.as_str(), "changed" | "unchanged" | "would-change" | "not-evaluated"))
+        .collect();
+    if format == Format::Json {
+        let mut value = serde_json::to_value(&run).unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            map.insert("not_converged".into(), serde_json::to_value(&problems).unwrap_or_default());
+        }
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        return if run.converged { EXIT_OK } else { EXIT_MODEL_ERRORS };
+    }
+    let count = |word: &str| run.results.iter().filter(|r| r.result == word).count();
+    let _ = writeln!(
+        io.stdout,
+        "run {} of {} ({}), {} → {}, agents {}: {}",
+        run.run,
+        run.source,
+        run.version.map_or_else(|| "no stored version".to_owned(), |v| format!("version {v}")),
+        run.started,
+        run.ended,
+        run.agents.join(", "),
+        if run.converged { "converged" } else { "not converged" }
+    );
+    let _ = writeln!(
+        io.stdout,
+        "  {} changed, {} unchanged, {} failed, {} blocked, {} skipped, {} without handler, {} undeployable",
+        count("changed"),
+        count("unchanged"),
+        count("failed"),
+        count("blocked"),
+        count("skipped"),
+        count("no-handler"),
+        count("undeployable")
+    );
+    if !problems.is_empty() {
+        let _ = writeln!(io.stdout, "not converged:");
+        for r in problems {
+            let _ = writeln!(io.stdout, "  {:<13} {}", r.result, r.id);
+            if let Some(error) = &r.error {
+                let _ = writeln!(io.stdout, "                {error} ({})", r.source);
+            }
+        }
+    }
+    if run.converged { EXIT_OK } else { EXIT_MODEL_ERRORS }
+}
