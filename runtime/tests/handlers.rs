@@ -278,6 +278,7 @@ fn bad_input_fails_only_its_resource_with_a_clear_error() {
     let fine = d.add_file(file(&root.join("fine"), "ok", json!({}), &[]));
     let unknown_user = d.add_file(file(&root.join("owned"), "x", json!({"owner": "no-such-user-modelc"}), &[]));
     let bad_mode = d.add_file(file(&root.join("mode"), "x", json!({"permissions": 698}), &[]));
+    let root_purge = d.add(directory(Path::new("/"), json!({"purged": true}), &[]));
     let denied = d.add_file(file(&root.join("locked/f"), "x", json!({}), &[]));
     let report = d.run(false);
 
@@ -290,12 +291,13 @@ fn bad_input_fails_only_its_resource_with_a_clear_error() {
     assert_eq!(outcome(&report, &skipped), Outcome::Skipped);
     assert!(error(&report, &unknown_user).contains("no user `no-such-user-modelc`"));
     assert!(error(&report, &bad_mode).contains("698 are not an octal mode"));
+    assert!(error(&report, &root_purge).contains("refuses to remove it"));
     assert_eq!(outcome(&report, &fine), Outcome::Changed);
     assert!(!root.join("owned").exists(), "a file with an unknown owner is not written");
     if !nix::unistd::Uid::effective().is_root() {
         assert!(error(&report, &denied).contains("permission denied"), "{}", error(&report, &denied));
     }
-    for failed in [&relative, &orphan, &looped, &hangs, &no_such, &exits, &unknown_user, &bad_mode] {
+    for failed in [&relative, &orphan, &looped, &hangs, &no_such, &exits, &unknown_user, &bad_mode, &root_purge] {
         assert_eq!(outcome(&report, failed), Outcome::Failed, "{}", failed.id);
     }
     assert_eq!(report.get(&relative.id).unwrap().source, "main.cf:3");

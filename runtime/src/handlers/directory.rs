@@ -25,6 +25,10 @@ impl Handler for DirectoryHandler {
             return Err(format!("{} is {what}, not a directory", path.display()));
         }
         if flag(resource, "purged")? {
+            // Removing `/` would remove the machine; no model means that.
+            if path.components().all(|c| matches!(c, std::path::Component::RootDir | std::path::Component::CurDir)) {
+                return Err("it purges the root directory `/`; modelc refuses to remove it".to_owned());
+            }
             return posix::purge(&path, current.is_some(), context.dry_run, |p| fs::remove_dir_all(p));
         }
         attributes.validate()?;
