@@ -29,7 +29,12 @@ pub(super) fn print_summary(io: &mut Io<'_>, report: &RunReport, dry_run: bool) 
         (false, true) => "dry run, nothing changed; a real run would not converge",
     };
     let counts = if counts.is_empty() { "no resources".to_owned() } else { counts.join(", ") };
-    let _ = writeln!(io.stderr, "{verdict}: {counts} in {:.2} s", report.duration_ms / 1000.0);
+    let took = if report.duration_ms < 1000.0 {
+        format!("{:.1} ms", report.duration_ms)
+    } else {
+        format!("{:.2} s", report.duration_ms / 1000.0)
+    };
+    let _ = writeln!(io.stderr, "{verdict}: {counts} in {took}");
 }
 
 pub(super) fn print_json(
