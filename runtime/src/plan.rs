@@ -100,7 +100,16 @@ impl Plan {
                 }
             }
         }
-        let dispositions = resources.iter().map(|r| disposition(r, &agents, handlers)).collect();
+        let mut dispositions: Vec<Disposition> = resources.iter().map(|r| disposition(r, &agents, handlers)).collect();
+        // A compile never produces a cycle, but an IR written by hand may: what is in one (or
+        // waits on one) could never start, so it is settled now instead of waiting forever.
+        for i in in_or_after_cycle(&requires, &dependents) {
+            if dispositions[i] != Disposition::NotHandled {
+                dispositions[i] = Disposition::Undeployable(
+                    "it is part of a dependency cycle, or requires something that is".to_owned(),
+                );
+            }
+        }
         let mut pending_refresh: Vec<usize> =
             pending_refresh.iter().filter_map(|id| position.get(id.as_str()).copied()).collect();
         pending_refresh.sort_unstable();
@@ -115,6 +124,21 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty()
     }
+}
+
+/// The resources that no order reaches: those in a dependency cycle and those after one.
+fn in_or_after_cycle(requires: &[Vec<usize>], dependents: &[Vec<usize>]) -> Vec<usize> {
+    let mut waiting: Vec<usize> = requires.iter().map(Vec::len).collect();
+    let mut ready: Vec<usize> = (0..requires.len()).filter(|&i| waiting[i] == 0).collect();
+    while let Some(i) = ready.pop() {
+        for &d in &dependents[i] {
+            waiting[d] -= 1;
+            if waiting[d] == 0 {
+                ready.push(d);
+            }
+        }
+    }
+    (0..requires.len()).filter(|&i| waiting[i] > 0).collect()
 }
 
 fn disposition(resource: &Resource, agents: &HashSet<String>, handlers: &Handlers) -> Disposition {

@@ -248,3 +248,20 @@ fn a_long_chain_of_blocked_resources_is_settled_without_recursion() {
     let report = deploy(resources, &handlers(p), &jobs(2));
     assert_eq!(report.count(Outcome::Blocked), 49_999);
 }
+
+#[test]
+fn a_dependency_cycle_in_a_hand_written_ir_is_reported_not_waited_on() {
+    let p = probe();
+    let resources = vec![
+        probe_resource("a", &["b"], json!({})),
+        probe_resource("b", &["a"], json!({})),
+        probe_resource("after", &["a"], json!({})),
+        probe_resource("free", &[], json!({})),
+    ];
+    let report = deploy(resources, &handlers(p), &jobs(2));
+    assert_eq!(result(&report, "a"), Outcome::Undeployable);
+    assert!(report.get(&id("a")).unwrap().error.as_deref().unwrap().contains("dependency cycle"));
+    assert_eq!(result(&report, "b"), Outcome::Undeployable);
+    assert_eq!(result(&report, "after"), Outcome::Undeployable);
+    assert_eq!(result(&report, "free"), Outcome::Unchanged);
+}
