@@ -101,6 +101,19 @@ impl Plan {
             }
         }
         let mut dispositions: Vec<Disposition> = resources.iter().map(|r| disposition(r, &agents, handlers)).collect();
+        // Nor two resources with one id: which desired state would win is not for the runtime
+        // to guess.
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, r) in resources.iter().enumerate() {
+            if let Some(&first) = seen.get(r.id.as_str()) {
+                for j in [first, i] {
+                    dispositions[j] =
+                        Disposition::Undeployable("the version has two resources with this id".to_owned());
+                }
+            } else {
+                seen.insert(&r.id, i);
+            }
+        }
         // A compile never produces a cycle, but an IR written by hand may: what is in one (or
         // waits on one) could never start, so it is settled now instead of waiting forever.
         for i in in_or_after_cycle(&requires, &dependents) {

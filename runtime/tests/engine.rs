@@ -265,3 +265,13 @@ fn a_dependency_cycle_in_a_hand_written_ir_is_reported_not_waited_on() {
     assert_eq!(result(&report, "after"), Outcome::Undeployable);
     assert_eq!(result(&report, "free"), Outcome::Unchanged);
 }
+
+#[test]
+fn two_resources_with_one_id_are_both_refused() {
+    let p = probe();
+    let resources =
+        vec![probe_resource("twice", &[], json!({"value": 1})), probe_resource("twice", &[], json!({"value": 2}))];
+    let report = deploy(resources, &handlers(p), &jobs(1));
+    assert!(report.resources.iter().all(|r| r.result == Outcome::Undeployable), "{report:?}");
+    assert!(p.runs.lock().unwrap().is_empty());
+}
