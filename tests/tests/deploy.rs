@@ -251,6 +251,10 @@ fs::File(host=remote, path="$T/remote", content="x")
     assert_eq!(result_of(&report, "/remote"), "undeployable", "an agent config with uri local: makes it ours");
     assert!(!dir.join("target/other").exists() && !dir.join("target/via-ssh").exists());
 
+    let misspelt = modelc(&["deploy", ".", "--agent", "elsewhere"], &dir);
+    assert!(misspelt.stderr.contains("no resource belongs to agent `elsewhere`"), "{}", misspelt.stderr);
+    assert!(misspelt.stderr.contains("`elsewhere-host`"), "the warning lists the agents there are");
+
     let (code, only) = deploy_json(&dir, &["--agent", "elsewhere-host"]);
     assert_eq!(code, 0, "{only:#}");
     assert_eq!(result_of(&only, "elsewhere-host"), "changed");

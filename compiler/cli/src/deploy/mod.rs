@@ -5,6 +5,8 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+
+use indexmap::IndexSet;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -90,6 +92,18 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     drop(store);
     let handlers = Handlers::builtin();
     let plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
+    // A misspelt `--agent` would otherwise deploy nothing and call it converged.
+    for agent in &request.agents {
+        if !plan.resources.iter().any(|r| r.agent == *agent) {
+            let known: IndexSet<&str> = plan.resources.iter().map(|r| r.agent.as_str()).collect();
+            let known: Vec<String> = known.iter().map(|a| format!("`{a}`")).collect();
+            let _ = writeln!(
+                io.stderr,
+                "warning: no resource belongs to agent `{agent}`; the agents of this version are {}",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            );
+        }
+    }
     let options =
         Options { jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1), dry_run: request.dry_run };
     let started = modelc_store::utc_now();
