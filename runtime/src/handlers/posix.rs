@@ -224,14 +224,22 @@ pub(crate) fn temporary_beside(target: &Path) -> PathBuf {
     target.with_file_name(unique)
 }
 
-/// Removes what a deploy killed while writing `target` left beside it. Deploys on one machine
-/// are serialised, so no other writer's temporary can be there.
+/// Removes what a deploy killed while writing left in `target`'s directory. Deploys on one
+/// machine are serialised, so no other writer's temporary can be there. Each directory is
+/// looked through once per process: a thousand files in one directory cost one listing, not a
+/// thousand.
 fn remove_stale_temporaries(target: &Path) {
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else { return };
-    let prefix = format!(".{}.modelc-", name.to_string_lossy());
+    static CLEANED: std::sync::Mutex<Option<std::collections::HashSet<PathBuf>>> = std::sync::Mutex::new(None);
+    let Some(dir) = target.parent() else { return };
+    {
+        let mut cleaned = CLEANED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !cleaned.get_or_insert_with(Default::default).insert(dir.to_owned()) {
+            return;
+        }
+    }
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+        if is_temporary(&entry.file_name().to_string_lossy()) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -252,6 +260,15 @@ pub(crate) fn purge(
         remove(path).map_err(|e| io_message(&format!("cannot remove {}", path.display()), &e))?;
     }
     Ok(crate::handler::Done::changed(vec![Change::new("purged", false, true)]))
+}
+
+/// Whether `name` is exactly a name [`temporary_beside`] makes: `.<file>.modelc-<pid>-<n>`.
+fn is_temporary(name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some(rest) = name.strip_prefix('.') else { return false };
+    let Some((file, suffix)) = rest.rsplit_once(".modelc-") else { return false };
+    let Some((pid, n)) = suffix.split_once('-') else { return false };
+    !file.is_empty() && digits(pid) && digits(n)
 }
 
 /// The parent directory of `path`, which must exist: the runtime creates what the model
@@ -328,6 +345,17 @@ mod tests {
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         assert_eq!(permissions_of(&fs::metadata(&target).unwrap()), 600);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn only_our_own_temporaries_are_taken_for_leftovers() {
+        assert!(is_temporary(".app.conf.modelc-123-0"));
+        assert!(!is_temporary(".app.conf.modelc-notes"));
+        assert!(!is_temporary("app.conf.modelc-1-2"));
+        assert!(!is_temporary("..modelc-1-2"));
+        let target = Path::new("/srv/app.conf");
+        let name = temporary_beside(target);
+        assert!(is_temporary(&name.file_name().unwrap().to_string_lossy()));
     }
 
     #[test]
