@@ -402,3 +402,25 @@ fn purging_the_root_directory_is_refused() {
     assert_eq!(outcome(&report, &root), Outcome::Failed);
     assert!(error(&report, &root).contains("refuses to remove it"));
 }
+
+#[test]
+fn many_files_written_at_once_into_one_directory_all_land() {
+    // Workers writing into one directory at the same time: one worker's look for leftovers of
+    // a killed run must not take another's file in progress for one.
+    let tmp = tempfile::tempdir().unwrap();
+    // A full directory makes the first look for leftovers long, while the others write.
+    for i in 0..5000 {
+        fs::write(tmp.path().join(format!("other-{i}")), "").unwrap();
+    }
+    let mut d = Deploy::new();
+    let files: Vec<Resource> = (0..200)
+        .map(|i| d.add_file(file(&tmp.path().join(format!("f{i}")), &format!("{i}\n"), json!({}), &[])))
+        .collect();
+    let handlers = Handlers::builtin();
+    let plan = Plan::new(d.resources.clone(), &[], &AgentSelection::Named(vec!["h".into()]), &handlers, &[]);
+    let report = modelc_runtime::run(&plan, &handlers, &d.content, &Options { jobs: 8, dry_run: false }, &Silent);
+    for r in &files {
+        assert_eq!(outcome(&report, r), Outcome::Changed, "{}: {}", r.id, error(&report, r));
+    }
+    assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 5200, "no temporary is left");
+}

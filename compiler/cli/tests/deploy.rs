@@ -122,8 +122,13 @@ fn a_deploy_killed_at_any_moment_converges_when_run_again() {
         let _ = child.kill();
         let _ = child.wait();
         check_whole();
-        let again = deploy().output().unwrap();
-        assert!(again.status.success(), "run {k} again: {}", String::from_utf8_lossy(&again.stdout));
+        let again = deploy().stdout(Stdio::piped()).stderr(Stdio::piped()).output().unwrap();
+        assert!(
+            again.status.success(),
+            "run {k} again:\n{}\n{}",
+            String::from_utf8_lossy(&again.stdout),
+            String::from_utf8_lossy(&again.stderr)
+        );
         check_whole();
         let names: Vec<String> = fs::read_dir(target.join("d"))
             .unwrap()

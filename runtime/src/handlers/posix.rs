@@ -225,9 +225,10 @@ pub(crate) fn temporary_beside(target: &Path) -> PathBuf {
 }
 
 /// Removes what a deploy killed while writing left in `target`'s directory. Deploys on one
-/// machine are serialised, so no other writer's temporary can be there. Each directory is
-/// looked through once per process: a thousand files in one directory cost one listing, not a
-/// thousand.
+/// machine are serialised, so a temporary of another process is a leftover; this process's
+/// own (other workers writing into the same directory right now) are left alone. Each
+/// directory is looked through once per process: a thousand files in one directory cost one
+/// listing, not a thousand.
 fn remove_stale_temporaries(target: &Path) {
     static CLEANED: std::sync::Mutex<Option<std::collections::HashSet<PathBuf>>> = std::sync::Mutex::new(None);
     let Some(dir) = target.parent() else { return };
@@ -239,7 +240,7 @@ fn remove_stale_temporaries(target: &Path) {
     }
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        if is_temporary(&entry.file_name().to_string_lossy()) {
+        if is_temporary(&entry.file_name().to_string_lossy()).is_some_and(|pid| pid != std::process::id()) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -262,13 +263,14 @@ pub(crate) fn purge(
     Ok(crate::handler::Done::changed(vec![Change::new("purged", false, true)]))
 }
 
-/// Whether `name` is exactly a name [`temporary_beside`] makes: `.<file>.modelc-<pid>-<n>`.
-fn is_temporary(name: &str) -> bool {
+/// The process that made `name`, when it is exactly a name [`temporary_beside`] makes:
+/// `.<file>.modelc-<pid>-<n>`.
+fn is_temporary(name: &str) -> Option<u32> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let Some(rest) = name.strip_prefix('.') else { return false };
-    let Some((file, suffix)) = rest.rsplit_once(".modelc-") else { return false };
-    let Some((pid, n)) = suffix.split_once('-') else { return false };
-    !file.is_empty() && digits(pid) && digits(n)
+    let rest = name.strip_prefix('.')?;
+    let (file, suffix) = rest.rsplit_once(".modelc-")?;
+    let (pid, n) = suffix.split_once('-')?;
+    (!file.is_empty() && digits(n)).then(|| pid.parse().ok()).flatten()
 }
 
 /// The parent directory of `path`, which must exist: the runtime creates what the model
@@ -349,13 +351,13 @@ mod tests {
 
     #[test]
     fn only_our_own_temporaries_are_taken_for_leftovers() {
-        assert!(is_temporary(".app.conf.modelc-123-0"));
-        assert!(!is_temporary(".app.conf.modelc-notes"));
-        assert!(!is_temporary("app.conf.modelc-1-2"));
-        assert!(!is_temporary("..modelc-1-2"));
+        assert_eq!(is_temporary(".app.conf.modelc-123-0"), Some(123));
+        assert_eq!(is_temporary(".app.conf.modelc-notes"), None);
+        assert_eq!(is_temporary("app.conf.modelc-1-2"), None);
+        assert_eq!(is_temporary("..modelc-1-2"), None);
         let target = Path::new("/srv/app.conf");
         let name = temporary_beside(target);
-        assert!(is_temporary(&name.file_name().unwrap().to_string_lossy()));
+        assert_eq!(is_temporary(&name.file_name().unwrap().to_string_lossy()), Some(std::process::id()));
     }
 
     #[test]
