@@ -17,6 +17,13 @@ pub trait ContentSource: Sync {
 #[derive(Debug, Default, Clone)]
 pub struct MemoryContent(pub HashMap<String, Vec<u8>>);
 
+impl MemoryContent {
+    /// The content table of an IR (sha1 → text).
+    pub fn of_ir(ir: &modelc_ir::Ir) -> MemoryContent {
+        MemoryContent(ir.files.iter().map(|(hash, text)| (hash.clone(), text.as_bytes().to_vec())).collect())
+    }
+}
+
 impl ContentSource for MemoryContent {
     fn content(&self, hash: &str) -> Option<Vec<u8>> {
         self.0.get(hash).cloned()

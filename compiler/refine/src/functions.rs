@@ -25,8 +25,9 @@ use crate::shapes::Field;
 /// content table the files' text goes to.
 pub(crate) struct FieldContext<'a> {
     pub graph: &'a InstanceGraph,
-    /// The names of an entity's attributes that are not relations (inherited ones included).
-    pub plain_attributes: &'a dyn Fn(&str) -> Vec<String>,
+    /// Per entity of the graph, the names of its attributes that are not relations (inherited
+    /// ones included).
+    pub plain_attributes: &'a [Vec<String>],
     pub files: &'a mut IndexMap<String, String>,
 }
 
@@ -179,11 +180,11 @@ fn serialize_context(context: &FieldContext<'_>, instance: InstanceId) -> Result
     let graph = context.graph;
     let mut map = serde_json::Map::new();
     let entity = &graph.entity_of(instance).fqn;
-    for name in (context.plain_attributes)(entity) {
-        match graph.attribute(instance, &name) {
+    for name in &context.plain_attributes[graph.get(instance).entity as usize] {
+        match graph.attribute(instance, name) {
             None | Some(Value::Null) => {}
             Some(value) => {
-                map.insert(name, field_value(value).0);
+                map.insert(name.clone(), field_value(value).0);
             }
         }
     }

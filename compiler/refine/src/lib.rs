@@ -100,17 +100,23 @@ impl Refinery<'_> {
     /// The resource queue: every exported resource, in creation order.
     fn queue(&mut self, program: &Program<'_>, shapes: &Shapes<'_>) -> Vec<Resource> {
         let graph = self.graph;
-        let plain_attributes = |entity: &str| -> Vec<String> {
-            let mut names: Vec<String> = Vec::new();
-            for def in program.index.ancestry(entity) {
-                for a in def.attributes.values() {
-                    if matches!(a.kind, modelc_sema::index::AttrKind::Value { .. }) && !names.contains(&a.name) {
-                        names.push(a.name.clone());
+        // Per entity of the graph, its attributes that are not relations (inherited ones
+        // included): computed once, not for every resource whose context is serialised.
+        let plain_attributes: Vec<Vec<String>> = graph
+            .entities
+            .iter()
+            .map(|entity| {
+                let mut names: Vec<String> = Vec::new();
+                for def in program.index.ancestry(&entity.fqn) {
+                    for a in def.attributes.values() {
+                        if matches!(a.kind, modelc_sema::index::AttrKind::Value { .. }) && !names.contains(&a.name) {
+                            names.push(a.name.clone());
+                        }
                     }
                 }
-            }
-            names
-        };
+                names
+            })
+            .collect();
         let mut resources: Vec<Resource> = Vec::new();
         let mut by_id: FxHashMap<String, u32> = FxHashMap::default();
         let mut without_identity: IndexMap<u32, ()> = IndexMap::new();

@@ -149,8 +149,7 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
     if let Some(file) = &request.ir {
         let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
         let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
-        let content =
-            MemoryContent(exported.ir.files.iter().map(|(h, t)| (h.clone(), t.as_bytes().to_vec())).collect());
+        let content = MemoryContent::of_ir(&exported.ir);
         return Ok(Desired { ir: exported.ir, version: None, source: file.display().to_string(), content, store_path });
     }
     if let Some(number) = request.version {
@@ -184,7 +183,7 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
         .and_then(|s| s.versions())
         .ok()
         .and_then(|versions| versions.last().filter(|v| v.source_hash == exported.source_hash).map(|v| v.version));
-    let content = MemoryContent(exported.ir.files.iter().map(|(h, t)| (h.clone(), t.as_bytes().to_vec())).collect());
+    let content = MemoryContent::of_ir(&exported.ir);
     let source = format!("compile of {}", target_name(&target));
     Ok(Desired { ir: exported.ir, version, source, content, store_path })
 }
