@@ -42,8 +42,8 @@ fn a_value_for_an_optional_relation_set_to_null_comes_after_its_freeze() {
 }
 
 #[test]
-fn many_top_level_variables_are_looked_up_by_name() {
-    // Thousands of variables in one scope, each read back: found through the scope's index.
+fn many_top_level_variables_each_have_their_slot() {
+    // Thousands of variables in one scope, each read back: each is a slot lowering resolved.
     let mut source = String::new();
     for i in 0..3000 {
         source.push_str(&format!("v{i} = {i}\n"));
@@ -170,4 +170,38 @@ fn the_wait_cycle_breaker_takes_the_relation_of_the_earliest_waiting_statement()
         "entity A:\nend\nentity B:\nend\nA.bs [1:] -- B.aa [0:]\nimplement A using std::none\nimplement B using std::none\nb0 = B()\na0 = A(bs=b0)\nstd::print(std::count(a0.bs))\nif std::count(b0.aa) > 0:\n    a0.bs += B()\nend\nif std::count(a0.bs) == 0:\n    b0.aa += A(bs=b0)\nend\n",
     );
     assert_eq!((code, printed.as_str(), codes), (1, "1\n", vec!["E0304".to_owned()]));
+}
+
+/// Names in an implementation resolve through its blocks, then the instance's attributes (an
+/// attribute only a subtype has included), then the file's top level: as the reference does.
+#[test]
+fn names_in_implementations_resolve_through_blocks_instance_and_top_level() {
+    let (code, printed, codes) = compile(
+        "label = \"top\"\nlimit = 1\nentity A:\n    int v = 1\nend\nentity B extends A:\n    string label = \"b\"\nend\n\
+         implementation show for A:\n    base = 10\n    if true:\n        for n in [1, 2]:\n\
+         \x20           std::print(\"{{label}} {{base}} {{n}} {{v}}\")\n        end\n    end\nend\n\
+         implement A using show when v > limit\nimplement A using std::none when v <= limit\n\
+         implement B using show\nA(v=1)\nA(v=5)\nB(v=0)\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "b 10 1 0\nb 10 2 0\ntop 10 1 5\ntop 10 2 5\n", vec![]));
+}
+
+/// Each `for` clause of a comprehension sees the variables of the clauses before it.
+#[test]
+fn comprehension_clauses_see_the_variables_before_them() {
+    let (code, printed, _) = compile("std::print([x * 10 + y for x in [1, 2] for y in [x, 3] if y != 2])\n");
+    // The reference prints a list with an `@` in front (its proxy of a list).
+    assert_eq!((code, printed.as_str()), (0, "@[11, 13, 23]\n"));
+}
+
+/// A loop variable assigned in the body, a variable of an inner block with the name of an
+/// outer one's attribute, and `self` read from a nested block all find their own slots.
+#[test]
+fn loop_variables_and_self_in_nested_blocks() {
+    let (code, printed, codes) = compile(
+        "entity A:\n    string name\nend\nimplementation i for A:\n    for n in [1, 2]:\n        if n == 2:\n\
+         \x20           std::print(\"{{self.name}} {{name}} {{n}}\")\n        end\n    end\nend\n\
+         implement A using i\nA(name=\"a\")\n",
+    );
+    assert_eq!((code, printed.as_str(), codes), (0, "a a 2\n", vec![]));
 }

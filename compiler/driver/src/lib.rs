@@ -85,8 +85,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
             file_id: file.id(&db),
             display_name: file.name(&db).clone(),
             text: file.text(&db),
-            file: &modelc_db::parse(&db, *file).file,
-            imports: modelc_db::imports(&db, *file),
+            hir: modelc_sema::hir::file_hir(&db, project, *file),
         })
         .collect();
     let program = modelc_exec::Program::new(units, index);

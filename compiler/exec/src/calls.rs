@@ -3,9 +3,8 @@
 //! call is made once per evaluation (spec §4.12, execution §1.8).
 
 use modelc_diagnostics::{Diagnostic, codes};
-use modelc_sema::index::TypeKind;
+use modelc_sema::hir::{Arg, Callee, Expr};
 use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext, PluginError, ServerSettings};
-use modelc_syntax::ast::{Arg, Expr, Path};
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{CellId, ScopeId, TaskId};
@@ -16,7 +15,8 @@ impl<'a> Engine<'a> {
         &mut self,
         task: TaskId,
         call: &'a Expr,
-        function: &'a Path,
+        callee: Callee,
+        written: &'a str,
         args: &'a [Arg],
         scope: ScopeId,
     ) -> Eval<Value> {
@@ -29,7 +29,7 @@ impl<'a> Engine<'a> {
         for arg in args {
             match arg {
                 Arg::Positional(e) => positional.push(self.eval(task, e, scope)?),
-                Arg::Keyword(name, e) => keywords.push((name.name.clone(), self.eval(task, e, scope)?)),
+                Arg::Keyword(name, e) => keywords.push((name.text.clone(), self.eval(task, e, scope)?)),
                 Arg::Splat(_) => {}
             }
         }
@@ -42,8 +42,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        let written = function.text();
-        let result = if function.segments.len() == 1 && modelc_sema::types::CASTS.contains(&written.as_str()) {
+        let result = if let Callee::Cast(cast) = callee {
             if !keywords.is_empty() || positional.len() != 1 {
                 return Err(self.fail(
                     scope,
@@ -52,18 +51,14 @@ impl<'a> Engine<'a> {
                     "",
                 ));
             }
-            modelc_value::ops::cast(&written, &positional[0], &|i| self.describe(i)).map_err(|message| {
+            modelc_value::ops::cast(cast, &positional[0], &|i| self.describe(i)).map_err(|message| {
                 self.fail(scope, call.span, Diagnostic::new(&codes::PLUGIN_FAILED, message), "the cast failed")
             })?
         } else {
-            let unit = &self.program.units[self.unit_of(scope)];
-            let resolved = unit.scope().resolve_type(self.program.index, &written);
-            let Some(signature) =
-                resolved.ok().filter(|r| r.kind == TypeKind::Plugin).and_then(|r| self.program.index.plugin(&r.fqn))
-            else {
+            let Callee::Plugin(signature) = callee else {
                 return Err(self.fail(
                     scope,
-                    function.span,
+                    call.span,
                     Diagnostic::new(&codes::UNAVAILABLE_PLUGIN, format!("`{written}` is not a plugin modelc can run")),
                     "",
                 ));

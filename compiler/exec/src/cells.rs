@@ -45,7 +45,7 @@ impl CellKind<'_> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Owner<'a> {
     /// A variable; `None` is the `self` of a typedef constraint.
-    Variable(Option<&'a modelc_syntax::ast::Ident>),
+    Variable(Option<&'a modelc_sema::hir::Name>),
     /// The attribute at `position` in its instance's plan.
     Attribute { instance: InstanceId, position: u32 },
     /// An index lookup: its index in the engine's `lookups`.

@@ -3,8 +3,8 @@
 //! cell per attribute, and the cap on runaway construction.
 
 use modelc_diagnostics::{Diagnostic, Span, codes};
+use modelc_sema::hir::{ConstructArg, EntityId, Expr};
 use modelc_sema::index::AttrKind;
-use modelc_syntax::ast::{Arg, Expr, TypeRef};
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{CellId, CellKind, Instance, Owner, ScopeId, TaskId};
@@ -17,12 +17,14 @@ pub(crate) const MAX_CONSTRUCTION_DEPTH: u32 = 1000;
 impl<'a> Engine<'a> {
     /// Evaluates a constructor (memoised per task), with `lhs` the instance and relation the
     /// new instance is assigned to (its inverse may complete an index).
+    #[allow(clippy::too_many_arguments, reason = "a constructor's parts, as lowered")]
     pub(crate) fn construct(
         &mut self,
         task: TaskId,
         expr: &'a Expr,
-        written: &'a TypeRef,
-        args: &'a [Arg],
+        entity: EntityId,
+        entity_span: Span,
+        args: &'a [ConstructArg],
         scope: ScopeId,
         lhs: Option<(InstanceId, &'a str)>,
     ) -> Eval<Value> {
@@ -30,7 +32,8 @@ impl<'a> Engine<'a> {
         if let Some(value) = self.tasks[task.0 as usize].memo(key) {
             return Ok(value.clone());
         }
-        let plan_id = self.constructed_plan(scope, written)?;
+        // An entity's plan id is its `EntityId`.
+        let plan_id = entity.0;
         let plan = self.plans.get(plan_id);
         let entity = plan.fqn;
         // The attributes given, by position in the plan. Relations given as another relation
@@ -39,9 +42,9 @@ impl<'a> Engine<'a> {
         let mut forwards: Vec<(u32, CellId)> = Vec::new();
         for arg in args {
             match arg {
-                Arg::Keyword(name, value) => {
-                    let Some(position) = plan.position(&name.name) else {
-                        return Err(self.no_such_attribute(scope, written.span, &name.name, entity));
+                ConstructArg::Keyword { name, position, value } => {
+                    let Some(position) = *position else {
+                        return Err(self.no_such_attribute(scope, entity_span, &name.text, entity));
                     };
                     if matches!(plan.kinds[position as usize], CellKind::List { .. })
                         && let Some(from) = self.relation_source(task, value, scope)?
@@ -52,11 +55,11 @@ impl<'a> Engine<'a> {
                     let value = self.eval(task, value, scope)?;
                     given.push((position, value));
                 }
-                Arg::Splat(dict) => match self.eval(task, dict, scope)? {
+                ConstructArg::Splat(dict) => match self.eval(task, dict, scope)? {
                     Value::Dict(entries) => {
                         for (name, value) in entries.iter() {
                             let Some(position) = plan.position(name) else {
-                                return Err(self.no_such_attribute(scope, written.span, name, entity));
+                                return Err(self.no_such_attribute(scope, entity_span, name, entity));
                             };
                             if given.iter().any(|(p, _)| *p == position) {
                                 return Err(self.fail(
@@ -74,7 +77,7 @@ impl<'a> Engine<'a> {
                     }
                     other => return Err(self.not_a_dict(scope, dict.span, &other)),
                 },
-                Arg::Positional(value) => {
+                ConstructArg::Positional(value) => {
                     self.eval(task, value, scope)?;
                 }
             }
@@ -178,17 +181,6 @@ impl<'a> Engine<'a> {
             Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("no attribute {name} on type {entity}")),
             "in this constructor",
         )
-    }
-
-    /// The plan of the entity a constructor names (resolved once per constructor).
-    fn constructed_plan(&mut self, scope: ScopeId, written: &'a TypeRef) -> Eval<u32> {
-        if let Some(plan) = self.constructors.get(&(written as *const TypeRef)) {
-            return Ok(*plan);
-        }
-        let entity = self.resolve_entity(scope, &written.text(), written.span)?;
-        let plan = self.plans.id(&entity).expect("every entity has a plan");
-        self.constructors.insert(written as *const TypeRef, plan);
-        Ok(plan)
     }
 
     fn inconsistent_indexes(

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
-use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
+use modelc_sema::hir::{Block, CompFor, EagerTarget, Expr, ImplementationId, Stmt};
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{Cell, CellId, CellKind, Instance, Owner, Scope, ScopeId, TaskId};
@@ -21,14 +21,15 @@ pub(crate) enum TaskKind<'a> {
     /// An `implement … when` condition for one instance.
     Condition {
         instance: InstanceId,
-        implementations: &'a [String],
+        implementations: &'a [ImplementationId],
         condition: &'a Expr,
     },
     /// The body of a `for` over a relation, run for each value as it arrives.
     ForEach {
         cell: CellId,
-        var: &'a Ident,
-        body: &'a [Stmt],
+        /// The loop variable's slot in the body's block.
+        var: u32,
+        body: &'a Block,
         seen: usize,
     },
     /// A relation copied into another (`a.xs = b.ys`), value by value as they arrive; it keeps
@@ -43,7 +44,7 @@ pub(crate) enum TaskKind<'a> {
     /// known (spec §1.6: the promise is taken "as soon as that variable exists").
     EagerPromise {
         owner: TaskId,
-        target: &'a Expr,
+        target: &'a EagerTarget,
     },
     /// A relation annotation: a value that must be known.
     Annotation(&'a Expr),
@@ -69,7 +70,7 @@ pub(crate) struct TaskState {
     pub memo: FxHashMap<(*const Expr, ScopeId), Value>,
     /// The scopes of comprehension elements, kept so that a re-run binds the same scopes (and
     /// finds its memoised effects): `(comprehension clause, parent scope, element)` → scope.
-    pub bindings: FxHashMap<(*const modelc_syntax::ast::CompFor, ScopeId, usize), ScopeId>,
+    pub bindings: FxHashMap<(*const CompFor, ScopeId, usize), ScopeId>,
     /// Cells this task promised to add to (released when it finishes).
     pub promises: Vec<CellId>,
 }
@@ -87,7 +88,7 @@ impl<'a> Task<'a> {
         self.state.as_ref()?.memo.get(&key)
     }
 
-    pub(crate) fn binding(&self, key: &(*const modelc_syntax::ast::CompFor, ScopeId, usize)) -> Option<ScopeId> {
+    pub(crate) fn binding(&self, key: &(*const CompFor, ScopeId, usize)) -> Option<ScopeId> {
         self.state.as_ref()?.bindings.get(key).copied()
     }
 }
@@ -104,9 +105,6 @@ pub(crate) enum Stop {
 }
 
 pub(crate) type Eval<T> = Result<T, Stop>;
-
-/// Scopes with at most this many variables are searched; larger ones are indexed.
-const SMALL_SCOPE: usize = 8;
 
 /// Default cap on scheduler work (task runs): a safety net for loops that feed themselves (a
 /// `for` over a relation that adds to the same relation), which would otherwise run until memory
@@ -149,8 +147,6 @@ pub(crate) struct Engine<'a> {
     /// `(entity, ancestor)` → whether it is a subtype (a cache: relation values are checked
     /// against their target type on every assignment).
     pub(crate) subtypes: std::cell::RefCell<FxHashMap<(&'a str, &'a str), bool>>,
-    /// The variables of scopes with more than `SMALL_SCOPE` of them, by name.
-    pub(crate) big_scopes: FxHashMap<(ScopeId, &'a str), CellId>,
     /// A statement that handed its promises to another task (a `for` to its loop): the heir.
     pub(crate) heirs: FxHashMap<TaskId, TaskId>,
     /// Warnings of plugins (W0105), reported with the outcome whatever it is.
@@ -166,8 +162,6 @@ pub(crate) struct Engine<'a> {
     pub(crate) applied_beyond_64: rustc_hash::FxHashSet<(InstanceId, u32)>,
     /// Passwords generated in this compile (see `World::passwords`).
     pub(crate) new_passwords: indexmap::IndexMap<String, String>,
-    /// Constructor type → plan, resolved once per constructor expression.
-    pub(crate) constructors: FxHashMap<*const modelc_syntax::ast::TypeRef, u32>,
     pub(crate) tasks: Chunked<Task<'a>>,
     pub(crate) run_queue: VecDeque<TaskId>,
     /// Relation cells that may be complete (no open promises, lower bound met), in the order
@@ -208,7 +202,6 @@ impl<'a> Engine<'a> {
             instances: Vec::new(),
             scopes: Chunked::default(),
             plans,
-            constructors: FxHashMap::default(),
             applied_beyond_64: rustc_hash::FxHashSet::default(),
             new_passwords: indexmap::IndexMap::new(),
             members: FxHashMap::default(),
@@ -216,7 +209,6 @@ impl<'a> Engine<'a> {
             merges: Vec::new(),
             warnings: Vec::new(),
             heirs: FxHashMap::default(),
-            big_scopes: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),
             tasks: Chunked::default(),
             run_queue: VecDeque::new(),
@@ -278,32 +270,22 @@ impl<'a> Engine<'a> {
     /// Runs every loaded file's top level, then the scheduler, to the end.
     pub(crate) fn run(&mut self) -> Result<(), Diagnostic> {
         for unit in 0..self.program.units.len() {
-            let stmts: Vec<&'a Stmt> = self.program.units[unit]
-                .file
-                .items
-                .iter()
-                .filter_map(|item| match item {
-                    modelc_syntax::ast::Item::Stmt(s) => Some(s),
-                    _ => None,
-                })
-                .collect();
-            let scope = self.new_scope(stmts, None, None, unit);
+            let scope = self.new_scope(&self.program.units[unit].hir.top_level, None, None, unit);
             self.unit_scopes.push(scope);
         }
         for unit in 0..self.program.units.len() {
             let scope = self.unit_scopes[unit];
-            for item in &self.program.units[unit].file.items {
-                match item {
-                    modelc_syntax::ast::Item::Stmt(stmt) => {
-                        self.spawn(TaskKind::Stmt(stmt), scope);
-                    }
-                    modelc_syntax::ast::Item::Relation(relation) => {
-                        for annotation in &relation.annotations {
-                            self.spawn(TaskKind::Annotation(annotation), scope);
-                        }
-                    }
-                    _ => {}
+            let hir = self.program.units[unit].hir;
+            // Annotations run where they are written among the statements.
+            let mut annotations = hir.annotations.iter().peekable();
+            for (n, stmt) in hir.top_level.stmts.iter().enumerate() {
+                while let Some((_, annotation)) = annotations.next_if(|(before, _)| *before as usize <= n) {
+                    self.spawn(TaskKind::Annotation(annotation), scope);
                 }
+                self.spawn(TaskKind::Stmt(stmt), scope);
+            }
+            for (_, annotation) in annotations {
+                self.spawn(TaskKind::Annotation(annotation), scope);
             }
         }
         let max_steps = self.world.env.get("MODELC_MAX_STEPS").and_then(|v| v.parse().ok()).unwrap_or(MAX_STEPS);
@@ -327,33 +309,18 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    /// Declares a block's variables in a new scope.
+    /// Declares a block's variables in a new scope: a cell per slot.
     pub(crate) fn new_scope(
         &mut self,
-        stmts: impl IntoIterator<Item = &'a Stmt>,
+        block: &'a Block,
         parent: Option<ScopeId>,
         instance: Option<InstanceId>,
         unit: usize,
     ) -> ScopeId {
         let id = ScopeId(self.scopes.len() as u32);
         let first_var = CellId(self.cells.len() as u32);
-        let mut names: Vec<&'a Ident> = Vec::new();
-        let mut seen: FxHashMap<&'a str, ()> = FxHashMap::default();
-        for stmt in stmts {
-            if let Stmt::Assign(assign) = stmt
-                && assign.op == AssignOp::Set
-                && let ExprKind::Var(path) = &assign.target.kind
-                && let [name] = path.segments.as_slice()
-                && seen.insert(&name.name, ()).is_none()
-            {
-                names.push(name);
-            }
-        }
-        for name in &names {
-            let cell = self.new_cell(&CellKind::Variable, Owner::Variable(Some(name)));
-            if names.len() > SMALL_SCOPE {
-                self.big_scopes.insert((id, &name.name), cell);
-            }
+        for name in &block.locals {
+            self.new_cell(&CellKind::Variable, Owner::Variable(Some(name)));
         }
         let depth = match (instance, parent) {
             (Some(instance), _) => self.instances[instance.0 as usize].depth,
@@ -362,7 +329,7 @@ impl<'a> Engine<'a> {
         };
         self.scopes.push(Scope {
             first_var,
-            var_count: names.len() as u32,
+            var_count: block.locals.len() as u32,
             parent,
             instance,
             unit: unit as u32,
@@ -371,59 +338,40 @@ impl<'a> Engine<'a> {
         id
     }
 
-    /// The variable `name` of a scope (not its parents). Small scopes are searched; large ones
-    /// (a file's top level with thousands of variables) have an index.
+    /// The variable `name` of a scope (not its parents), for what looks variables up by name
+    /// at run time (templates).
     pub(crate) fn scope_var(&self, scope: ScopeId, name: &str) -> Option<CellId> {
         let s = self.scope(scope);
-        if s.var_count as usize > SMALL_SCOPE {
-            return self.big_scopes.get(&(scope, name)).copied();
-        }
         (s.first_var.0..s.first_var.0 + s.var_count).map(CellId).find(|cell| match self.cell(*cell).owner {
-            Owner::Variable(Some(ident)) => ident.name == name,
+            Owner::Variable(Some(local)) => local.text == name,
             Owner::Variable(None) => name == "self",
             _ => false,
         })
     }
 
-    /// Emits a block: a scope for it and a task per statement.
+    /// Emits a block: a scope for it and a task per statement. `bind` sets a slot (a loop's
+    /// variable) to a value.
     pub(crate) fn emit_block(
         &mut self,
-        stmts: &'a [Stmt],
+        block: &'a Block,
         parent: Option<ScopeId>,
         instance: Option<InstanceId>,
         unit: usize,
-        bind: Option<(&'a Ident, Value)>,
+        bind: Option<(u32, Value)>,
     ) {
-        let scope = self.new_scope(stmts, parent, instance, unit);
-        if let Some((var, value)) = bind {
+        let scope = self.new_scope(block, parent, instance, unit);
+        if let Some((slot, value)) = bind {
             if let Value::Instance(item) = &value {
                 // Code that runs for an instance is one level deeper than it.
                 let item_depth = self.instances[item.0 as usize].depth + 1;
                 let s = &mut self.scopes[scope.0 as usize];
                 s.depth = s.depth.max(item_depth);
             }
-            match self.scope_var(scope, &var.name) {
-                // The loop variable is the block's: `i = 2` in the body sets it again.
-                Some(cell) => self.cell_mut(cell).value = Some(value),
-                None => {
-                    // The next cell: it joins the block's variables.
-                    let cell = self.new_cell(&CellKind::Variable, Owner::Variable(Some(var)));
-                    self.cell_mut(cell).value = Some(value);
-                    let s = &mut self.scopes[scope.0 as usize];
-                    s.var_count += 1;
-                    if s.var_count as usize > SMALL_SCOPE {
-                        // Crossing the threshold: index every variable.
-                        let first = s.first_var.0;
-                        for c in first..first + s.var_count {
-                            if let Owner::Variable(Some(ident)) = self.cell(CellId(c)).owner {
-                                self.big_scopes.insert((scope, &ident.name), CellId(c));
-                            }
-                        }
-                    }
-                }
-            }
+            let cell = CellId(self.scope(scope).first_var.0 + slot);
+            // The loop variable is the block's: `i = 2` in the body sets it again.
+            self.cell_mut(cell).value = Some(value);
         }
-        for stmt in stmts {
+        for stmt in &block.stmts {
             self.spawn(TaskKind::Stmt(stmt), scope);
         }
     }

@@ -6,8 +6,7 @@ use std::borrow::Cow;
 
 use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, Span, codes};
-use modelc_sema::index::TypeKind;
-use modelc_syntax::ast::{Arg, Expr, ExprKind, FStrPart, Ident, Path, StrPart};
+use modelc_sema::hir::{Arg, Chain, CompFor, Expr, ExprKind, FStrPart, Name, StrPart, Var};
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{CellId, CellKind, ScopeId, TaskId};
@@ -23,27 +22,25 @@ pub(crate) enum Named {
 impl<'a> Engine<'a> {
     pub(crate) fn eval(&mut self, task: TaskId, expr: &'a Expr, scope: ScopeId) -> Eval<Value> {
         Ok(match &expr.kind {
-            ExprKind::Int(text) => match text.parse::<i64>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => {
-                    return Err(self.fail(
-                        scope,
-                        expr.span,
-                        Diagnostic::new(&codes::INVALID_OPERAND, "integer out of range"),
-                        "integers are 64-bit in modelc",
-                    ));
-                }
-            },
+            ExprKind::Int(i) => Value::Int(*i),
+            ExprKind::IntOutOfRange => {
+                return Err(self.fail(
+                    scope,
+                    expr.span,
+                    Diagnostic::new(&codes::INVALID_OPERAND, "integer out of range"),
+                    "integers are 64-bit in modelc",
+                ));
+            }
             ExprKind::Float(f) => Value::Float(*f),
             ExprKind::Bool(b) => Value::Bool(*b),
             ExprKind::Null => Value::Null,
-            ExprKind::Str(s) => {
+            ExprKind::Str(parts) => {
                 let mut out = String::new();
-                for part in &s.parts {
+                for part in parts {
                     match part {
                         StrPart::Text(t) => out.push_str(t),
-                        StrPart::Interpolation(path) => {
-                            let value = self.eval_chain(task, path, scope)?;
+                        StrPart::Interpolation(chain) => {
+                            let value = self.eval_chain(task, chain, scope)?;
                             if value.is_unknown() {
                                 return Ok(Value::Unknown);
                             }
@@ -53,36 +50,45 @@ impl<'a> Engine<'a> {
                 }
                 Value::str(out)
             }
-            ExprKind::FStr(f) => match self.eval_fstring(task, &f.parts, scope)? {
+            ExprKind::FStr(parts) => match self.eval_fstring(task, parts, scope)? {
                 Some(s) => Value::str(s),
                 None => Value::Unknown,
             },
-            ExprKind::Regex(regex) => {
-                let subject = self.read_name(task, "self", regex.span, scope)?;
+            ExprKind::Regex { pattern, subject } => {
+                let subject = self.read_var(subject, expr.span, scope)?;
                 match subject {
-                    Value::Str(s) => Value::Bool(python_match(&regex.pattern, &s)),
+                    Value::Str(s) => Value::Bool(python_match(pattern, &s)),
                     Value::Unknown => Value::Unknown,
                     other => {
                         return Err(self.fail(
                             scope,
-                            regex.span,
+                            expr.span,
                             Diagnostic::new(&codes::INVALID_OPERAND, "a regex can only match strings"),
                             &format!("`self` is {}", other.type_name()),
                         ));
                     }
                 }
             }
-            ExprKind::Var(path) => self.eval_var(task, path, scope)?,
+            ExprKind::Var(var) => self.read_var(var, expr.span, scope)?,
             ExprKind::Attr { object, attr } => {
                 let object = self.eval(task, object, scope)?;
                 self.read_attribute(object, attr, scope)?
             }
-            ExprKind::Call { function, args } => self.eval_call(task, expr, function, args, scope)?,
-            ExprKind::Construct { entity, args } => self.construct(task, expr, entity, args, scope, None)?,
-            ExprKind::IndexLookup { entity, args } => {
-                let resolved = self.resolve_entity(scope, &entity.text(), entity.span)?;
+            ExprKind::Call { callee, written, args } => self.eval_call(task, expr, *callee, written, args, scope)?,
+            ExprKind::Construct { entity, entity_span, args } => {
+                self.construct(task, expr, *entity, *entity_span, args, scope, None)?
+            }
+            ExprKind::IndexLookup { entity, entity_span, args } => {
                 let keys = self.eval_keywords(task, args, scope)?;
-                self.lookup(&resolved, keys, scope, entity.span)?
+                self.lookup(self.program.index.entity_name(*entity), keys, scope, *entity_span)?
+            }
+            ExprKind::UnknownEntity { written, entity_span } => {
+                return Err(self.fail(
+                    scope,
+                    *entity_span,
+                    Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find entity `{written}`")),
+                    "not found",
+                ));
             }
             ExprKind::RelationLookup { object, relation, args } => {
                 let object = self.eval(task, object, scope)?;
@@ -104,7 +110,7 @@ impl<'a> Engine<'a> {
                         ));
                     }
                 };
-                let def = self.attr_def(instance, &relation.name);
+                let def = self.attr_def(instance, &relation.text);
                 let Some(modelc_sema::index::AttrDef {
                     kind: modelc_sema::index::AttrKind::Relation { target, inverse: Some(inverse), .. },
                     ..
@@ -175,10 +181,9 @@ impl<'a> Engine<'a> {
             }
             ExprKind::Dict(entries) => {
                 let mut out = IndexMap::new();
-                for entry in entries {
-                    let key = entry.key.as_constant().unwrap_or_default();
-                    let value = self.eval(task, &entry.value, scope)?;
-                    out.insert(key, value);
+                for (key, value) in entries {
+                    let value = self.eval(task, value, scope)?;
+                    out.insert(key.clone(), value);
                 }
                 Value::dict(out)
             }
@@ -209,10 +214,9 @@ impl<'a> Engine<'a> {
     }
 
     /// `a.b.c` in an interpolation.
-    fn eval_chain(&mut self, task: TaskId, path: &'a [Ident], scope: ScopeId) -> Eval<Value> {
-        let Some((first, rest)) = path.split_first() else { return Ok(Value::Unknown) };
-        let mut value = self.read_name(task, &first.name, first.span, scope)?;
-        for attr in rest {
+    fn eval_chain(&mut self, _task: TaskId, chain: &'a Chain, scope: ScopeId) -> Eval<Value> {
+        let mut value = self.read_var(&chain.root, chain.root_span, scope)?;
+        for attr in &chain.attrs {
             value = self.read_attribute(value, attr, scope)?;
         }
         Ok(value)
@@ -224,7 +228,7 @@ impl<'a> Engine<'a> {
             match part {
                 FStrPart::Text(t) => out.push_str(t),
                 FStrPart::Field(field) => {
-                    if field.path.is_empty() {
+                    let Some(chain) = &field.chain else {
                         return Err(self.fail(
                             scope,
                             field.span,
@@ -235,8 +239,8 @@ impl<'a> Engine<'a> {
                             .help("name a variable or attribute between the braces, e.g. `{name}`"),
                             "positional field",
                         ));
-                    }
-                    let mut value = self.eval_chain(task, &field.path, scope)?;
+                    };
+                    let mut value = self.eval_chain(task, chain, scope)?;
                     if value.is_unknown() {
                         return Ok(None);
                     }
@@ -272,29 +276,49 @@ impl<'a> Engine<'a> {
         modelc_value::interpolate(value, &|i| self.describe(i))
     }
 
-    fn eval_var(&mut self, task: TaskId, path: &Path, scope: ScopeId) -> Eval<Value> {
-        if let [name] = path.segments.as_slice() {
-            return self.read_name(task, &name.name, name.span, scope);
+    /// Where a variable is, from a scope: `None` when it is undefined.
+    pub(crate) fn resolve_var(&self, var: &Var, scope: ScopeId) -> Option<Named> {
+        match var {
+            Var::Local { up, slot } => {
+                let s = self.scope(self.scope_out(scope, *up)?);
+                Some(Named::Cell(CellId(s.first_var.0 + slot)))
+            }
+            Var::SelfInstance { up } => Some(Named::Instance(self.scope(self.scope_out(scope, *up)?).instance?)),
+            Var::Attribute { up, name, otherwise } => {
+                let instance = self.scope(self.scope_out(scope, *up)?).instance?;
+                match self.attr_cell(instance, name) {
+                    Some(cell) => Some(Named::Cell(cell)),
+                    None => self.resolve_var(otherwise.as_deref()?, scope),
+                }
+            }
+            Var::Global(id) => {
+                let (unit, slot) = self.program.global(self.unit_of(scope), *id)?;
+                let s = self.scope(self.unit_scopes[unit as usize]);
+                Some(Named::Cell(CellId(s.first_var.0 + slot)))
+            }
+            Var::Undefined(_) => None,
         }
-        let cell = self.qualified_var(path, scope)?;
-        self.read_cell(cell, scope, path.span)
     }
 
-    /// `ns::x`: a top-level variable of another (imported) namespace.
-    pub(crate) fn qualified_var(&mut self, path: &Path, scope: ScopeId) -> Eval<CellId> {
-        let (name, prefix) = path.segments.split_last().unwrap_or((&path.segments[0], &[]));
-        let prefix: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
-        let unit = &self.program.units[self.unit_of(scope)];
-        let namespace = unit.scope().namespace_of(self.program.index, &prefix.join("::")).ok();
-        let target = namespace.and_then(|ns| self.program.units.iter().position(|u| u.namespace == ns));
-        match target.and_then(|u| self.scope_var(self.unit_scopes[u], &name.name)) {
-            Some(cell) => Ok(cell),
-            None => Err(self.undefined_variable(scope, path.span, &path.text())),
+    /// The scope `up` scopes out from `scope`.
+    fn scope_out(&self, mut scope: ScopeId, up: u32) -> Option<ScopeId> {
+        for _ in 0..up {
+            scope = self.scope(scope).parent?;
+        }
+        Some(scope)
+    }
+
+    /// The value of a variable, or a wait for it.
+    pub(crate) fn read_var(&mut self, var: &Var, span: Span, scope: ScopeId) -> Eval<Value> {
+        match self.resolve_var(var, scope) {
+            Some(Named::Instance(i)) => Ok(Value::Instance(i)),
+            Some(Named::Cell(cell)) => self.read_cell(cell, scope, span),
+            None => Err(self.undefined_variable(scope, span, &var_text(var))),
         }
     }
 
-    /// Resolves an unqualified name: blocks, then the instance (implementations), then the
-    /// file's top level.
+    /// Resolves a name at run time, for templates: blocks, then the instance
+    /// (implementations), then the file's top level.
     pub(crate) fn lookup_name(&self, name: &str, scope: ScopeId) -> Option<Named> {
         let mut current = Some(scope);
         while let Some(id) = current {
@@ -351,14 +375,6 @@ impl<'a> Engine<'a> {
         )
     }
 
-    pub(crate) fn read_name(&mut self, _task: TaskId, name: &str, span: Span, scope: ScopeId) -> Eval<Value> {
-        match self.lookup_name(name, scope) {
-            Some(Named::Instance(i)) => Ok(Value::Instance(i)),
-            Some(Named::Cell(cell)) => self.read_cell(cell, scope, span),
-            None => Err(self.undefined_variable(scope, span, name)),
-        }
-    }
-
     /// The complete value of a cell, or a wait for it.
     pub(crate) fn read_cell(&mut self, cell: CellId, scope: ScopeId, span: Span) -> Eval<Value> {
         let c = self.cell(cell);
@@ -389,7 +405,7 @@ impl<'a> Engine<'a> {
     pub(crate) fn owner_text(&self, cell: CellId) -> String {
         match self.cell(cell).owner {
             crate::cells::Owner::Variable(name) => {
-                format!("variable `{}`", name.map_or("self", |n| n.name.as_str()))
+                format!("variable `{}`", name.map_or("self", |n| n.text.as_str()))
             }
             crate::cells::Owner::Attribute { instance, position } => {
                 let name = self.plan_of_instance(instance).names[position as usize];
@@ -403,16 +419,16 @@ impl<'a> Engine<'a> {
     }
 
     /// The cell of attribute `attr` of `object`.
-    pub(crate) fn attribute_cell(&self, object: &Value, attr: &Ident, scope: ScopeId) -> Eval<Option<CellId>> {
+    pub(crate) fn attribute_cell(&self, object: &Value, attr: &Name, scope: ScopeId) -> Eval<Option<CellId>> {
         match object {
-            Value::Instance(i) => match self.attr_cell(*i, &attr.name) {
+            Value::Instance(i) => match self.attr_cell(*i, &attr.text) {
                 Some(cell) => Ok(Some(cell)),
                 None => Err(self.fail(
                     scope,
                     attr.span,
                     Diagnostic::new(
                         &codes::UNKNOWN_ATTRIBUTE,
-                        format!("could not find attribute with name: {} in type {}", attr.name, self.entity_of(*i)),
+                        format!("could not find attribute with name: {} in type {}", attr.text, self.entity_of(*i)),
                     ),
                     "no such attribute",
                 )),
@@ -423,7 +439,7 @@ impl<'a> Engine<'a> {
                 attr.span,
                 Diagnostic::new(
                     &codes::INVALID_OPERAND,
-                    format!("can not get attribute {}: the value is not an entity but a list", attr.name),
+                    format!("can not get attribute {}: the value is not an entity but a list", attr.text),
                 ),
                 "attribute of a list",
             )),
@@ -432,14 +448,14 @@ impl<'a> Engine<'a> {
                 attr.span,
                 Diagnostic::new(
                     &codes::INVALID_OPERAND,
-                    format!("can not get attribute {}: {} is not an entity", attr.name, other.type_name()),
+                    format!("can not get attribute {}: {} is not an entity", attr.text, other.type_name()),
                 ),
                 "attribute of a non-entity",
             )),
         }
     }
 
-    fn read_attribute(&mut self, object: Value, attr: &Ident, scope: ScopeId) -> Eval<Value> {
+    fn read_attribute(&mut self, object: Value, attr: &Name, scope: ScopeId) -> Eval<Value> {
         match self.attribute_cell(&object, attr, scope)? {
             Some(cell) => self.read_cell(cell, scope, attr.span),
             None => Ok(Value::Unknown),
@@ -452,10 +468,10 @@ impl<'a> Engine<'a> {
                 let object = self.eval(task, object, scope)?;
                 self.attribute_cell(&object, attr, scope)?
             }
-            ExprKind::Var(path) if path.segments.len() == 1 => match self.lookup_name(&path.segments[0].name, scope) {
+            ExprKind::Var(var) if !matches!(var, Var::Global(_)) => match self.resolve_var(var, scope) {
                 Some(Named::Cell(cell)) => Some(cell),
                 Some(Named::Instance(_)) => return Ok(Value::Bool(true)),
-                None => return Err(self.undefined_variable(scope, path.span, &path.text())),
+                None => return Err(self.undefined_variable(scope, inner.span, &var_text(var))),
             },
             ExprKind::MapLookup { object, key } => {
                 let container = self.eval(task, object, scope)?;
@@ -497,7 +513,7 @@ impl<'a> Engine<'a> {
         &mut self,
         task: TaskId,
         element: &'a Expr,
-        fors: &'a [modelc_syntax::ast::CompFor],
+        fors: &'a [CompFor],
         guards: &'a [Expr],
         scope: ScopeId,
     ) -> Eval<Value> {
@@ -535,7 +551,7 @@ impl<'a> Engine<'a> {
                         next.push(None);
                         continue;
                     }
-                    let key = (comp as *const modelc_syntax::ast::CompFor, s, n);
+                    let key = (comp as *const CompFor, s, n);
                     let bound = match self.tasks[task.0 as usize].binding(&key) {
                         Some(bound) => bound,
                         None => {
@@ -577,7 +593,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A scope with one variable bound, for a comprehension or loop iteration.
-    pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &'a Ident, value: Value) -> ScopeId {
+    pub(crate) fn bind_scope(&mut self, parent: ScopeId, var: &'a Name, value: Value) -> ScopeId {
         let cell = self.new_cell(&CellKind::Variable, crate::cells::Owner::Variable(Some(var)));
         self.cell_mut(cell).value = Some(value);
         let unit = self.unit_of(parent);
@@ -606,7 +622,7 @@ impl<'a> Engine<'a> {
             match arg {
                 Arg::Keyword(name, value) => {
                     let value = self.eval(task, value, scope)?;
-                    out.push((Cow::Borrowed(&name.name), value));
+                    out.push((Cow::Borrowed(&name.text), value));
                 }
                 Arg::Splat(expr) => match self.eval(task, expr, scope)? {
                     Value::Dict(d) => {
@@ -634,18 +650,15 @@ impl<'a> Engine<'a> {
         }
         Ok(out)
     }
+}
 
-    pub(crate) fn resolve_entity(&self, scope: ScopeId, written: &str, span: Span) -> Eval<String> {
-        let unit = &self.program.units[self.unit_of(scope)];
-        match unit.scope().resolve_type(self.program.index, written) {
-            Ok(r) if r.kind == TypeKind::Entity => Ok(r.fqn),
-            _ => Err(self.fail(
-                scope,
-                span,
-                Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find entity `{written}`")),
-                "not found",
-            )),
-        }
+/// How a message names a variable.
+fn var_text(var: &Var) -> String {
+    match var {
+        Var::Undefined(written) => written.clone(),
+        Var::SelfInstance { .. } => "self".to_owned(),
+        Var::Attribute { name, .. } => name.clone(),
+        Var::Local { .. } | Var::Global(_) => "variable".to_owned(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Selecting and running implementations (spec §4.7, execution §1.5): `implement … using …
 //! when`, `using parents`, each implementation once per instance.
 
+use modelc_sema::hir::ImplementationId;
 use modelc_value::InstanceId;
 
 use crate::cells::{CellId, ScopeId};
@@ -11,11 +12,11 @@ impl<'a> Engine<'a> {
     pub(crate) fn select_implementations(&mut self, instance: InstanceId, plan: &crate::plans::EntityPlan<'a>) {
         for def in &plan.implements {
             match &def.statement.condition {
-                None => self.apply(instance, &def.implementations),
+                None => self.apply(instance, &def.statement.implementations),
                 Some(condition) => {
                     let scope = self.instance_scope(instance, self.unit_scopes[def.unit], def.unit);
                     self.spawn(
-                        TaskKind::Condition { instance, implementations: &def.implementations, condition },
+                        TaskKind::Condition { instance, implementations: &def.statement.implementations, condition },
                         scope,
                     );
                 }
@@ -51,19 +52,19 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs implementations for an instance, each at most once.
-    pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &'a [String]) {
+    pub(crate) fn apply(&mut self, instance: InstanceId, implementations: &'a [ImplementationId]) {
         // `implement B using parents` alone names no implementation: that selects nothing.
         if !implementations.is_empty() {
             self.instances[instance.0 as usize].implemented = true;
         }
         let program = self.program;
-        for name in implementations {
-            let Some((position, _, (unit, implementation))) = program.implementations.get_full(name) else { continue };
-            if !self.mark_applied(instance, position as u32) {
+        for id in implementations {
+            let Some((unit, body)) = program.implementation(*id) else { continue };
+            if !self.mark_applied(instance, id.0) {
                 continue;
             }
-            let scope = self.instance_scope(instance, self.unit_scopes[*unit], *unit);
-            self.emit_block(&implementation.body, Some(scope), None, *unit, None);
+            let scope = self.instance_scope(instance, self.unit_scopes[unit], unit);
+            self.emit_block(body, Some(scope), None, unit, None);
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
+use modelc_sema::hir::EntityId;
 use modelc_sema::index::{AttrDef, AttrKind};
 use modelc_value::{InstanceId, Value};
 
@@ -53,7 +54,14 @@ pub(crate) struct Plans<'a> {
 
 impl<'a> Plans<'a> {
     pub(crate) fn new(program: &'a Program<'a>) -> Plans<'a> {
-        let plans: Vec<EntityPlan<'a>> = program.index.entities.keys().map(|fqn| plan(program, fqn)).collect();
+        // An entity's plan id is its `EntityId`: its position in the type table.
+        let plans: Vec<EntityPlan<'a>> = program
+            .index
+            .entities
+            .keys()
+            .enumerate()
+            .map(|(id, fqn)| plan(program, EntityId(id as u32), fqn))
+            .collect();
         let ids = plans.iter().enumerate().map(|(i, p)| (p.fqn, i as u32)).collect();
         Plans { plans, ids }
     }
@@ -67,7 +75,7 @@ impl<'a> Plans<'a> {
     }
 }
 
-fn plan<'a>(program: &'a Program<'a>, fqn: &'a str) -> EntityPlan<'a> {
+fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<'a> {
     let index = program.index;
     let names: Vec<&'a str> = index.attribute_names(fqn).into_iter().collect();
     let ancestry = index.ancestry(fqn);
@@ -89,13 +97,8 @@ fn plan<'a>(program: &'a Program<'a>, fqn: &'a str) -> EntityPlan<'a> {
         })
         .collect();
     let positions: FxHashMap<&'a str, u32> = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
-    let defaults = program
-        .defaults_of(fqn)
-        .into_iter()
-        .filter_map(|(name, expr, _)| {
-            Some((*positions.get(name.as_str())?, crate::validate::constant(expr).unwrap_or(Value::Null)))
-        })
-        .collect();
+    let defaults =
+        program.defaults_of(fqn).into_iter().filter_map(|(name, value)| Some((*positions.get(name)?, value))).collect();
     let indexes = ancestry
         .iter()
         .flat_map(|def| def.indexes.iter().map(move |attrs| (def.fqn.as_str(), attrs.as_slice())))
@@ -104,7 +107,7 @@ fn plan<'a>(program: &'a Program<'a>, fqn: &'a str) -> EntityPlan<'a> {
             Some(PlannedIndex { owner, attributes, positions })
         })
         .collect();
-    EntityPlan { fqn, names, positions, kinds, defs, defaults, indexes, implements: program.implements_of(fqn) }
+    EntityPlan { fqn, names, positions, kinds, defs, defaults, indexes, implements: program.implements_of(id) }
 }
 
 impl<'a> Engine<'a> {

@@ -1,15 +1,15 @@
-//! What execution needs from the source, gathered once: each loaded file with its namespace
-//! and imports, and per entity the `implement` statements and attribute defaults as written.
+//! What execution needs from the lowered program, gathered once: each loaded file with its
+//! namespace and lowered form, and tables by id: implementation bodies, the `implement`
+//! statements of each entity, attribute defaults, typedef constraints, and where each file's
+//! qualified variables live.
 
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
-use modelc_db::ImportSummary;
 use modelc_diagnostics::{FileId, Span};
 use modelc_sema::ModelIndex;
-use modelc_sema::index::TypeKind;
-use modelc_sema::resolve::FileScope;
-use modelc_syntax::ast::{AttrDefault, Constraint, Expr, File, ImplRef, Implement, Implementation, Item};
+use modelc_sema::hir::{Block, ConstraintHir, EntityId, FileHir, GlobalId, ImplementHir, ImplementationId};
+use modelc_value::Value;
 
 /// One loaded file.
 pub struct Unit<'a> {
@@ -18,136 +18,94 @@ pub struct Unit<'a> {
     /// How messages name the file.
     pub display_name: String,
     pub text: &'a str,
-    pub file: &'a File,
-    pub imports: &'a [ImportSummary],
+    pub hir: &'a FileHir,
 }
 
-impl Unit<'_> {
-    pub fn scope(&self) -> FileScope<'_> {
-        FileScope { namespace: &self.namespace, imports: self.imports }
-    }
-}
-
-/// An `implement` statement, resolved.
+/// An `implement` statement and the unit it is written in.
 pub struct ImplementDef<'a> {
     pub unit: usize,
-    pub statement: &'a Implement,
-    /// Fully qualified implementation names (without `parents`).
-    pub implementations: Vec<String>,
-    pub parents: bool,
+    pub statement: &'a ImplementHir,
 }
 
-/// An attribute default as an entity declares it: the attribute, the expression (`None` for
-/// `= undef`), and the unit it is written in.
-pub type OwnDefault<'a> = (String, Option<&'a Expr>, usize);
+/// The own defaults of an entity, with the unit that declares them.
+type OwnDefaults<'a> = (usize, &'a [(String, Option<modelc_sema::hir::Constant>)]);
 
-/// The source-level tables execution reads.
+/// The program-wide tables execution reads.
 pub struct Program<'a> {
     pub units: Vec<Unit<'a>>,
     pub index: &'a ModelIndex,
-    /// Implementation name → its definition and the unit it is in.
-    pub implementations: IndexMap<String, (usize, &'a Implementation)>,
-    /// Entity → its `implement` statements, in load order.
-    pub implements: IndexMap<String, Vec<ImplementDef<'a>>>,
+    /// By implementation id: its body and the unit it is in.
+    pub implementations: Vec<Option<(usize, &'a Block)>>,
+    /// By entity id: its `implement` statements, in load order.
+    pub implements: Vec<Vec<ImplementDef<'a>>>,
     /// `(entity, attribute)` → where the attribute or relation end is declared.
     pub declarations: HashMap<(String, String), (FileId, Span)>,
-    /// Typedef → its constraint as written, with the unit it is in.
-    pub constraints: IndexMap<String, (usize, &'a Constraint)>,
+    /// Typedef → its constraint, with the unit it is in.
+    pub constraints: IndexMap<String, (usize, &'a ConstraintHir)>,
     /// Per unit, where its lines start (messages name lines).
     pub lines: Vec<modelc_diagnostics::LineIndex>,
-    /// Entity → its own attribute defaults (`None` for `= undef`), with the defining unit.
-    pub defaults: IndexMap<String, Vec<OwnDefault<'a>>>,
+    /// By entity id: its own attribute defaults.
+    defaults: Vec<Option<OwnDefaults<'a>>>,
+    /// Per unit, by [`GlobalId`]: the unit and slot of each qualified variable it reads
+    /// (`None` when that namespace is not loaded).
+    globals: Vec<Vec<Option<(u32, u32)>>>,
 }
 
 impl<'a> Program<'a> {
     pub fn new(units: Vec<Unit<'a>>, index: &'a ModelIndex) -> Program<'a> {
+        let entities = index.entities.len();
         let mut program = Program {
-            units,
-            index,
-            implementations: IndexMap::new(),
-            implements: IndexMap::new(),
+            implementations: vec![None; index.implementations.len()],
+            implements: (0..entities).map(|_| Vec::new()).collect(),
+            defaults: vec![None; entities],
             constraints: IndexMap::new(),
             declarations: HashMap::new(),
-            lines: Vec::new(),
-            defaults: IndexMap::new(),
+            lines: units.iter().map(|u| modelc_diagnostics::LineIndex::new(u.text)).collect(),
+            globals: Vec::new(),
+            units,
+            index,
         };
-        program.lines = program.units.iter().map(|u| modelc_diagnostics::LineIndex::new(u.text)).collect();
         for (u, unit) in program.units.iter().enumerate() {
-            let scope = unit.scope();
-            for item in &unit.file.items {
-                match item {
-                    Item::Implementation(implementation) => {
-                        let fqn = format!("{}::{}", unit.namespace, implementation.name.name);
-                        program.implementations.entry(fqn).or_insert((u, implementation));
-                    }
-                    Item::Typedef(typedef) => {
-                        let fqn = format!("{}::{}", unit.namespace, typedef.name.name);
-                        program.constraints.entry(fqn).or_insert((u, &typedef.constraint));
-                    }
-                    Item::Implement(implement) => {
-                        let Ok(entity) = scope.resolve_type(index, &implement.entity.text()) else { continue };
-                        let mut implementations = Vec::new();
-                        let mut parents = false;
-                        for reference in &implement.implementations {
-                            match reference {
-                                ImplRef::Parents(_) => parents = true,
-                                ImplRef::Named(path) => {
-                                    if let Ok(r) = scope.resolve_type(index, &path.text())
-                                        && r.kind == TypeKind::Implementation
-                                    {
-                                        implementations.push(r.fqn);
-                                    }
-                                }
-                            }
-                        }
-                        program.implements.entry(entity.fqn).or_default().push(ImplementDef {
-                            unit: u,
-                            statement: implement,
-                            implementations,
-                            parents,
-                        });
-                    }
-                    Item::Relation(relation) => {
-                        let mut declare =
-                            |entity: &modelc_syntax::ast::TypeRef, attribute: &modelc_syntax::ast::Ident| {
-                                if let Ok(r) = scope.resolve_type(index, &entity.text()) {
-                                    program
-                                        .declarations
-                                        .entry((r.fqn, attribute.name.clone()))
-                                        .or_insert((unit.file_id, attribute.span));
-                                }
-                            };
-                        declare(&relation.left.entity, &relation.left.attribute);
-                        if let Some((attribute, _)) = &relation.right {
-                            declare(&relation.right_entity, attribute);
-                        }
-                    }
-                    Item::Entity(entity) => {
-                        let fqn = format!("{}::{}", unit.namespace, entity.name.name);
-                        for attribute in &entity.attributes {
-                            program
-                                .declarations
-                                .entry((fqn.clone(), attribute.name.name.clone()))
-                                .or_insert((unit.file_id, attribute.name.span));
-                        }
-                        if program.defaults.contains_key(&fqn) {
-                            continue;
-                        }
-                        let defaults = entity
-                            .attributes
-                            .iter()
-                            .filter_map(|a| match &a.default {
-                                Some(AttrDefault::Value(e)) => Some((a.name.name.clone(), Some(e), u)),
-                                Some(AttrDefault::Undef(_)) => Some((a.name.name.clone(), None, u)),
-                                None => None,
-                            })
-                            .collect();
-                        program.defaults.insert(fqn, defaults);
-                    }
-                    _ => {}
-                }
+            let hir = unit.hir;
+            for implementation in &hir.implementations {
+                let slot = &mut program.implementations[implementation.id.0 as usize];
+                slot.get_or_insert((u, &implementation.body));
+            }
+            for typedef in &hir.typedefs {
+                program.constraints.entry(typedef.fqn.clone()).or_insert((u, &typedef.constraint));
+            }
+            for implement in &hir.implements {
+                program.implements[implement.entity.0 as usize].push(ImplementDef { unit: u, statement: implement });
+            }
+            for entity in &hir.entities {
+                program.defaults[entity.entity.0 as usize].get_or_insert((u, &entity.defaults));
+            }
+            for declaration in &hir.declarations {
+                let entity = index.entity_name(declaration.entity).to_owned();
+                program
+                    .declarations
+                    .entry((entity, declaration.attribute.clone()))
+                    .or_insert((unit.file_id, declaration.span));
             }
         }
+        let slots: HashMap<&str, usize> =
+            program.units.iter().enumerate().map(|(u, unit)| (unit.namespace.as_str(), u)).collect();
+        program.globals = program
+            .units
+            .iter()
+            .map(|unit| {
+                unit.hir
+                    .globals
+                    .iter()
+                    .map(|(namespace, name)| {
+                        let target = *slots.get(namespace.as_str())?;
+                        let locals = &program.units[target].hir.top_level.locals;
+                        let slot = locals.iter().position(|local| local.text == *name)?;
+                        Some((target as u32, slot as u32))
+                    })
+                    .collect()
+            })
+            .collect();
         program
     }
 
@@ -156,39 +114,51 @@ impl<'a> Program<'a> {
         self.lines[unit].line(offset) as usize
     }
 
+    /// Where qualified variable `id` of `unit` lives: its unit and slot.
+    pub(crate) fn global(&self, unit: usize, id: GlobalId) -> Option<(u32, u32)> {
+        self.globals.get(unit)?.get(id.0 as usize).copied().flatten()
+    }
+
     /// The defaults that apply to a new instance of `entity`: own declarations win, then the
     /// parents, left-most first; `= undef` removes an inherited default.
-    pub fn defaults_of(&self, entity: &str) -> Vec<(String, &'a Expr, usize)> {
-        let mut decided: IndexMap<String, Option<(&'a Expr, usize)>> = IndexMap::new();
+    pub fn defaults_of(&self, entity: &str) -> Vec<(&'a str, Value)> {
+        let mut decided: IndexMap<&'a str, Option<Value>> = IndexMap::new();
         for def in self.index.ancestry(entity) {
-            for (name, expr, unit) in self.defaults.get(&def.fqn).into_iter().flatten() {
-                decided.entry(name.clone()).or_insert(expr.map(|e| (e, *unit)));
+            let Some(id) = self.index.entity_id(&def.fqn) else { continue };
+            let Some((_, defaults)) = self.defaults[id.0 as usize] else { continue };
+            for (name, value) in defaults {
+                decided.entry(name.as_str()).or_insert(value.as_ref().map(|c| c.0.clone()));
             }
         }
-        decided.into_iter().filter_map(|(n, d)| d.map(|(e, u)| (n, e, u))).collect()
+        decided.into_iter().filter_map(|(n, v)| v.map(|v| (n, v))).collect()
     }
 
     /// The implement statements that apply to an instance of exactly `entity`, following
     /// `using parents` to the parents' own statements (spec §4.7).
-    pub fn implements_of(&self, entity: &str) -> Vec<&ImplementDef<'a>> {
+    pub fn implements_of(&self, entity: EntityId) -> Vec<&ImplementDef<'a>> {
         let mut out: Vec<&ImplementDef<'a>> = Vec::new();
-        let mut stack = vec![entity.to_owned()];
-        let mut seen: Vec<String> = Vec::new();
+        let mut stack = vec![entity];
+        let mut seen: Vec<EntityId> = Vec::new();
         while let Some(current) = stack.pop() {
             if seen.contains(&current) {
                 continue;
             }
-            seen.push(current.clone());
-            let Some(defs) = self.implements.get(&current) else { continue };
+            seen.push(current);
+            let Some(defs) = self.implements.get(current.0 as usize) else { continue };
             for def in defs {
                 out.push(def);
-                if def.parents
-                    && let Some(entity_def) = self.index.entities.get(&current)
+                if def.statement.parents
+                    && let Some(entity_def) = self.index.entities.get_index(current.0 as usize).map(|(_, d)| d)
                 {
-                    stack.extend(entity_def.parents.iter().rev().cloned());
+                    stack.extend(entity_def.parents.iter().rev().filter_map(|p| self.index.entity_id(p)));
                 }
             }
         }
         out
+    }
+
+    /// The body of an implementation and the unit it is written in.
+    pub(crate) fn implementation(&self, id: ImplementationId) -> Option<(usize, &'a Block)> {
+        self.implementations.get(id.0 as usize).copied().flatten()
     }
 }

@@ -2,7 +2,7 @@
 //! over a relation (spec §4.2, §4.7, §4.8, execution §1.5–1.6).
 
 use modelc_diagnostics::{Diagnostic, codes};
-use modelc_syntax::ast::{AssignOp, Expr, ExprKind, Ident, Stmt};
+use modelc_sema::hir::{Block, EagerTarget, Expr, ExprKind, Stmt, Target};
 use modelc_value::Value;
 
 use crate::cells::{CellId, CellKind, ScopeId, TaskId};
@@ -30,7 +30,7 @@ impl<'a> Engine<'a> {
             }
             TaskKind::Constraint => Ok(()),
             TaskKind::EagerPromise { owner, target } => {
-                let (owner, target): (TaskId, &'a Expr) = (*owner, target);
+                let (owner, target): (TaskId, &'a EagerTarget) = (*owner, target);
                 self.run_eager_promise(id, owner, target, scope)
             }
             TaskKind::Forward { from, to, seen, span } => {
@@ -52,7 +52,7 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             TaskKind::ForEach { cell, var, body, seen } => {
-                let (cell, var, body, seen): (_, &'a Ident, &'a [Stmt], usize) = (*cell, var, body, *seen);
+                let (cell, var, body, seen): (_, u32, &'a Block, usize) = (*cell, *var, body, *seen);
                 let items = self.list_snapshot(cell);
                 for item in items.iter().skip(seen) {
                     if !item.is_unknown() {
@@ -69,10 +69,10 @@ impl<'a> Engine<'a> {
 
     fn execute_stmt(&mut self, id: TaskId, stmt: &'a Stmt, scope: ScopeId) -> Eval<()> {
         match stmt {
-            Stmt::Assign(assign) => self.execute_assign(id, &assign.target, assign.op, &assign.value, scope),
+            Stmt::Assign(assign) => self.execute_assign(id, &assign.target, assign.extend, &assign.value, scope),
             Stmt::Expr(expr) => self.eval(id, expr, scope).map(|_| ()),
             Stmt::If(if_) => {
-                self.take_eager_promises(id, stmt, scope);
+                self.take_eager_promises(id, &if_.eager, scope);
                 for (condition, body) in &if_.branches {
                     match self.eval(id, condition, scope)? {
                         Value::Bool(true) => {
@@ -93,7 +93,7 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             Stmt::For(for_) => {
-                self.take_eager_promises(id, stmt, scope);
+                self.take_eager_promises(id, &for_.eager, scope);
                 // A loop over a relation runs its body for each value as it arrives.
                 if let ExprKind::Attr { object, attr } = &for_.iterable.kind {
                     let object = self.eval(id, object, scope)?;
@@ -101,7 +101,7 @@ impl<'a> Engine<'a> {
                         && matches!(self.cell(cell).kind, CellKind::List { .. })
                     {
                         let listener = self
-                            .create_task(TaskKind::ForEach { cell, var: &for_.var, body: &for_.body, seen: 0 }, scope);
+                            .create_task(TaskKind::ForEach { cell, var: for_.var, body: &for_.body, seen: 0 }, scope);
                         // The loop's promises stay open until the relation is complete.
                         self.transfer_promises(id, listener);
                         // Its first step runs now: the bodies for the values already there are
@@ -123,7 +123,7 @@ impl<'a> Engine<'a> {
                                     Some(scope),
                                     None,
                                     self.unit_of(scope),
-                                    Some((&for_.var, item.clone())),
+                                    Some((for_.var, item.clone())),
                                 );
                             }
                         }
@@ -141,40 +141,39 @@ impl<'a> Engine<'a> {
                     )),
                 }
             }
-            Stmt::Error(_) => Ok(()),
         }
     }
 
     fn execute_assign(
         &mut self,
         id: TaskId,
-        target: &'a Expr,
-        op: AssignOp,
+        target: &'a Target,
+        extend: bool,
         value: &'a Expr,
         scope: ScopeId,
     ) -> Eval<()> {
-        match &target.kind {
-            ExprKind::Var(path) if path.segments.len() == 1 => {
-                let name = &path.segments[0].name;
-                let cell = self.scope_var(scope, name);
-                let Some(cell) = cell else { return Err(self.undefined_variable(scope, target.span, name)) };
+        match target {
+            Target::Local { slot, span } => {
+                let cell = CellId(self.scope(scope).first_var.0 + slot);
                 let value = self.eval(id, value, scope)?;
-                self.assign(cell, value, scope, target.span)
+                self.assign(cell, value, scope, *span)
             }
-            ExprKind::Var(path) => Err(self.fail(
+            Target::Undefined { name, span } => Err(self.undefined_variable(scope, *span, name)),
+            Target::Qualified { written, span } => Err(self.fail(
                 scope,
-                path.span,
-                Diagnostic::new(&codes::ASSIGN_TO_QUALIFIED_NAME, format!("variable {} not found", path.text())),
+                *span,
+                Diagnostic::new(&codes::ASSIGN_TO_QUALIFIED_NAME, format!("variable {written} not found")),
                 "only variables of this file can be assigned",
             )),
-            ExprKind::Attr { object, attr } => {
+            Target::Attribute { object, attr, span } => {
+                let span = *span;
                 let object_value = self.eval(id, object, scope)?;
                 let Some(cell) = self.attribute_cell(&object_value, attr, scope)? else { return Ok(()) };
                 let multi = self.cell(cell).is_multi();
-                if op == AssignOp::Extend && !multi {
+                if extend && !multi {
                     return Err(self.fail(
                         scope,
-                        target.span,
+                        span,
                         Diagnostic::new(
                             &codes::EXTEND_SINGLE_VALUED,
                             "can not use += on relations with multiplicity 1",
@@ -186,10 +185,10 @@ impl<'a> Engine<'a> {
                     self.promise(id, cell);
                 }
                 if multi && let Some(from) = self.relation_source(id, value, scope)? {
-                    return self.forward(from, cell, scope, target.span);
+                    return self.forward(from, cell, scope, span);
                 }
                 let lhs = match &object_value {
-                    Value::Instance(i) => Some((*i, attr.name.as_str())),
+                    Value::Instance(i) => Some((*i, attr.text.as_str())),
                     _ => None,
                 };
                 if multi && let ExprKind::List(items) = &value.kind {
@@ -201,7 +200,7 @@ impl<'a> Engine<'a> {
                             continue;
                         }
                         if let Some(from) = self.relation_source(id, item, scope)? {
-                            self.forward(from, cell, scope, target.span)?;
+                            self.forward(from, cell, scope, span)?;
                             self.memoise(key, Value::Null);
                             continue;
                         }
@@ -210,12 +209,12 @@ impl<'a> Engine<'a> {
                             other => values.push(other),
                         }
                     }
-                    return self.assign(cell, Value::list(values), scope, target.span);
+                    return self.assign(cell, Value::list(values), scope, span);
                 }
                 let value = self.eval_with_lhs(id, value, scope, lhs)?;
-                self.assign(cell, value, scope, target.span)
+                self.assign(cell, value, scope, span)
             }
-            _ => Ok(()),
+            Target::Other => Ok(()),
         }
     }
 
@@ -287,7 +286,9 @@ impl<'a> Engine<'a> {
         lhs: Option<(modelc_value::InstanceId, &'a str)>,
     ) -> Eval<Value> {
         match &value.kind {
-            ExprKind::Construct { entity, args } => self.construct(id, value, entity, args, scope, lhs),
+            ExprKind::Construct { entity, entity_span, args } => {
+                self.construct(id, value, *entity, *entity_span, args, scope, lhs)
+            }
             ExprKind::List(items) if lhs.is_some() => {
                 let mut out = Vec::new();
                 for item in items {
@@ -306,17 +307,14 @@ impl<'a> Engine<'a> {
     /// `v.a.b += …`, with `v` from outside the blocks), so that those are not frozen before the
     /// blocks are emitted (spec §1.6). A target whose object is not known yet gets a hook that
     /// takes the promise when it is.
-    fn take_eager_promises(&mut self, id: TaskId, stmt: &'a Stmt, scope: ScopeId) {
+    fn take_eager_promises(&mut self, id: TaskId, targets: &'a [EagerTarget], scope: ScopeId) {
         if std::mem::replace(&mut self.tasks[id.0 as usize].eager_taken, true) {
             return;
         }
-        let mut targets: Vec<&'a Expr> = Vec::new();
-        collect_targets(stmt, &mut Vec::new(), &mut targets);
         for target in targets {
-            let ExprKind::Attr { object, attr } = &target.kind else { continue };
-            match self.peek(object, scope) {
+            match self.peek(&target.object, scope) {
                 Some(Value::Instance(i)) => {
-                    if let Some(cell) = self.attr_cell(i, &attr.name)
+                    if let Some(cell) = self.attr_cell(i, &target.attr.text)
                         && self.cell(cell).is_delayed()
                     {
                         self.promise(id, cell);
@@ -333,7 +331,7 @@ impl<'a> Engine<'a> {
     /// The value of a variable or attribute chain if every step of it is known now.
     fn peek(&self, expr: &'a Expr, scope: ScopeId) -> Option<Value> {
         match &expr.kind {
-            ExprKind::Var(path) if path.segments.len() == 1 => match self.lookup_name(&path.segments[0].name, scope)? {
+            ExprKind::Var(var) => match self.resolve_var(var, scope)? {
                 crate::eval::Named::Instance(i) => Some(Value::Instance(i)),
                 crate::eval::Named::Cell(cell) => {
                     let c = self.cell(cell);
@@ -342,7 +340,7 @@ impl<'a> Engine<'a> {
             },
             ExprKind::Attr { object, attr } => match self.peek(object, scope)? {
                 Value::Instance(i) => {
-                    let c = self.cell(self.attr_cell(i, &attr.name)?);
+                    let c = self.cell(self.attr_cell(i, &attr.text)?);
                     if c.is_ready() && !c.is_multi() { c.value.clone() } else { None }
                 }
                 _ => Some(Value::Unknown),
@@ -357,10 +355,10 @@ impl<'a> Engine<'a> {
         &mut self,
         id: TaskId,
         owner: TaskId,
-        target: &'a Expr,
+        target: &'a EagerTarget,
         scope: ScopeId,
     ) -> Eval<()> {
-        let ExprKind::Attr { object, attr } = &target.kind else { return Ok(()) };
+        let (object, attr) = (&target.object, &target.attr);
         // A chain that fails to evaluate takes no promise: the assignment itself reports it.
         let object = match self.eval(id, object, scope) {
             Ok(object) => object,
@@ -380,48 +378,5 @@ impl<'a> Engine<'a> {
         }
         self.hold_promise(holder, cell);
         Ok(())
-    }
-}
-
-/// The relation assignment targets (`v.attr = …`, `v.a.b += …`) inside a statement's blocks
-/// whose root variable is not declared in a block between the statement and the assignment.
-fn collect_targets<'a>(stmt: &'a Stmt, declared: &mut Vec<&'a str>, targets: &mut Vec<&'a Expr>) {
-    let (blocks, loop_var): (Vec<&'a [Stmt]>, Option<&'a str>) = match stmt {
-        Stmt::If(if_) => {
-            (if_.branches.iter().map(|(_, b)| b.as_slice()).chain(if_.else_body.as_deref()).collect(), None)
-        }
-        Stmt::For(for_) => (vec![&for_.body], Some(&for_.var.name)),
-        _ => return,
-    };
-    for block in blocks {
-        let outer = declared.len();
-        declared.extend(loop_var);
-        for inner in block {
-            if let Stmt::Assign(assign) = inner
-                && let ExprKind::Var(path) = &assign.target.kind
-                && let [name] = path.segments.as_slice()
-            {
-                declared.push(&name.name);
-            }
-        }
-        for inner in block {
-            if let Stmt::Assign(assign) = inner
-                && let ExprKind::Attr { .. } = &assign.target.kind
-                && root_of(&assign.target).is_some_and(|root| !declared.contains(&root))
-            {
-                targets.push(&assign.target);
-            }
-            collect_targets(inner, declared, targets);
-        }
-        declared.truncate(outer);
-    }
-}
-
-/// The variable an attribute chain starts from (`a` in `a.b.c`).
-fn root_of(expr: &Expr) -> Option<&str> {
-    match &expr.kind {
-        ExprKind::Var(path) if path.segments.len() == 1 => Some(&path.segments[0].name),
-        ExprKind::Attr { object, .. } => root_of(object),
-        _ => None,
     }
 }

@@ -6,8 +6,8 @@ use rustc_hash::FxHashMap;
 
 use modelc_diagnostics::Diagnostic;
 use modelc_sema::consteval;
+use modelc_sema::hir::{ConstraintHir, Expr};
 use modelc_sema::types::{BaseType, ValueType};
-use modelc_syntax::ast::{Constraint, Expr};
 use modelc_value::Value;
 
 use crate::cells::{CellKind, Owner, Scope, ScopeId, TaskId};
@@ -101,11 +101,11 @@ impl<'a> Engine<'a> {
             return Ok(*holds);
         }
         let holds = match constraint {
-            Constraint::Regex(regex) => match value {
-                Value::Str(s) => consteval::regex_match(&regex.pattern, s).unwrap_or(false),
+            ConstraintHir::Regex(pattern) => match value {
+                Value::Str(s) => consteval::regex_match(pattern, s).unwrap_or(false),
                 _ => false,
             },
-            Constraint::Expr(expr) => self.eval_constraint(expr, unit, value)?,
+            ConstraintHir::Expr(expr) => self.eval_constraint(expr, unit, value)?,
         };
         if let Some(key) = key {
             self.constraint_cache.insert(key, holds);
@@ -155,9 +155,4 @@ fn literal(value: &Value) -> bool {
         Value::Dict(entries) => entries.values().all(literal),
         _ => true,
     }
-}
-
-/// The value of a constant expression (attribute defaults).
-pub(crate) fn constant(expr: &Expr) -> Option<Value> {
-    consteval::eval(expr, None)
 }

@@ -18,7 +18,7 @@ pub fn repr(value: &Value) -> String {
 /// Evaluates `expr` with `self` bound to `self_value` (typedef constraints), if it is constant.
 /// Operators are the same as execution's (`modelc_value::ops`); an integer literal beyond 64
 /// bits, or an operation that fails, is not decided here (execution reports it).
-pub fn eval(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
+pub(crate) fn eval(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
     Some(match &expr.kind {
         ExprKind::Int(text) => Value::Int(text.parse().ok()?),
         ExprKind::Float(f) => Value::Float(*f),

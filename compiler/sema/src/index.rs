@@ -9,7 +9,7 @@
 use indexmap::{IndexMap, IndexSet};
 use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, ProjectInput, ResourceSummary, item_summary};
 use modelc_stdlib::PluginSignature;
-use modelc_syntax::ast::{Constraint, Item};
+use modelc_syntax::ast::{self, Constraint};
 
 use crate::loading::loaded_modules;
 use crate::resolve::FileScope;
@@ -123,7 +123,7 @@ pub struct TypedefDef {
     /// The primitive or typedef it refines.
     pub base: BaseType,
     /// The constraint, parsed again from its source text (its spans are not the file's).
-    pub constraint: Option<Constraint>,
+    pub(crate) constraint: Option<Constraint>,
 }
 
 /// The whole project's declarations.
@@ -483,7 +483,7 @@ fn parse_constraint(source: &str) -> Option<Constraint> {
         return None;
     }
     parse.file.items.into_iter().find_map(|item| match item {
-        Item::Typedef(t) => Some(t.constraint),
+        ast::Item::Typedef(t) => Some(t.constraint),
         _ => None,
     })
 }

@@ -5,7 +5,8 @@
 //!   implementations, plugins), built from span-free item summaries;
 //! * [`resolve`]: name resolution for types and namespaces (spec §4.11);
 //! * `declarations` and `body`: the checks of one file, reported with spans;
-//! * [`consteval`]: constants evaluated at check time (defaults, typedef constraints).
+//! * [`consteval`]: constants evaluated at check time (defaults, typedef constraints);
+//! * [`hir`]: the lowered, resolved program execution runs (names resolved to slots and ids).
 //!
 //! Queries are layered for incrementality: an edit inside a statement block changes its
 //! file's parse and diagnostics only. Summaries come out equal, so the loaded-module set, the
@@ -15,6 +16,7 @@ mod body;
 mod check;
 pub mod consteval;
 mod declarations;
+pub mod hir;
 pub mod index;
 pub mod loading;
 pub mod resolve;

@@ -114,3 +114,54 @@ fn changing_an_import_reloads_modules() {
     assert!(executed.iter().any(|q| q.starts_with("loaded_modules(")), "{executed:?}");
     assert_eq!(fixture.diagnostics(), ["module `nosuch` not found"]);
 }
+
+impl Fixture {
+    /// Lowers every loaded file, as `modelc compile` does before execution, and returns the
+    /// queries that executed.
+    fn relower(&self) -> Vec<String> {
+        for file in modelc_sema::loaded_modules(&self.db, self.project).files.values() {
+            let _ = modelc_sema::hir::file_hir(&self.db, self.project, *file);
+        }
+        let mut executed = self.db.take_executed();
+        executed.sort();
+        executed
+    }
+
+    fn web_hir(&self) -> &modelc_sema::hir::FileHir {
+        modelc_sema::hir::file_hir(&self.db, self.project, self.files[1])
+    }
+}
+
+#[test]
+fn an_edit_inside_an_implementation_body_lowers_only_that_file_again() {
+    let mut fixture = Fixture::new();
+    let loaded = modelc_sema::loaded_modules(&fixture.db, fixture.project).files.len();
+    let first = fixture.relower();
+    assert_eq!(first.iter().filter(|q| q.starts_with("file_hir")).count(), loaded, "{first:?}");
+    assert_eq!(fixture.web_hir().implementations[0].body.locals.len(), 1);
+
+    fixture.edit_web("    x = 1\n", "    x = 1 + 2\n    y = [x, 3]\n");
+    let executed = fixture.relower();
+    let lowered: Vec<&String> = executed.iter().filter(|q| q.starts_with("file_hir")).collect();
+    assert_eq!(lowered.len(), 1, "only the edited file is lowered again: {executed:?}");
+    assert!(!executed.iter().any(|q| q.starts_with("model_index(")), "{executed:?}");
+    // What was lowered again is the edit: two variables now, `y` reading `x` from its slot.
+    let body = &fixture.web_hir().implementations[0].body;
+    let names: Vec<&str> = body.locals.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(names, ["x", "y"]);
+    let modelc_sema::hir::Stmt::Assign(assign) = &body.stmts[1] else { panic!("{body:?}") };
+    let modelc_sema::hir::ExprKind::List(items) = &assign.value.kind else { panic!("{assign:?}") };
+    assert_eq!(items[0].kind, modelc_sema::hir::ExprKind::Var(modelc_sema::hir::Var::Local { up: 0, slot: 0 }));
+}
+
+#[test]
+fn changing_a_declaration_lowers_every_file_again() {
+    let mut fixture = Fixture::new();
+    let loaded = modelc_sema::loaded_modules(&fixture.db, fixture.project).files.len();
+    let _ = fixture.relower();
+    fixture.edit_web("    string name\n", "    string name\n    int port = 80\n");
+    let executed = fixture.relower();
+    // Ids and attribute positions come from the type table: every file may refer to them.
+    assert!(executed.iter().any(|q| q.starts_with("model_index(")), "{executed:?}");
+    assert_eq!(executed.iter().filter(|q| q.starts_with("file_hir")).count(), loaded, "{executed:?}");
+}

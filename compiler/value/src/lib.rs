@@ -147,6 +147,26 @@ impl Value {
         }
     }
 
+    /// The same value written the same way: same kind, same contents, floats bit for bit,
+    /// dicts in the same order. What caches compare (`py_eq` is the language's `==`).
+    pub fn identical(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) | (Value::Unknown, Value::Unknown) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::List(a), Value::List(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.identical(y))
+            }
+            (Value::Dict(a), Value::Dict(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|((k, v), (l, w))| k == l && v.identical(w))
+            }
+            (Value::Instance(a), Value::Instance(b)) => a == b,
+            _ => false,
+        }
+    }
+
     /// Python truthiness, as `bool(x)` casts it: `0`, `0.0`, `""`, `[]`, `{}` and `null` are
     /// false. `None` for an unknown.
     pub fn py_bool(&self) -> Option<bool> {

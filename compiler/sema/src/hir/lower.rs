@@ -1,0 +1,543 @@
+//! Lowering one file's syntax tree into the resolved program (see the module above).
+//!
+//! Variables resolve the way execution's scopes nest: a block's own variables, then (in an
+//! implementation or `when` condition) the instance's attributes and `self`, then the
+//! enclosing scopes out to the file's top level. Each scope of the walk here is one scope at
+//! run time, so a variable is found by counting scopes out and taking a slot.
+
+use std::collections::HashMap;
+
+use indexmap::IndexSet;
+use modelc_syntax::ast;
+
+use super::*;
+use crate::index::TypeKind;
+use crate::resolve::FileScope;
+
+pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::File) -> FileHir {
+    let top_stmts: Vec<&ast::Stmt> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ast::Item::Stmt(stmt) => Some(stmt),
+            _ => None,
+        })
+        .collect();
+    let top_level = declare(top_stmts.iter().copied(), None);
+    let mut lowerer = Lowerer {
+        index,
+        scope,
+        top: top_level.names.clone(),
+        with_top: true,
+        stack: Vec::new(),
+        globals: IndexSet::new(),
+        attributes: HashMap::new(),
+    };
+    let mut hir = FileHir::default();
+    let mut seen_implementations = Vec::new();
+    let mut seen_typedefs: Vec<String> = Vec::new();
+    let mut seen_entities = Vec::new();
+    let mut stmts = Vec::new();
+    for item in &file.items {
+        match item {
+            ast::Item::Stmt(stmt) => stmts.extend(lowerer.stmt(stmt)),
+            ast::Item::Relation(relation) => {
+                for annotation in &relation.annotations {
+                    hir.annotations.push((stmts.len() as u32, lowerer.expr(annotation)));
+                }
+                let mut declare_end = |entity: &ast::TypeRef, attribute: &ast::Ident| {
+                    if let Some(id) = lowerer.entity(entity) {
+                        hir.declarations.push(Declaration {
+                            entity: id,
+                            attribute: attribute.name.clone(),
+                            span: attribute.span,
+                        });
+                    }
+                };
+                declare_end(&relation.left.entity, &relation.left.attribute);
+                if let Some((attribute, _)) = &relation.right {
+                    declare_end(&relation.right_entity, attribute);
+                }
+            }
+            ast::Item::Implementation(implementation) => {
+                let fqn = format!("{}::{}", scope.namespace, implementation.name.name);
+                let Some(id) = index.implementation_id(&fqn) else { continue };
+                if seen_implementations.contains(&id) {
+                    continue;
+                }
+                seen_implementations.push(id);
+                let entity = lowerer.entity(&implementation.entity);
+                let entity_name = entity.map(|e| index.entity_name(e).to_owned());
+                lowerer.stack.push(Scope::Instance(entity_name));
+                let (body, _) = lowerer.block(&implementation.body, None);
+                lowerer.stack.pop();
+                hir.implementations.push(ImplementationHir { id, name: name(&implementation.name), entity, body });
+            }
+            ast::Item::Implement(implement) => {
+                let Some(entity) = lowerer.entity(&implement.entity) else { continue };
+                let mut implementations = Vec::new();
+                let mut parents = false;
+                for reference in &implement.implementations {
+                    match reference {
+                        ast::ImplRef::Parents(_) => parents = true,
+                        ast::ImplRef::Named(path) => {
+                            if let Ok(r) = scope.resolve_type(index, &path.text())
+                                && r.kind == TypeKind::Implementation
+                                && let Some(id) = index.implementation_id(&r.fqn)
+                            {
+                                implementations.push(id);
+                            }
+                        }
+                    }
+                }
+                lowerer.stack.push(Scope::Instance(Some(index.entity_name(entity).to_owned())));
+                let condition = implement.condition.as_ref().map(|c| lowerer.expr(c));
+                lowerer.stack.pop();
+                hir.implements.push(ImplementHir { entity, implementations, parents, condition, span: implement.span });
+            }
+            ast::Item::Typedef(typedef) => {
+                let fqn = format!("{}::{}", scope.namespace, typedef.name.name);
+                if seen_typedefs.contains(&fqn) {
+                    continue;
+                }
+                seen_typedefs.push(fqn.clone());
+                let constraint = match &typedef.constraint {
+                    ast::Constraint::Regex(regex) => ConstraintHir::Regex(regex.pattern.clone()),
+                    ast::Constraint::Expr(expr) => ConstraintHir::Expr(lowerer.constraint(expr)),
+                };
+                hir.typedefs.push(TypedefHir { fqn, constraint });
+            }
+            ast::Item::Entity(entity) => {
+                let fqn = format!("{}::{}", scope.namespace, entity.name.name);
+                let Some(id) = index.entity_id(&fqn) else { continue };
+                for attribute in &entity.attributes {
+                    hir.declarations.push(Declaration {
+                        entity: id,
+                        attribute: attribute.name.name.clone(),
+                        span: attribute.name.span,
+                    });
+                }
+                if seen_entities.contains(&id) {
+                    continue;
+                }
+                seen_entities.push(id);
+                let defaults = entity
+                    .attributes
+                    .iter()
+                    .filter_map(|a| match &a.default {
+                        Some(ast::AttrDefault::Value(e)) => Some((
+                            a.name.name.clone(),
+                            Some(Constant(crate::consteval::eval(e, None).unwrap_or(Value::Null))),
+                        )),
+                        Some(ast::AttrDefault::Undef(_)) => Some((a.name.name.clone(), None)),
+                        None => None,
+                    })
+                    .collect();
+                hir.entities.push(EntityHir { entity: id, defaults });
+            }
+            ast::Item::Import(_) | ast::Item::Index(_) | ast::Item::Resource(_) => {}
+        }
+    }
+    hir.top_level = Block { locals: top_level.locals, stmts };
+    hir.globals = lowerer.globals.into_iter().collect();
+    hir
+}
+
+/// A scope of the walk: a block's variables, or an instance's attributes.
+enum Scope {
+    Block(IndexSet<String>),
+    /// The entity, when it resolved (otherwise any name may be an attribute).
+    Instance(Option<String>),
+}
+
+struct Lowerer<'a> {
+    index: &'a ModelIndex,
+    scope: FileScope<'a>,
+    /// The file's top-level variables: the outermost scope of everything but typedef
+    /// constraints.
+    top: IndexSet<String>,
+    with_top: bool,
+    /// The scopes inside the top level, innermost last.
+    stack: Vec<Scope>,
+    globals: IndexSet<(String, String)>,
+    /// Attribute names per entity, in slot order (the order execution lays instances out in).
+    attributes: HashMap<EntityId, IndexSet<String>>,
+}
+
+/// A block's variables while it is being lowered.
+struct Declared {
+    names: IndexSet<String>,
+    locals: Vec<Name>,
+}
+
+/// The variables a block declares: names assigned (`x = …`) in it, in order of first
+/// assignment, then `extra` (a loop's variable) unless the block assigns it.
+fn declare<'s>(stmts: impl Iterator<Item = &'s ast::Stmt>, extra: Option<&ast::Ident>) -> Declared {
+    let mut declared = Declared { names: IndexSet::new(), locals: Vec::new() };
+    let mut add = |ident: &ast::Ident| {
+        if declared.names.insert(ident.name.clone()) {
+            declared.locals.push(name(ident));
+        }
+    };
+    for stmt in stmts {
+        if let ast::Stmt::Assign(assign) = stmt
+            && assign.op == ast::AssignOp::Set
+            && let ast::ExprKind::Var(path) = &assign.target.kind
+            && let [ident] = path.segments.as_slice()
+        {
+            add(ident);
+        }
+    }
+    if let Some(var) = extra {
+        add(var);
+    }
+    declared
+}
+
+fn name(ident: &ast::Ident) -> Name {
+    Name { text: ident.name.clone(), span: ident.span }
+}
+
+impl Lowerer<'_> {
+    /// A typedef constraint: a scope of its own holding `self`, nothing around it.
+    fn constraint(&mut self, expr: &ast::Expr) -> Expr {
+        let saved = (std::mem::take(&mut self.stack), self.with_top);
+        self.with_top = false;
+        self.stack.push(Scope::Block(IndexSet::from(["self".to_owned()])));
+        let lowered = self.expr(expr);
+        (self.stack, self.with_top) = saved;
+        lowered
+    }
+
+    fn entity(&self, written: &ast::TypeRef) -> Option<EntityId> {
+        match self.scope.resolve_type(self.index, &written.text()) {
+            Ok(r) if r.kind == TypeKind::Entity => self.index.entity_id(&r.fqn),
+            _ => None,
+        }
+    }
+
+    /// Lowers a nested block; returns it and the slot of `extra` (a loop's variable).
+    fn block(&mut self, stmts: &[ast::Stmt], extra: Option<&ast::Ident>) -> (Block, u32) {
+        let declared = declare(stmts.iter(), extra);
+        let slot = extra.and_then(|v| declared.names.get_index_of(&v.name)).unwrap_or(0) as u32;
+        self.stack.push(Scope::Block(declared.names));
+        let lowered = stmts.iter().filter_map(|s| self.stmt(s)).collect();
+        self.stack.pop();
+        (Block { locals: declared.locals, stmts: lowered }, slot)
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt) -> Option<Stmt> {
+        Some(match stmt {
+            ast::Stmt::Assign(assign) => Stmt::Assign(Box::new(Assign {
+                target: self.target(&assign.target),
+                extend: assign.op == ast::AssignOp::Extend,
+                value: self.expr(&assign.value),
+                span: assign.span,
+            })),
+            ast::Stmt::Expr(expr) => Stmt::Expr(self.expr(expr)),
+            ast::Stmt::If(if_) => {
+                let eager = self.eager_targets(stmt);
+                let branches = if_
+                    .branches
+                    .iter()
+                    .map(|(condition, body)| (self.expr(condition), self.block(body, None).0))
+                    .collect();
+                let else_body = if_.else_body.as_ref().map(|body| self.block(body, None).0);
+                Stmt::If(Box::new(If { branches, else_body, eager, span: if_.span }))
+            }
+            ast::Stmt::For(for_) => {
+                let eager = self.eager_targets(stmt);
+                let iterable = self.expr(&for_.iterable);
+                let (body, var) = self.block(&for_.body, Some(&for_.var));
+                Stmt::For(Box::new(For { var, iterable, body, eager, span: for_.span }))
+            }
+            ast::Stmt::Error(_) => return None,
+        })
+    }
+
+    fn target(&mut self, target: &ast::Expr) -> Target {
+        match &target.kind {
+            ast::ExprKind::Var(path) if path.segments.len() == 1 => {
+                let current = match self.stack.last() {
+                    Some(Scope::Block(names)) => Some(names),
+                    Some(Scope::Instance(_)) => None,
+                    None => self.with_top.then_some(&self.top),
+                };
+                match current.and_then(|names| names.get_index_of(&path.segments[0].name)) {
+                    Some(slot) => Target::Local { slot: slot as u32, span: target.span },
+                    // `x += …` with no `x = …` in the block.
+                    None => Target::Undefined { name: path.text(), span: target.span },
+                }
+            }
+            ast::ExprKind::Var(path) => Target::Qualified { written: path.text(), span: path.span },
+            ast::ExprKind::Attr { object, attr } => {
+                Target::Attribute { object: self.expr(object), attr: name(attr), span: target.span }
+            }
+            _ => Target::Other,
+        }
+    }
+
+    /// The relation assignments an `if` or `for` promises (see [`EagerTarget`]), their
+    /// objects lowered where the statement is.
+    fn eager_targets(&mut self, stmt: &ast::Stmt) -> Vec<EagerTarget> {
+        let mut targets = Vec::new();
+        collect_targets(stmt, &mut Vec::new(), &mut targets);
+        targets
+            .into_iter()
+            .filter_map(|target| match &target.kind {
+                ast::ExprKind::Attr { object, attr } => {
+                    Some(EagerTarget { object: self.expr(object), attr: name(attr) })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Resolves an unqualified variable from the innermost scope out.
+    fn var(&self, written: &str) -> Var {
+        self.var_from(written, self.stack.len())
+    }
+
+    /// Resolves a variable starting at scope `depth` of the stack (the top level below 0).
+    fn var_from(&self, written: &str, depth: usize) -> Var {
+        for (i, scope) in self.stack[..depth].iter().enumerate().rev() {
+            let up = (self.stack.len() - 1 - i) as u32;
+            match scope {
+                Scope::Block(names) => {
+                    if let Some(slot) = names.get_index_of(written) {
+                        return Var::Local { up, slot: slot as u32 };
+                    }
+                }
+                Scope::Instance(entity) => {
+                    if written == "self" {
+                        return Var::SelfInstance { up };
+                    }
+                    let certain = entity.as_ref().is_some_and(|e| self.index.attribute(e, written).is_some());
+                    let possible = entity.as_ref().is_none_or(|e| self.index.attribute_in_family(e, written));
+                    if certain {
+                        return Var::Attribute { up, name: written.to_owned(), otherwise: None };
+                    }
+                    if possible {
+                        let otherwise = Some(Box::new(self.var_from(written, i)));
+                        return Var::Attribute { up, name: written.to_owned(), otherwise };
+                    }
+                }
+            }
+        }
+        if self.with_top
+            && let Some(slot) = self.top.get_index_of(written)
+        {
+            return Var::Local { up: self.stack.len() as u32, slot: slot as u32 };
+        }
+        Var::Undefined(written.to_owned())
+    }
+
+    fn path_var(&mut self, path: &ast::Path) -> Var {
+        if let [single] = path.segments.as_slice() {
+            return self.var(&single.name);
+        }
+        let (last, prefix) = path.segments.split_last().unwrap_or((&path.segments[0], &[]));
+        let prefix: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
+        match self.scope.namespace_of(self.index, &prefix.join("::")) {
+            Ok(namespace) if self.index.has_variable(&namespace, &last.name) => {
+                let (id, _) = self.globals.insert_full((namespace, last.name.clone()));
+                Var::Global(GlobalId(id as u32))
+            }
+            _ => Var::Undefined(path.text()),
+        }
+    }
+
+    fn chain(&mut self, path: &[ast::Ident]) -> Option<Chain> {
+        let (first, rest) = path.split_first()?;
+        Some(Chain { root: self.var(&first.name), root_span: first.span, attrs: rest.iter().map(name).collect() })
+    }
+
+    fn args(&mut self, args: &[ast::Arg]) -> Vec<Arg> {
+        args.iter()
+            .map(|arg| match arg {
+                ast::Arg::Positional(e) => Arg::Positional(self.expr(e)),
+                ast::Arg::Keyword(n, e) => Arg::Keyword(name(n), self.expr(e)),
+                ast::Arg::Splat(e) => Arg::Splat(self.expr(e)),
+            })
+            .collect()
+    }
+
+    /// The position of `attribute` in instances of `entity`.
+    fn position(&mut self, entity: EntityId, attribute: &str) -> Option<u32> {
+        let index = self.index;
+        let names = self.attributes.entry(entity).or_insert_with(|| {
+            index.attribute_names(index.entity_name(entity)).into_iter().map(str::to_owned).collect()
+        });
+        names.get_index_of(attribute).map(|p| p as u32)
+    }
+
+    fn fstr_parts(&mut self, parts: &[ast::FStrPart]) -> Vec<FStrPart> {
+        parts
+            .iter()
+            .map(|part| match part {
+                ast::FStrPart::Text(t) => FStrPart::Text(t.clone()),
+                ast::FStrPart::Field(field) => FStrPart::Field(FStrField {
+                    chain: self.chain(&field.path),
+                    conversion: field.conversion,
+                    spec: self.fstr_parts(&field.spec),
+                    span: field.span,
+                }),
+            })
+            .collect()
+    }
+
+    fn boxed(&mut self, expr: &ast::Expr) -> Box<Expr> {
+        Box::new(self.expr(expr))
+    }
+
+    fn expr(&mut self, expr: &ast::Expr) -> Expr {
+        let kind = match &expr.kind {
+            ast::ExprKind::Int(text) => match text.parse::<i64>() {
+                Ok(i) => ExprKind::Int(i),
+                Err(_) => ExprKind::IntOutOfRange,
+            },
+            ast::ExprKind::Float(f) => ExprKind::Float(*f),
+            ast::ExprKind::Bool(b) => ExprKind::Bool(*b),
+            ast::ExprKind::Null => ExprKind::Null,
+            ast::ExprKind::Str(s) => ExprKind::Str(
+                s.parts
+                    .iter()
+                    .filter_map(|part| match part {
+                        ast::StrPart::Text(t) => Some(StrPart::Text(t.clone())),
+                        ast::StrPart::Interpolation(path) => self.chain(path).map(StrPart::Interpolation),
+                    })
+                    .collect(),
+            ),
+            ast::ExprKind::FStr(f) => ExprKind::FStr(self.fstr_parts(&f.parts)),
+            ast::ExprKind::Regex(regex) => {
+                ExprKind::Regex { pattern: regex.pattern.clone(), subject: self.var("self") }
+            }
+            ast::ExprKind::Var(path) => ExprKind::Var(self.path_var(path)),
+            ast::ExprKind::Attr { object, attr } => ExprKind::Attr { object: self.boxed(object), attr: name(attr) },
+            ast::ExprKind::Call { function, args } => {
+                let written = function.text();
+                let callee = if function.segments.len() == 1
+                    && let Some(cast) = crate::types::CASTS.iter().find(|c| **c == written)
+                {
+                    Callee::Cast(cast)
+                } else {
+                    match self.scope.resolve_type(self.index, &written) {
+                        Ok(r) if r.kind == TypeKind::Plugin => {
+                            self.index.plugin(&r.fqn).map_or(Callee::Unavailable, Callee::Plugin)
+                        }
+                        _ => Callee::Unavailable,
+                    }
+                };
+                ExprKind::Call { callee, written, args: self.args(args) }
+            }
+            ast::ExprKind::Construct { entity, args } => match self.entity(entity) {
+                Some(id) => {
+                    let args = args
+                        .iter()
+                        .map(|arg| match arg {
+                            ast::Arg::Positional(e) => ConstructArg::Positional(self.expr(e)),
+                            ast::Arg::Keyword(n, e) => ConstructArg::Keyword {
+                                name: name(n),
+                                position: self.position(id, &n.name),
+                                value: self.expr(e),
+                            },
+                            ast::Arg::Splat(e) => ConstructArg::Splat(self.expr(e)),
+                        })
+                        .collect();
+                    ExprKind::Construct { entity: id, entity_span: entity.span, args }
+                }
+                None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
+            },
+            ast::ExprKind::IndexLookup { entity, args } => match self.entity(entity) {
+                Some(id) => ExprKind::IndexLookup { entity: id, entity_span: entity.span, args: self.args(args) },
+                None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
+            },
+            ast::ExprKind::RelationLookup { object, relation, args } => {
+                ExprKind::RelationLookup { object: self.boxed(object), relation: name(relation), args: self.args(args) }
+            }
+            ast::ExprKind::MapLookup { object, key } => {
+                ExprKind::MapLookup { object: self.boxed(object), key: self.boxed(key) }
+            }
+            ast::ExprKind::List(items) => ExprKind::List(items.iter().map(|i| self.expr(i)).collect()),
+            ast::ExprKind::ListComp { element, fors, guards } => {
+                let depth = self.stack.len();
+                let mut lowered = Vec::with_capacity(fors.len());
+                for comp in fors {
+                    let iterable = self.expr(&comp.iterable);
+                    lowered.push(CompFor { var: name(&comp.var), iterable });
+                    self.stack.push(Scope::Block(IndexSet::from([comp.var.name.clone()])));
+                }
+                let guards = guards.iter().map(|g| self.expr(g)).collect();
+                let element = self.boxed(element);
+                self.stack.truncate(depth);
+                ExprKind::ListComp { element, fors: lowered, guards }
+            }
+            ast::ExprKind::Dict(entries) => ExprKind::Dict(
+                entries.iter().map(|e| (e.key.as_constant().unwrap_or_default(), self.expr(&e.value))).collect(),
+            ),
+            ast::ExprKind::Binary { op, lhs, rhs } => {
+                let op = match op {
+                    ast::BinOp::And => BinOp::And,
+                    ast::BinOp::Or => BinOp::Or,
+                    other => match Op::from_symbol(other.symbol()) {
+                        Some(op) => BinOp::Value(op),
+                        None => return Expr { kind: ExprKind::Error, span: expr.span },
+                    },
+                };
+                ExprKind::Binary { op, lhs: self.boxed(lhs), rhs: self.boxed(rhs) }
+            }
+            ast::ExprKind::Not(inner) => ExprKind::Not(self.boxed(inner)),
+            ast::ExprKind::Conditional { condition, then, otherwise } => ExprKind::Conditional {
+                condition: self.boxed(condition),
+                then: self.boxed(then),
+                otherwise: self.boxed(otherwise),
+            },
+            ast::ExprKind::IsDefined(inner) => ExprKind::IsDefined(self.boxed(inner)),
+            ast::ExprKind::Error => ExprKind::Error,
+        };
+        Expr { kind, span: expr.span }
+    }
+}
+
+/// The relation assignment targets (`v.attr = …`, `v.a.b += …`) inside a statement's blocks
+/// whose root variable is not declared in a block between the statement and the assignment.
+fn collect_targets<'a>(stmt: &'a ast::Stmt, declared: &mut Vec<&'a str>, targets: &mut Vec<&'a ast::Expr>) {
+    let (blocks, loop_var): (Vec<&'a [ast::Stmt]>, Option<&'a str>) = match stmt {
+        ast::Stmt::If(if_) => {
+            (if_.branches.iter().map(|(_, b)| b.as_slice()).chain(if_.else_body.as_deref()).collect(), None)
+        }
+        ast::Stmt::For(for_) => (vec![&for_.body], Some(&for_.var.name)),
+        _ => return,
+    };
+    for block in blocks {
+        let outer = declared.len();
+        declared.extend(loop_var);
+        for inner in block {
+            if let ast::Stmt::Assign(assign) = inner
+                && let ast::ExprKind::Var(path) = &assign.target.kind
+                && let [name] = path.segments.as_slice()
+            {
+                declared.push(&name.name);
+            }
+        }
+        for inner in block {
+            if let ast::Stmt::Assign(assign) = inner
+                && let ast::ExprKind::Attr { .. } = &assign.target.kind
+                && root_of(&assign.target).is_some_and(|root| !declared.contains(&root))
+            {
+                targets.push(&assign.target);
+            }
+            collect_targets(inner, declared, targets);
+        }
+        declared.truncate(outer);
+    }
+}
+
+/// The variable an attribute chain starts from (`a` in `a.b.c`).
+fn root_of(expr: &ast::Expr) -> Option<&str> {
+    match &expr.kind {
+        ast::ExprKind::Var(path) if path.segments.len() == 1 => Some(&path.segments[0].name),
+        ast::ExprKind::Attr { object, .. } => root_of(object),
+        _ => None,
+    }
+}
