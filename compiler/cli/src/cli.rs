@@ -146,6 +146,10 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Run the language server on stdin and stdout, for editors (see docs/editors.md):
+    /// diagnostics as you type for the project of the workspace (its project.yml) or for
+    /// files on their own.
+    Lsp,
     /// Explain a diagnostic code, e.g. `modelc explain E0006`.
     Explain {
         #[arg(value_name = "CODE")]

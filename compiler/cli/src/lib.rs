@@ -56,7 +56,8 @@ pub fn main() -> std::process::ExitCode {
 }
 
 fn run_process() -> std::process::ExitCode {
-    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
+    // Not locked for the whole run: the language server writes stdout from a thread of its own.
+    let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
     let mut io = Io {
         stderr_is_terminal: std::io::stderr().is_terminal(),
         no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
@@ -104,6 +105,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Show { .. } => "show",
         Command::Diff { .. } => "diff",
         Command::Explain { .. } => "explain",
+        Command::Lsp => "lsp",
         Command::Completions { .. } => "completions",
     };
     if cli.format.unsupported_by(name) {
@@ -146,6 +148,13 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
         Command::Explain { code } => explain(&code, io),
+        Command::Lsp => match modelc_lsp::stdio() {
+            Ok(()) => EXIT_OK,
+            Err(error) => {
+                let _ = writeln!(io.stderr, "error: the language server stopped: {error}");
+                EXIT_USAGE
+            }
+        },
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "modelc", io.stdout);
             EXIT_OK

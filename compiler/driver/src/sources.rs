@@ -20,6 +20,8 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
     /// Each module read from disk and its directory (for its `files/` and `templates/`).
     pub module_roots: Vec<(String, PathBuf)>,
+    /// Where each file read from disk is, as an absolute path (std's files are not on disk).
+    pub paths: Vec<(FileId, PathBuf)>,
 }
 
 impl Loaded {
@@ -161,6 +163,9 @@ fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<FileId, Loa
         return Err(LoadError::TooLarge(path.to_owned()));
     }
     let shown = path.strip_prefix(cwd).unwrap_or(path).display().to_string();
+    let absolute = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+    let id = FileId(u32::try_from(loaded.files.len()).unwrap_or(u32::MAX));
+    loaded.paths.push((id, absolute));
     match String::from_utf8(bytes) {
         Ok(text) => Ok(loaded.files.add(shown, text)),
         Err(error) => {

@@ -1,0 +1,139 @@
+//! LSP positions and byte offsets. A position is a 0-based line and a column counted in the
+//! negotiated encoding's code units: UTF-16 (what VS Code and the LSP default use) or UTF-8.
+//! Lines end at `\n`, `\r\n` or a lone `\r`, as the LSP says and as `LineIndex` counts them.
+
+use lsp_types::{Position, Range};
+use modelc_diagnostics::{LineIndex, Span};
+
+/// How columns are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Utf16,
+}
+
+impl Encoding {
+    /// UTF-8 when the client offers it (no conversion needed), else the LSP's default UTF-16.
+    pub fn negotiate(capabilities: &lsp_types::ClientCapabilities) -> Encoding {
+        let offered = capabilities.general.as_ref().and_then(|g| g.position_encodings.as_ref());
+        if offered.is_some_and(|kinds| kinds.contains(&lsp_types::PositionEncodingKind::UTF8)) {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        }
+    }
+
+    pub fn kind(self) -> lsp_types::PositionEncodingKind {
+        match self {
+            Encoding::Utf8 => lsp_types::PositionEncodingKind::UTF8,
+            Encoding::Utf16 => lsp_types::PositionEncodingKind::UTF16,
+        }
+    }
+
+    fn units(self, c: char) -> usize {
+        match self {
+            Encoding::Utf8 => c.len_utf8(),
+            Encoding::Utf16 => c.len_utf16(),
+        }
+    }
+}
+
+/// A text with its line index, for converting positions both ways.
+pub struct Text<'t> {
+    text: &'t str,
+    lines: LineIndex,
+    encoding: Encoding,
+}
+
+impl<'t> Text<'t> {
+    pub fn new(text: &'t str, encoding: Encoding) -> Text<'t> {
+        Text { text, lines: LineIndex::new(text), encoding }
+    }
+
+    /// The byte range of 0-based line `line`, without its line ending.
+    fn line(&self, line: u32) -> Option<(usize, usize)> {
+        let start = self.lines.line_start(line.checked_add(1)?)? as usize;
+        let next = self.lines.line_start(line + 2).map_or(self.text.len(), |n| n as usize);
+        let content = &self.text[start..next];
+        let end = start + content.trim_end_matches(['\n', '\r']).len();
+        Some((start, end))
+    }
+
+    /// The byte offset of a position. A position past the end of its line is the line's end;
+    /// a line past the end of the text is the text's end (clients may send either).
+    pub fn offset(&self, position: Position) -> usize {
+        let Some((start, end)) = self.line(position.line) else { return self.text.len() };
+        let mut units = 0;
+        for (at, c) in self.text[start..end].char_indices() {
+            if units >= position.character as usize {
+                return start + at;
+            }
+            units += self.encoding.units(c);
+        }
+        end
+    }
+
+    /// The position of a byte offset (clamped to the text, and to a character boundary).
+    pub fn position(&self, offset: usize) -> Position {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.lines.line(offset as u32).saturating_sub(1);
+        let start = self.lines.line_start(line + 1).unwrap_or(0) as usize;
+        let character: usize = self.text[start..offset].chars().map(|c| self.encoding.units(c)).sum();
+        Position { line, character: character as u32 }
+    }
+
+    pub fn range(&self, span: Span) -> Range {
+        Range { start: self.position(span.start as usize), end: self.position(span.end as usize) }
+    }
+
+    pub fn span(&self, range: Range) -> Span {
+        let (start, end) = (self.offset(range.start), self.offset(range.end));
+        Span::new(start.min(end), start.max(end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(line: u32, character: u32) -> Position {
+        Position { line, character }
+    }
+
+    #[test]
+    fn utf16_counts_surrogate_pairs_and_utf8_counts_bytes() {
+        let source = "a = \"é😀x\"\nb = 1\n";
+        let text = Text::new(source, Encoding::Utf16);
+        let x = source.find('x').unwrap_or_default();
+        // `a = "` is 5 units, é is 1, 😀 is 2 in UTF-16.
+        assert_eq!(text.position(x), pos(0, 8));
+        assert_eq!(text.offset(pos(0, 8)), x);
+        let utf8 = Text::new(source, Encoding::Utf8);
+        assert_eq!(utf8.position(x), pos(0, 11));
+        assert_eq!(utf8.offset(pos(0, 11)), x);
+    }
+
+    #[test]
+    fn crlf_and_lone_cr_end_lines() {
+        let source = "x = 1\r\ny = 2\rz = 3";
+        let text = Text::new(source, Encoding::Utf16);
+        assert_eq!(text.offset(pos(1, 0)), source.find('y').unwrap_or_default());
+        assert_eq!(text.offset(pos(2, 0)), source.find('z').unwrap_or_default());
+        // Past the end of a line: the line's end, before its `\r\n`.
+        assert_eq!(text.offset(pos(0, 99)), 5);
+        assert_eq!(text.position(source.find('z').unwrap_or_default()), pos(2, 0));
+        // Past the last line: the end of the text.
+        assert_eq!(text.offset(pos(9, 0)), source.len());
+    }
+
+    #[test]
+    fn a_position_inside_a_character_is_its_start() {
+        let source = "😀";
+        let text = Text::new(source, Encoding::Utf16);
+        assert_eq!(text.position(2), pos(0, 0));
+        assert_eq!(text.offset(pos(0, 1)), 4);
+    }
+}
