@@ -11,6 +11,7 @@
 #![allow(clippy::disallowed_methods, reason = "the server reads the project and open files from disk")]
 
 mod diagnostics;
+mod navigation;
 pub mod position;
 mod server;
 pub mod workspace;

@@ -16,10 +16,21 @@ use lsp_types::{
 use modelc_diagnostics::FileId;
 
 use crate::diagnostics::Converter;
+use crate::navigation::Analysis;
 use crate::position::{Encoding, Text};
 use crate::workspace::Workspace;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A request's or notification's parameters; malformed ones are the client's error, answered
+/// as such, never a reason for the server to stop.
+fn parse<P: serde::de::DeserializeOwned>(params: serde_json::Value) -> Result<P, serde_json::Error> {
+    serde_json::from_value(params)
+}
+
+fn to_json<T: serde::Serialize>(value: T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
 
 struct Server<'c> {
     connection: &'c Connection,
@@ -43,6 +54,11 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
             change: Some(TextDocumentSyncKind::INCREMENTAL),
             ..TextDocumentSyncOptions::default()
         })),
+        hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(lsp_types::OneOf::Left(true)),
+        references_provider: Some(lsp_types::OneOf::Left(true)),
+        document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
+        document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
         ..ServerCapabilities::default()
     };
     connection.initialize_finish(
@@ -72,6 +88,23 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
 fn root_of(params: &InitializeParams) -> Option<PathBuf> {
     let folder = params.workspace_folders.as_ref().and_then(|folders| folders.first()).map(|f| &f.uri);
     folder.or(params.root_uri.as_ref()).and_then(|uri| uri.to_file_path().ok())
+}
+
+enum NotificationError {
+    Params(serde_json::Error),
+    Connection(Error),
+}
+
+impl From<serde_json::Error> for NotificationError {
+    fn from(error: serde_json::Error) -> NotificationError {
+        NotificationError::Params(error)
+    }
+}
+
+impl From<Error> for NotificationError {
+    fn from(error: Error) -> NotificationError {
+        NotificationError::Connection(error)
+    }
 }
 
 impl Server<'_> {
@@ -142,22 +175,158 @@ impl Server<'_> {
     }
 
     fn on_request(&mut self, request: Request) -> Result<(), Error> {
-        let response = Response::new_err(
-            request.id,
-            ErrorCode::MethodNotFound as i32,
-            format!("modelc does not answer {} yet", request.method),
-        );
+        use lsp_types::request::{
+            DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, References,
+        };
+        let Request { id, method, params } = request;
+        let answer = match method.as_str() {
+            HoverRequest::METHOD => parse(params).map(|p| to_json(self.hover(&p))),
+            GotoDefinition::METHOD => parse(params).map(|p| to_json(self.definition(&p))),
+            References::METHOD => parse(params).map(|p| to_json(self.references(&p))),
+            DocumentHighlightRequest::METHOD => parse(params).map(|p| to_json(self.highlights(&p))),
+            DocumentSymbolRequest::METHOD => parse(params).map(|p| to_json(self.symbols(&p))),
+            _ => {
+                let message = format!("modelc does not answer {method} yet");
+                let response = Response::new_err(id, ErrorCode::MethodNotFound as i32, message);
+                self.connection.sender.send(Message::Response(response))?;
+                return Ok(());
+            }
+        };
+        let response = match answer {
+            Ok(result) => Response::new_ok(id, result),
+            Err(error) => Response::new_err(id, ErrorCode::InvalidParams as i32, error.to_string()),
+        };
         self.connection.sender.send(Message::Response(response))?;
         Ok(())
     }
 
+    /// The open file and byte offset a position names.
+    fn locate(&self, at: &lsp_types::TextDocumentPositionParams) -> Option<(FileId, u32)> {
+        let file = self.document_id(&at.text_document.uri)?;
+        let text = self.workspace.text(file);
+        let offset = Text::new(&text, self.encoding).offset(at.position);
+        Some((file, u32::try_from(offset).ok()?))
+    }
+
+    fn location(&self, file: FileId, span: modelc_diagnostics::Span) -> Option<lsp_types::Location> {
+        let uri = Url::from_file_path(self.workspace.path(file)?).ok()?;
+        let text = self.workspace.text(file);
+        Some(lsp_types::Location { uri, range: Text::new(&text, self.encoding).range(span) })
+    }
+
+    fn hover(&self, params: &lsp_types::HoverParams) -> Option<lsp_types::Hover> {
+        let (file, offset) = self.locate(&params.text_document_position_params)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let (span, symbol) = analysis.symbol_at(file, offset)?;
+        let text = self.workspace.text(file);
+        Some(lsp_types::Hover {
+            contents: lsp_types::HoverContents::Markup(lsp_types::MarkupContent {
+                kind: lsp_types::MarkupKind::Markdown,
+                value: analysis.hover(file, &symbol)?,
+            }),
+            range: Some(Text::new(&text, self.encoding).range(span)),
+        })
+    }
+
+    fn definition(&self, params: &lsp_types::GotoDefinitionParams) -> Option<lsp_types::GotoDefinitionResponse> {
+        let (file, offset) = self.locate(&params.text_document_position_params)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let (_, symbol) = analysis.symbol_at(file, offset)?;
+        let (target, span) = analysis.definition(file, &symbol)?;
+        Some(lsp_types::GotoDefinitionResponse::Scalar(self.location(target, span)?))
+    }
+
+    fn references(&self, params: &lsp_types::ReferenceParams) -> Option<Vec<lsp_types::Location>> {
+        let (file, offset) = self.locate(&params.text_document_position)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let (_, symbol) = analysis.symbol_at(file, offset)?;
+        let declaration = analysis.definition(file, &symbol);
+        let found = analysis.references(file, &symbol);
+        Some(
+            found
+                .into_iter()
+                .filter(|place| params.context.include_declaration || Some(*place) != declaration)
+                .filter_map(|(f, span)| self.location(f, span))
+                .collect(),
+        )
+    }
+
+    fn highlights(&self, params: &lsp_types::DocumentHighlightParams) -> Option<Vec<lsp_types::DocumentHighlight>> {
+        let (file, offset) = self.locate(&params.text_document_position_params)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let (_, symbol) = analysis.symbol_at(file, offset)?;
+        let text = self.workspace.text(file);
+        let positions = Text::new(&text, self.encoding);
+        Some(
+            analysis
+                .references(file, &symbol)
+                .into_iter()
+                .filter(|(f, _)| *f == file)
+                .map(|(_, span)| lsp_types::DocumentHighlight { range: positions.range(span), kind: None })
+                .collect(),
+        )
+    }
+
+    #[allow(deprecated, reason = "DocumentSymbol::deprecated must be given")]
+    fn symbols(&self, params: &lsp_types::DocumentSymbolParams) -> Option<lsp_types::DocumentSymbolResponse> {
+        let file = self.document_id(&params.text_document.uri)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let text = self.workspace.text(file);
+        let positions = Text::new(&text, self.encoding);
+        let symbol = |definition: &modelc_sema::hir::Definition, children: Option<Vec<lsp_types::DocumentSymbol>>| {
+            use modelc_sema::hir::DefinitionKind as K;
+            let name = text.get(definition.name.range()).unwrap_or_default().to_owned();
+            lsp_types::DocumentSymbol {
+                name,
+                detail: Some(definition.header.clone()),
+                kind: match definition.kind {
+                    K::Entity => lsp_types::SymbolKind::CLASS,
+                    K::Attribute => lsp_types::SymbolKind::FIELD,
+                    K::Relation => lsp_types::SymbolKind::PROPERTY,
+                    K::Implementation => lsp_types::SymbolKind::FUNCTION,
+                    K::Typedef => lsp_types::SymbolKind::TYPE_PARAMETER,
+                    K::Variable => lsp_types::SymbolKind::VARIABLE,
+                },
+                tags: None,
+                deprecated: None,
+                range: positions.range(definition.full),
+                selection_range: positions.range(definition.name),
+                children,
+            }
+        };
+        let nested = analysis
+            .symbols(file)
+            .into_iter()
+            .map(|(parent, children)| {
+                let children: Vec<lsp_types::DocumentSymbol> = children.into_iter().map(|c| symbol(c, None)).collect();
+                symbol(parent, (!children.is_empty()).then_some(children))
+            })
+            .collect();
+        Some(lsp_types::DocumentSymbolResponse::Nested(nested))
+    }
+
     fn on_notification(&mut self, notification: Notification) -> Result<(), Error> {
+        let method = notification.method.clone();
+        match self.apply_notification(notification) {
+            Ok(()) => Ok(()),
+            // Malformed parameters: say so and go on.
+            Err(NotificationError::Params(error)) => {
+                self.notify::<lsp_types::notification::LogMessage>(lsp_types::LogMessageParams {
+                    typ: lsp_types::MessageType::WARNING,
+                    message: format!("modelc: ignored {method}: {error}"),
+                })
+            }
+            Err(NotificationError::Connection(error)) => Err(error),
+        }
+    }
+
+    fn apply_notification(&mut self, notification: Notification) -> Result<(), NotificationError> {
         use lsp_types::notification::{
             DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
         };
         match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
-                let params: DidOpenTextDocumentParams = serde_json::from_value(notification.params)?;
+                let params: DidOpenTextDocumentParams = parse(notification.params)?;
                 let document = params.text_document;
                 if let Ok(path) = document.uri.to_file_path() {
                     self.workspace.open(&path, document.text, document.version);
@@ -165,7 +334,7 @@ impl Server<'_> {
                 }
             }
             DidChangeTextDocument::METHOD => {
-                let params: DidChangeTextDocumentParams = serde_json::from_value(notification.params)?;
+                let params: DidChangeTextDocumentParams = parse(notification.params)?;
                 let Some(id) = self.document_id(&params.text_document.uri) else { return Ok(()) };
                 let Some(document) = self.workspace.documents.get(&id) else { return Ok(()) };
                 let mut text = document.text.clone();
@@ -182,7 +351,7 @@ impl Server<'_> {
                 self.dirty = true;
             }
             DidCloseTextDocument::METHOD => {
-                let params: DidCloseTextDocumentParams = serde_json::from_value(notification.params)?;
+                let params: DidCloseTextDocumentParams = parse(notification.params)?;
                 if let Some(id) = self.document_id(&params.text_document.uri) {
                     self.workspace.close(id);
                     // A closed document shows no diagnostics.

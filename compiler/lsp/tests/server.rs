@@ -268,3 +268,160 @@ fn requests_it_does_not_answer_get_an_error_not_silence() {
     }
     client.shutdown();
 }
+
+/// The position of the `n`th (0-based) occurrence of `needle` in an ASCII `text`, plus `delta`
+/// characters.
+fn at(text: &str, needle: &str, n: usize, delta: u32) -> Value {
+    let offset = text.match_indices(needle).nth(n).unwrap_or_else(|| panic!("no {needle} #{n}")).0;
+    let line = text[..offset].matches('\n').count();
+    let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    json!({ "line": line, "character": column as u32 + delta })
+}
+
+const NAV_MAIN: &str = "import web\ns = web::Server(name=\"a\", port=web::default_port)\nstd::print(s.name)\n";
+const NAV_WEB: &str = "typedef port as int matching self > 0\ndefault_port = 80\n\
+entity Server:\n    \"\"\"A web server.\"\"\"\n    string name\n    port port = 80\nend\n\
+implementation listen for Server:\n    x = name\n    std::print(x)\n    std::print(self.port)\nend\n\
+implement Server using listen\n";
+
+struct Nav {
+    client: Client,
+    dir: PathBuf,
+    main: Url,
+    web: Url,
+}
+
+fn navigation(name: &str) -> Nav {
+    let dir = project(name, NAV_MAIN, NAV_WEB);
+    let client = Client::start(&dir, json!({}));
+    let main = client.open(&dir.join("main.cf"), NAV_MAIN);
+    assert_eq!(client.diagnostics(&main), Vec::<Value>::new());
+    let web = client.open(&dir.join("libs/web/model/_init.cf"), NAV_WEB);
+    assert_eq!(client.diagnostics(&web), Vec::<Value>::new());
+    Nav { client, dir, main, web }
+}
+
+impl Nav {
+    fn ask(&mut self, method: &str, uri: &Url, position: Value) -> Value {
+        self.client.request(
+            method,
+            json!({ "textDocument": { "uri": uri }, "position": position, "context": { "includeDeclaration": true } }),
+        )
+    }
+}
+
+#[test]
+fn go_to_definition_of_entities_attributes_and_variables_across_modules() {
+    let mut nav = navigation("definition");
+    let (main, web) = (nav.main.clone(), nav.web.clone());
+    // The entity of a constructor: its declaration in the module.
+    let found = nav.ask("textDocument/definition", &main, at(NAV_MAIN, "Server", 0, 2));
+    assert_eq!(found["uri"], json!(web));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "Server", 0, 0));
+    // A constructor's keyword: the attribute.
+    let found = nav.ask("textDocument/definition", &main, at(NAV_MAIN, "name=", 0, 1));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "name", 0, 0));
+    // A qualified variable: its first assignment in the other file.
+    let found = nav.ask("textDocument/definition", &main, at(NAV_MAIN, "default_port", 0, 3));
+    assert_eq!(
+        (found["uri"].clone(), found["range"]["start"].clone()),
+        (json!(web), at(NAV_WEB, "default_port", 0, 0))
+    );
+    // A variable of a block, and an attribute read by its bare name in an implementation.
+    let found = nav.ask("textDocument/definition", &web, at(NAV_WEB, "print(x)", 0, 6));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "x = name", 0, 0));
+    let found = nav.ask("textDocument/definition", &web, at(NAV_WEB, "x = name", 0, 5));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "name", 0, 0));
+    // `self.port`, and a typedef used as an attribute's type.
+    let found = nav.ask("textDocument/definition", &web, at(NAV_WEB, "self.port", 0, 6));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "port port", 0, 5));
+    let found = nav.ask("textDocument/definition", &web, at(NAV_WEB, "port port", 0, 1));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "port", 0, 0));
+    // The implementation an `implement` names.
+    let found = nav.ask("textDocument/definition", &web, at(NAV_WEB, "using listen", 0, 8));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "listen", 0, 0));
+    // Nothing there: no answer, not an error.
+    assert_eq!(nav.ask("textDocument/definition", &main, at(NAV_MAIN, "import", 0, 2)), Value::Null);
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn references_and_highlights_find_every_use() {
+    let mut nav = navigation("references");
+    let (main, web) = (nav.main.clone(), nav.web.clone());
+    let found = nav.ask("textDocument/references", &web, at(NAV_WEB, "Server", 0, 0));
+    let mut places: Vec<(String, u64)> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["uri"].as_str().unwrap().rsplit('/').next().unwrap().to_owned(),
+                l["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    places.sort();
+    // main.cf's constructor; the declaration, `implementation … for Server`, `implement Server`.
+    assert_eq!(
+        places,
+        [
+            ("_init.cf".to_owned(), 2),
+            ("_init.cf".to_owned(), 7),
+            ("_init.cf".to_owned(), 12),
+            ("main.cf".to_owned(), 1)
+        ]
+    );
+    let _ = main;
+    let highlights = nav.ask("textDocument/documentHighlight", &web, at(NAV_WEB, "x = name", 0, 0));
+    assert_eq!(highlights.as_array().unwrap().len(), 2, "{highlights}");
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn hover_shows_declarations_docstrings_members_and_signatures() {
+    let mut nav = navigation("hover");
+    let main = nav.main.clone();
+    let hover = nav.ask("textDocument/hover", &main, at(NAV_MAIN, "Server", 0, 1));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("entity Server"), "{text}");
+    assert!(text.contains("A web server."), "{text}");
+    assert!(text.contains("- `string name`") && text.contains("- `web::port port`"), "{text}");
+    // The range is the name as written, namespace included.
+    assert_eq!(hover["range"]["start"], at(NAV_MAIN, "web::Server", 0, 0));
+    let hover = nav.ask("textDocument/hover", &main, at(NAV_MAIN, "print", 0, 1));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("std::print(") && text.contains("->"), "{text}");
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn document_symbols_nest_attributes_in_their_entity() {
+    let mut nav = navigation("symbols");
+    let web = nav.web.clone();
+    let symbols = nav.client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": web } }));
+    let names: Vec<&str> = symbols.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["port", "default_port", "Server", "listen"]);
+    let server = &symbols[2];
+    let children: Vec<&str> =
+        server["children"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(children, ["name", "port"]);
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn navigation_works_in_a_file_with_a_syntax_error() {
+    let mut nav = navigation("broken");
+    let main = nav.main.clone();
+    // A half-typed line after the constructor.
+    nav.client.change(&main, 2, json!([{ "text": format!("{NAV_MAIN}x = = \n") }]));
+    assert!(!nav.client.diagnostics(&main).is_empty());
+    let found = nav.ask("textDocument/definition", &main, at(NAV_MAIN, "Server", 0, 2));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "Server", 0, 0));
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}

@@ -14,7 +14,7 @@ use super::*;
 use crate::index::TypeKind;
 use crate::resolve::FileScope;
 
-pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::File) -> FileHir {
+pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::File, text: &str) -> FileHir {
     let top_stmts: Vec<&ast::Stmt> = file
         .items
         .iter()
@@ -32,7 +32,14 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
         stack: Vec::new(),
         globals: IndexSet::new(),
         attributes: HashMap::new(),
+        references: Vec::new(),
     };
+    let header = |span: modelc_diagnostics::Span| {
+        let written = text.get(span.range()).unwrap_or_default();
+        written.lines().next().unwrap_or_default().trim_end_matches(':').trim().to_owned()
+    };
+    let docstring = |doc: &Option<ast::StrLit>| doc.as_ref().and_then(ast::StrLit::as_constant);
+    let mut definitions = Vec::new();
     let mut hir = FileHir::default();
     let mut seen_implementations = Vec::new();
     let mut seen_typedefs: Vec<String> = Vec::new();
@@ -52,7 +59,21 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                             attribute: attribute.name.clone(),
                             span: attribute.span,
                         });
+                        let symbol = Symbol::Attribute {
+                            entity: index.entity_name(id).to_owned(),
+                            name: attribute.name.clone(),
+                        };
+                        lowerer.references.push(Reference { span: attribute.span, symbol: symbol.clone() });
+                        definitions.push(Definition {
+                            symbol,
+                            kind: DefinitionKind::Relation,
+                            name: attribute.span,
+                            full: relation.span,
+                            header: header(relation.span),
+                            docstring: docstring(&relation.docstring),
+                        });
                     }
+                    lowerer.type_reference(entity);
                 };
                 declare_end(&relation.left.entity, &relation.left.attribute);
                 if let Some((attribute, _)) = &relation.right {
@@ -66,6 +87,17 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                     continue;
                 }
                 seen_implementations.push(id);
+                let symbol = Symbol::Implementation(fqn.clone());
+                lowerer.references.push(Reference { span: implementation.name.span, symbol: symbol.clone() });
+                definitions.push(Definition {
+                    symbol,
+                    kind: DefinitionKind::Implementation,
+                    name: implementation.name.span,
+                    full: implementation.span,
+                    header: header(implementation.span),
+                    docstring: docstring(&implementation.docstring),
+                });
+                lowerer.type_reference(&implementation.entity);
                 let entity = lowerer.entity(&implementation.entity);
                 let entity_name = entity.map(|e| index.entity_name(e).to_owned());
                 lowerer.stack.push(Scope::Instance(entity_name));
@@ -74,6 +106,12 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                 hir.implementations.push(ImplementationHir { id, name: name(&implementation.name), entity, body });
             }
             ast::Item::Implement(implement) => {
+                lowerer.type_reference(&implement.entity);
+                for reference in &implement.implementations {
+                    if let ast::ImplRef::Named(path) = reference {
+                        lowerer.path_reference(path);
+                    }
+                }
                 let Some(entity) = lowerer.entity(&implement.entity) else { continue };
                 let mut implementations = Vec::new();
                 let mut parents = false;
@@ -101,6 +139,17 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                     continue;
                 }
                 seen_typedefs.push(fqn.clone());
+                let symbol = Symbol::Typedef(fqn.clone());
+                lowerer.references.push(Reference { span: typedef.name.span, symbol: symbol.clone() });
+                lowerer.path_reference(&typedef.base);
+                definitions.push(Definition {
+                    symbol,
+                    kind: DefinitionKind::Typedef,
+                    name: typedef.name.span,
+                    full: typedef.span,
+                    header: header(typedef.span),
+                    docstring: docstring(&typedef.docstring),
+                });
                 let constraint = match &typedef.constraint {
                     ast::Constraint::Regex(regex) => ConstraintHir::Regex(regex.pattern.clone()),
                     ast::Constraint::Expr(expr) => ConstraintHir::Expr(lowerer.constraint(expr)),
@@ -110,11 +159,37 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             ast::Item::Entity(entity) => {
                 let fqn = format!("{}::{}", scope.namespace, entity.name.name);
                 let Some(id) = index.entity_id(&fqn) else { continue };
+                let symbol = Symbol::Entity(fqn.clone());
+                lowerer.references.push(Reference { span: entity.name.span, symbol: symbol.clone() });
+                definitions.push(Definition {
+                    symbol,
+                    kind: DefinitionKind::Entity,
+                    name: entity.name.span,
+                    full: entity.span,
+                    header: header(entity.span),
+                    docstring: docstring(&entity.docstring),
+                });
+                for parent in &entity.parents {
+                    lowerer.type_reference(parent);
+                }
                 for attribute in &entity.attributes {
                     hir.declarations.push(Declaration {
                         entity: id,
                         attribute: attribute.name.name.clone(),
                         span: attribute.name.span,
+                    });
+                    let symbol = Symbol::Attribute { entity: fqn.clone(), name: attribute.name.name.clone() };
+                    lowerer.references.push(Reference { span: attribute.name.span, symbol: symbol.clone() });
+                    if let ast::AttrBase::Named(path) = &attribute.ty.base {
+                        lowerer.path_reference(path);
+                    }
+                    definitions.push(Definition {
+                        symbol,
+                        kind: DefinitionKind::Attribute,
+                        name: attribute.name.span,
+                        full: attribute.span,
+                        header: header(attribute.span),
+                        docstring: None,
                     });
                 }
                 if seen_entities.contains(&id) {
@@ -135,17 +210,42 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                     .collect();
                 hir.entities.push(EntityHir { entity: id, defaults });
             }
-            ast::Item::Import(_) | ast::Item::Index(_) | ast::Item::Resource(_) => {}
+            ast::Item::Index(index_item) => {
+                lowerer.type_reference(&index_item.entity);
+                if let Some(id) = lowerer.entity(&index_item.entity) {
+                    for attribute in &index_item.attributes {
+                        lowerer.attribute_reference(id, attribute);
+                    }
+                }
+            }
+            ast::Item::Resource(resource) => lowerer.type_reference(&resource.entity),
+            ast::Item::Import(_) => {}
         }
     }
+    for local in &top_level.locals {
+        let symbol = Symbol::Global { namespace: scope.namespace.to_owned(), name: local.text.clone() };
+        let full = top_stmts.iter().map(|s| s.span()).find(|s| s.start <= local.span.start && local.span.end <= s.end);
+        definitions.push(Definition {
+            symbol,
+            kind: DefinitionKind::Variable,
+            name: local.span,
+            full: full.unwrap_or(local.span),
+            header: full.map(header).unwrap_or_default(),
+            docstring: None,
+        });
+    }
+    definitions.sort_by_key(|d| (d.full.start, d.name.start));
     hir.top_level = Block { locals: top_level.locals, stmts };
     hir.globals = lowerer.globals.into_iter().collect();
+    hir.definitions = definitions;
+    hir.references = lowerer.references;
     hir
 }
 
-/// A scope of the walk: a block's variables, or an instance's attributes.
+/// A scope of the walk: a block's variables (with where each is first assigned), or an
+/// instance's attributes.
 enum Scope {
-    Block(IndexSet<String>),
+    Block(IndexSet<String>, Vec<modelc_diagnostics::Span>),
     /// The entity, when it resolved (otherwise any name may be an attribute).
     Instance(Option<String>),
 }
@@ -162,6 +262,7 @@ struct Lowerer<'a> {
     globals: IndexSet<(String, String)>,
     /// Attribute names per entity, in slot order (the order execution lays instances out in).
     attributes: HashMap<EntityId, IndexSet<String>>,
+    references: Vec<Reference>,
 }
 
 /// A block's variables while it is being lowered.
@@ -199,11 +300,80 @@ fn name(ident: &ast::Ident) -> Name {
 }
 
 impl Lowerer<'_> {
+    /// Records a written entity name.
+    fn type_reference(&mut self, written: &ast::TypeRef) {
+        if let Ok(r) = self.scope.resolve_type(self.index, &written.text()) {
+            self.resolved_reference(written.span, r);
+        }
+    }
+
+    /// Records a written name of a type, implementation or plugin.
+    fn path_reference(&mut self, path: &ast::Path) {
+        if let Ok(r) = self.scope.resolve_type(self.index, &path.text()) {
+            self.resolved_reference(path.span, r);
+        }
+    }
+
+    fn resolved_reference(&mut self, span: modelc_diagnostics::Span, resolved: crate::resolve::Resolved) {
+        let symbol = match resolved.kind {
+            TypeKind::Entity => Symbol::Entity(resolved.fqn),
+            TypeKind::Typedef => Symbol::Typedef(resolved.fqn),
+            TypeKind::Implementation => Symbol::Implementation(resolved.fqn),
+            TypeKind::Plugin => Symbol::Plugin(resolved.fqn),
+        };
+        self.references.push(Reference { span, symbol });
+    }
+
+    /// Records a written attribute name of an entity, by the entity that declares it.
+    fn attribute_reference(&mut self, entity: EntityId, name: &ast::Ident) {
+        if let Some(def) = self.index.attribute(self.index.entity_name(entity), &name.name) {
+            let symbol = Symbol::Attribute { entity: def.owner.clone(), name: name.name.clone() };
+            self.references.push(Reference { span: name.span, symbol });
+        }
+    }
+
+    /// Records a variable read or written at `span`.
+    fn variable_reference(&mut self, var: &Var, span: modelc_diagnostics::Span) {
+        let symbol = match var {
+            Var::Local { up, slot } => self.local_symbol(*up, *slot),
+            Var::Attribute { up, name, otherwise: None } => {
+                let Some(Scope::Instance(Some(entity))) =
+                    self.stack.len().checked_sub(1 + *up as usize).and_then(|i| self.stack.get(i))
+                else {
+                    return;
+                };
+                let Some(def) = self.index.attribute(entity, name) else { return };
+                Some(Symbol::Attribute { entity: def.owner.clone(), name: name.clone() })
+            }
+            Var::Global(id) => self
+                .globals
+                .get_index(id.0 as usize)
+                .map(|(namespace, name)| Symbol::Global { namespace: namespace.clone(), name: name.clone() }),
+            _ => None,
+        };
+        if let Some(symbol) = symbol {
+            self.references.push(Reference { span, symbol });
+        }
+    }
+
+    /// The symbol of slot `slot` of the block `up` scopes out.
+    fn local_symbol(&self, up: u32, slot: u32) -> Option<Symbol> {
+        let depth = self.stack.len();
+        if up as usize == depth {
+            let name = self.top.get_index(slot as usize)?;
+            return Some(Symbol::Global { namespace: self.scope.namespace.to_owned(), name: name.clone() });
+        }
+        match self.stack.get(depth.checked_sub(1 + up as usize)?)? {
+            Scope::Block(_, spans) => spans.get(slot as usize).map(|span| Symbol::Local(*span)),
+            Scope::Instance(_) => None,
+        }
+    }
+
     /// A typedef constraint: a scope of its own holding `self`, nothing around it.
     fn constraint(&mut self, expr: &ast::Expr) -> Expr {
         let saved = (std::mem::take(&mut self.stack), self.with_top);
         self.with_top = false;
-        self.stack.push(Scope::Block(IndexSet::from(["self".to_owned()])));
+        self.stack.push(Scope::Block(IndexSet::from(["self".to_owned()]), vec![expr.span]));
         let lowered = self.expr(expr);
         (self.stack, self.with_top) = saved;
         lowered
@@ -220,7 +390,8 @@ impl Lowerer<'_> {
     fn block(&mut self, stmts: &[ast::Stmt], extra: Option<&ast::Ident>) -> (Block, u32) {
         let declared = declare(stmts.iter(), extra);
         let slot = extra.and_then(|v| declared.names.get_index_of(&v.name)).unwrap_or(0) as u32;
-        self.stack.push(Scope::Block(declared.names));
+        let spans = declared.locals.iter().map(|l| l.span).collect();
+        self.stack.push(Scope::Block(declared.names, spans));
         let lowered = stmts.iter().filter_map(|s| self.stmt(s)).collect();
         self.stack.pop();
         (Block { locals: declared.locals, stmts: lowered }, slot)
@@ -249,6 +420,9 @@ impl Lowerer<'_> {
                 let eager = self.eager_targets(stmt);
                 let iterable = self.expr(&for_.iterable);
                 let (body, var) = self.block(&for_.body, Some(&for_.var));
+                if let Some(declared) = body.locals.get(var as usize) {
+                    self.references.push(Reference { span: for_.var.span, symbol: Symbol::Local(declared.span) });
+                }
                 Stmt::For(Box::new(For { var, iterable, body, eager, span: for_.span }))
             }
             ast::Stmt::Error(_) => return None,
@@ -259,12 +433,15 @@ impl Lowerer<'_> {
         match &target.kind {
             ast::ExprKind::Var(path) if path.segments.len() == 1 => {
                 let current = match self.stack.last() {
-                    Some(Scope::Block(names)) => Some(names),
+                    Some(Scope::Block(names, _)) => Some(names),
                     Some(Scope::Instance(_)) => None,
                     None => self.with_top.then_some(&self.top),
                 };
                 match current.and_then(|names| names.get_index_of(&path.segments[0].name)) {
-                    Some(slot) => Target::Local { slot: slot as u32, span: target.span },
+                    Some(slot) => {
+                        self.variable_reference(&Var::Local { up: 0, slot: slot as u32 }, target.span);
+                        Target::Local { slot: slot as u32, span: target.span }
+                    }
                     // `x += …` with no `x = …` in the block.
                     None => Target::Undefined { name: path.text(), span: target.span },
                 }
@@ -303,7 +480,7 @@ impl Lowerer<'_> {
         for (i, scope) in self.stack[..depth].iter().enumerate().rev() {
             let up = (self.stack.len() - 1 - i) as u32;
             match scope {
-                Scope::Block(names) => {
+                Scope::Block(names, _) => {
                     if let Some(slot) = names.get_index_of(written) {
                         return Var::Local { up, slot: slot as u32 };
                     }
@@ -349,7 +526,9 @@ impl Lowerer<'_> {
 
     fn chain(&mut self, path: &[ast::Ident]) -> Option<Chain> {
         let (first, rest) = path.split_first()?;
-        Some(Chain { root: self.var(&first.name), root_span: first.span, attrs: rest.iter().map(name).collect() })
+        let root = self.var(&first.name);
+        self.variable_reference(&root, first.span);
+        Some(Chain { root, root_span: first.span, attrs: rest.iter().map(name).collect() })
     }
 
     fn args(&mut self, args: &[ast::Arg]) -> Vec<Arg> {
@@ -412,10 +591,26 @@ impl Lowerer<'_> {
             ast::ExprKind::Regex(regex) => {
                 ExprKind::Regex { pattern: regex.pattern.clone(), subject: self.var("self") }
             }
-            ast::ExprKind::Var(path) => ExprKind::Var(self.path_var(path)),
-            ast::ExprKind::Attr { object, attr } => ExprKind::Attr { object: self.boxed(object), attr: name(attr) },
+            ast::ExprKind::Var(path) => {
+                let var = self.path_var(path);
+                self.variable_reference(&var, path.span);
+                ExprKind::Var(var)
+            }
+            ast::ExprKind::Attr { object, attr } => {
+                let object = self.boxed(object);
+                // `self.attr`: the attribute of the implementation's entity.
+                if let ExprKind::Var(Var::SelfInstance { up }) = &object.kind
+                    && let Some(Scope::Instance(Some(entity))) =
+                        self.stack.len().checked_sub(1 + *up as usize).and_then(|i| self.stack.get(i))
+                    && let Some(id) = self.index.entity_id(entity)
+                {
+                    self.attribute_reference(id, attr);
+                }
+                ExprKind::Attr { object, attr: name(attr) }
+            }
             ast::ExprKind::Call { function, args } => {
                 let written = function.text();
+                self.path_reference(function);
                 let callee = if function.segments.len() == 1
                     && let Some(cast) = crate::types::CASTS.iter().find(|c| **c == written)
                 {
@@ -432,12 +627,16 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::Construct { entity, args } => match self.entity(entity) {
                 Some(id) => {
+                    self.type_reference(entity);
                     let args = args
                         .iter()
                         .map(|arg| match arg {
                             ast::Arg::Positional(e) => ConstructArg::Positional(self.expr(e)),
                             ast::Arg::Keyword(n, e) => ConstructArg::Keyword {
-                                name: name(n),
+                                name: {
+                                    self.attribute_reference(id, n);
+                                    name(n)
+                                },
                                 position: self.position(id, &n.name),
                                 value: self.expr(e),
                             },
@@ -449,7 +648,15 @@ impl Lowerer<'_> {
                 None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
             },
             ast::ExprKind::IndexLookup { entity, args } => match self.entity(entity) {
-                Some(id) => ExprKind::IndexLookup { entity: id, entity_span: entity.span, args: self.args(args) },
+                Some(id) => {
+                    self.type_reference(entity);
+                    for arg in args {
+                        if let ast::Arg::Keyword(n, _) = arg {
+                            self.attribute_reference(id, n);
+                        }
+                    }
+                    ExprKind::IndexLookup { entity: id, entity_span: entity.span, args: self.args(args) }
+                }
                 None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
             },
             ast::ExprKind::RelationLookup { object, relation, args } => {
@@ -465,7 +672,8 @@ impl Lowerer<'_> {
                 for comp in fors {
                     let iterable = self.expr(&comp.iterable);
                     lowered.push(CompFor { var: name(&comp.var), iterable });
-                    self.stack.push(Scope::Block(IndexSet::from([comp.var.name.clone()])));
+                    self.references.push(Reference { span: comp.var.span, symbol: Symbol::Local(comp.var.span) });
+                    self.stack.push(Scope::Block(IndexSet::from([comp.var.name.clone()]), vec![comp.var.span]));
                 }
                 let guards = guards.iter().map(|g| self.expr(g)).collect();
                 let element = self.boxed(element);

@@ -80,6 +80,61 @@ pub struct FileHir {
     pub declarations: Vec<Declaration>,
     /// The qualified variables the file reads: `(namespace, name)`, indexed by [`GlobalId`].
     pub globals: Vec<(String, String)>,
+    /// What the file declares, in source order: for go to definition, symbols and hover.
+    pub definitions: Vec<Definition>,
+    /// Every name the file writes that resolves, with what it resolves to (declarations
+    /// included): for references, highlights and rename.
+    pub references: Vec<Reference>,
+}
+
+/// What a name refers to, the same wherever it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Symbol {
+    Entity(String),
+    /// An attribute or relation end, by the entity that declares it.
+    Attribute {
+        entity: String,
+        name: String,
+    },
+    Implementation(String),
+    Typedef(String),
+    Plugin(String),
+    /// A top-level variable of a namespace.
+    Global {
+        namespace: String,
+        name: String,
+    },
+    /// A variable of a block: where its name is first assigned, in the same file.
+    Local(Span),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DefinitionKind {
+    Entity,
+    Attribute,
+    Relation,
+    Implementation,
+    Typedef,
+    Variable,
+}
+
+/// A declaration: its name's span, the whole declaration's span, its first line as written,
+/// and its docstring.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Definition {
+    pub symbol: Symbol,
+    pub kind: DefinitionKind,
+    pub name: Span,
+    pub full: Span,
+    pub header: String,
+    pub docstring: Option<String>,
+}
+
+/// A name written in the file and what it refers to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub span: Span,
+    pub symbol: Symbol,
 }
 
 /// A block: the variables it declares (its scope's slots) and its statements.
@@ -398,5 +453,5 @@ pub fn file_hir(db: &dyn Db, project: ProjectInput, file: FileInput) -> FileHir 
     };
     let index = crate::model_index(db, project);
     let scope = crate::resolve::FileScope { namespace, imports: imports(db, file) };
-    lower::lower_file(index, scope, &parse(db, file).file)
+    lower::lower_file(index, scope, &parse(db, file).file, file.text(db))
 }

@@ -1,0 +1,196 @@
+//! Navigation over the lowered program: what a name at a position refers to, where that is
+//! declared, everywhere it is used, what to show when hovering it, and a file's symbols.
+//! Everything here reads `file_hir`'s definitions and references (names resolved once, by
+//! lowering) and the type table; nothing resolves a name again.
+
+use modelc_db::ProjectInput;
+use modelc_diagnostics::{FileId, Span};
+use modelc_sema::hir::{Definition, DefinitionKind, FileHir, Symbol};
+use modelc_sema::index::AttrKind;
+
+use crate::workspace::Workspace;
+
+/// The analyses of one project.
+pub(crate) struct Analysis<'w> {
+    workspace: &'w Workspace,
+    project: ProjectInput,
+}
+
+impl<'w> Analysis<'w> {
+    /// The analysis of the project an open file is checked in.
+    pub(crate) fn of(workspace: &'w Workspace, file: FileId) -> Option<Analysis<'w>> {
+        let (_, project) = workspace.owner(file)?;
+        Some(Analysis { workspace, project })
+    }
+
+    fn hir(&self, file: FileId) -> Option<&'w FileHir> {
+        let input = self.workspace.input(file)?;
+        Some(modelc_sema::hir::file_hir(&self.workspace.db, self.project, input))
+    }
+
+    /// The loaded files of the project, in load order.
+    fn files(&self) -> Vec<FileId> {
+        let loaded = modelc_sema::loaded_modules(&self.workspace.db, self.project);
+        loaded.files.values().map(|input| input.id(&self.workspace.db)).collect()
+    }
+
+    fn file_of_namespace(&self, namespace: &str) -> Option<FileId> {
+        let loaded = modelc_sema::loaded_modules(&self.workspace.db, self.project);
+        loaded.files.get(namespace).map(|input| input.id(&self.workspace.db))
+    }
+
+    /// The name at `offset` and what it refers to: the innermost reference around it.
+    pub(crate) fn symbol_at(&self, file: FileId, offset: u32) -> Option<(Span, Symbol)> {
+        let hir = self.hir(file)?;
+        hir.references
+            .iter()
+            .filter(|r| r.span.start <= offset && offset <= r.span.end)
+            .min_by_key(|r| r.span.len())
+            .map(|r| (r.span, r.symbol.clone()))
+    }
+
+    /// Where a symbol is declared (a variable of a block: where it is first assigned).
+    pub(crate) fn definition(&self, file: FileId, symbol: &Symbol) -> Option<(FileId, Span)> {
+        let namespace = match symbol {
+            Symbol::Local(span) => return Some((file, *span)),
+            Symbol::Entity(fqn) | Symbol::Implementation(fqn) | Symbol::Typedef(fqn) => namespace_of(fqn),
+            Symbol::Attribute { entity, .. } => namespace_of(entity),
+            Symbol::Global { namespace, .. } => namespace.as_str(),
+            // std's plugins are written in Rust: no source to go to.
+            Symbol::Plugin(_) => return None,
+        };
+        let target = self.file_of_namespace(namespace)?;
+        let definition = self.hir(target)?.definitions.iter().find(|d| d.symbol == *symbol)?;
+        Some((target, definition.name))
+    }
+
+    fn declaration(&self, symbol: &Symbol) -> Option<(FileId, &'w Definition)> {
+        let namespace = match symbol {
+            Symbol::Entity(fqn) | Symbol::Implementation(fqn) | Symbol::Typedef(fqn) => namespace_of(fqn),
+            Symbol::Attribute { entity, .. } => namespace_of(entity),
+            Symbol::Global { namespace, .. } => namespace.as_str(),
+            Symbol::Plugin(_) | Symbol::Local(_) => return None,
+        };
+        let target = self.file_of_namespace(namespace)?;
+        Some((target, self.hir(target)?.definitions.iter().find(|d| d.symbol == *symbol)?))
+    }
+
+    /// Every place a symbol is written, its declaration included: in `file` alone for a
+    /// block's variable, else in every loaded file.
+    pub(crate) fn references(&self, file: FileId, symbol: &Symbol) -> Vec<(FileId, Span)> {
+        let files = match symbol {
+            Symbol::Local(_) => vec![file],
+            _ => self.files(),
+        };
+        let mut out = Vec::new();
+        for f in files {
+            let Some(hir) = self.hir(f) else { continue };
+            let mut spans: Vec<Span> = hir.references.iter().filter(|r| r.symbol == *symbol).map(|r| r.span).collect();
+            spans.sort_by_key(|s| (s.start, s.end));
+            spans.dedup();
+            out.extend(spans.into_iter().map(|s| (f, s)));
+        }
+        out
+    }
+
+    /// What hovering a symbol shows, as Markdown.
+    pub(crate) fn hover(&self, file: FileId, symbol: &Symbol) -> Option<String> {
+        let index = modelc_sema::model_index(&self.workspace.db, self.project);
+        let mut out = String::new();
+        match symbol {
+            Symbol::Plugin(fqn) => {
+                let signature = index.plugin(fqn)?;
+                let params: Vec<String> = signature
+                    .params
+                    .iter()
+                    .map(|p| match p.default {
+                        Some(default) => format!("{} {} = {default}", p.ty, p.name),
+                        None => format!("{} {}", p.ty, p.name),
+                    })
+                    .collect();
+                out.push_str(&code(&format!("{fqn}({}) -> {}", params.join(", "), signature.returns)));
+                if signature.deprecated {
+                    out.push_str("\n\n*deprecated*");
+                }
+            }
+            Symbol::Local(span) => {
+                let text = self.workspace.text(file);
+                let line_start = text[..span.start as usize].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+                let line_end =
+                    text[span.start as usize..].find(['\n', '\r']).map_or(text.len(), |i| i + span.start as usize);
+                out.push_str(&code(text[line_start..line_end].trim()));
+                out.push_str("\n\nvariable of this block");
+            }
+            _ => {
+                let (_, definition) = self.declaration(symbol)?;
+                out.push_str(&code(&definition.header));
+                if let Some(doc) = &definition.docstring {
+                    out.push_str("\n\n");
+                    out.push_str(doc.trim());
+                }
+                if let Symbol::Entity(fqn) = symbol {
+                    out.push_str(&entity_members(index, fqn));
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The file's declarations: entities with their attributes inside them, then the rest.
+    pub(crate) fn symbols(&self, file: FileId) -> Vec<(&'w Definition, Vec<&'w Definition>)> {
+        let Some(hir) = self.hir(file) else { return Vec::new() };
+        let mut out: Vec<(&Definition, Vec<&Definition>)> = Vec::new();
+        for definition in &hir.definitions {
+            let inside = out.last_mut().filter(|(parent, _)| {
+                parent.kind == DefinitionKind::Entity
+                    && definition.kind == DefinitionKind::Attribute
+                    && parent.full.start <= definition.full.start
+                    && definition.full.end <= parent.full.end
+            });
+            match inside {
+                Some((_, children)) => children.push(definition),
+                None => out.push((definition, Vec::new())),
+            }
+        }
+        out
+    }
+}
+
+fn namespace_of(fqn: &str) -> &str {
+    fqn.rsplit_once("::").map_or(fqn, |(namespace, _)| namespace)
+}
+
+fn code(text: &str) -> String {
+    format!("```inmanta\n{text}\n```")
+}
+
+/// An entity's attributes and relations, own and inherited, for its hover.
+fn entity_members(index: &modelc_sema::ModelIndex, fqn: &str) -> String {
+    let mut lines = Vec::new();
+    for def in index.ancestry(fqn) {
+        for (name, attribute) in &def.attributes {
+            if lines.iter().any(|(n, _): &(String, String)| n == name) {
+                continue;
+            }
+            let from = if def.fqn == fqn { String::new() } else { format!(" (from `{}`)", def.fqn) };
+            let line = match &attribute.kind {
+                AttrKind::Value { ty, .. } => format!("- `{ty} {name}`{from}"),
+                AttrKind::Relation { target, bounds, .. } => {
+                    let upper = bounds.upper.map_or(String::new(), |u| u.to_string());
+                    let multiplicity = if bounds.upper == Some(bounds.lower) {
+                        format!("[{}]", bounds.lower)
+                    } else {
+                        format!("[{}:{upper}]", bounds.lower)
+                    };
+                    format!("- `{name}`: `{target}` {multiplicity}{from}")
+                }
+            };
+            lines.push((name.clone(), line));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let body: Vec<String> = lines.into_iter().map(|(_, line)| line).collect();
+    format!("\n\n{}", body.join("\n"))
+}
