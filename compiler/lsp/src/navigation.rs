@@ -93,6 +93,42 @@ impl<'w> Analysis<'w> {
         out
     }
 
+    /// The places a rename of `symbol` to `new_name` changes: the last segment of every name
+    /// that refers to it (`web::Server` keeps its `web::`). An error says why it cannot be.
+    pub(crate) fn rename(&self, file: FileId, symbol: &Symbol, new_name: &str) -> Result<Vec<(FileId, Span)>, String> {
+        if let Symbol::Plugin(fqn) = symbol {
+            return Err(format!("`{fqn}` is a plugin of std, which is part of modelc"));
+        }
+        let (declared_in, _) = self.definition(file, symbol).ok_or("this name has no declaration to rename")?;
+        if self.workspace.path(declared_in).is_none() {
+            return Err("this name is declared in std, which is part of modelc".to_owned());
+        }
+        let capital = matches!(symbol, Symbol::Entity(_));
+        let mut chars = new_name.chars();
+        let first_ok = chars
+            .next()
+            .is_some_and(|c| if capital { c.is_ascii_uppercase() } else { c.is_ascii_lowercase() || c == '_' });
+        if !first_ok || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            let rule = if capital {
+                "an entity name starts with a capital letter"
+            } else {
+                "this name starts with a lower-case letter or `_`"
+            };
+            return Err(format!("`{new_name}` is not a valid name: {rule}, then letters, digits, `_` or `-`"));
+        }
+        if modelc_syntax::lexer::KEYWORDS.contains(&new_name) {
+            return Err(format!("`{new_name}` is a keyword"));
+        }
+        let mut out = Vec::new();
+        for (f, span) in self.references(file, symbol) {
+            let text = self.workspace.text(f);
+            let written = text.get(span.range()).unwrap_or_default();
+            let last = written.rsplit("::").next().unwrap_or(written);
+            out.push((f, Span::new(span.end as usize - last.len(), span.end as usize)));
+        }
+        Ok(out)
+    }
+
     /// What hovering a symbol shows, as Markdown.
     pub(crate) fn hover(&self, file: FileId, symbol: &Symbol) -> Option<String> {
         let index = modelc_sema::model_index(&self.workspace.db, self.project);

@@ -59,6 +59,10 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         references_provider: Some(lsp_types::OneOf::Left(true)),
         document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        rename_provider: Some(lsp_types::OneOf::Right(lsp_types::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: lsp_types::WorkDoneProgressOptions::default(),
+        })),
         ..ServerCapabilities::default()
     };
     connection.initialize_finish(
@@ -176,7 +180,8 @@ impl Server<'_> {
 
     fn on_request(&mut self, request: Request) -> Result<(), Error> {
         use lsp_types::request::{
-            DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, References,
+            DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, PrepareRenameRequest,
+            References, Rename,
         };
         let Request { id, method, params } = request;
         let answer = match method.as_str() {
@@ -185,6 +190,18 @@ impl Server<'_> {
             References::METHOD => parse(params).map(|p| to_json(self.references(&p))),
             DocumentHighlightRequest::METHOD => parse(params).map(|p| to_json(self.highlights(&p))),
             DocumentSymbolRequest::METHOD => parse(params).map(|p| to_json(self.symbols(&p))),
+            PrepareRenameRequest::METHOD => parse(params).map(|p| self.prepare_rename(&p)),
+            Rename::METHOD => match parse::<lsp_types::RenameParams>(params) {
+                Ok(p) => match self.rename(&p) {
+                    Ok(edit) => Ok(to_json(edit)),
+                    Err(message) => {
+                        let response = Response::new_err(id, ErrorCode::RequestFailed as i32, message);
+                        self.connection.sender.send(Message::Response(response))?;
+                        return Ok(());
+                    }
+                },
+                Err(error) => Err(error),
+            },
             _ => {
                 let message = format!("modelc does not answer {method} yet");
                 let response = Response::new_err(id, ErrorCode::MethodNotFound as i32, message);
@@ -265,6 +282,40 @@ impl Server<'_> {
                 .map(|(_, span)| lsp_types::DocumentHighlight { range: positions.range(span), kind: None })
                 .collect(),
         )
+    }
+
+    /// The range of the name a rename would change, or an error message saying why not.
+    fn prepare_rename(&self, params: &lsp_types::TextDocumentPositionParams) -> serde_json::Value {
+        let Some((file, offset)) = self.locate(params) else { return serde_json::Value::Null };
+        let Some(analysis) = Analysis::of(&self.workspace, file) else { return serde_json::Value::Null };
+        let Some((span, symbol)) = analysis.symbol_at(file, offset) else { return serde_json::Value::Null };
+        let text = self.workspace.text(file);
+        let written = text.get(span.range()).unwrap_or_default();
+        let last = written.rsplit("::").next().unwrap_or(written);
+        match analysis.rename(file, &symbol, last) {
+            Ok(_) => {
+                let name = modelc_diagnostics::Span::new(span.end as usize - last.len(), span.end as usize);
+                to_json(lsp_types::PrepareRenameResponse::RangeWithPlaceholder {
+                    range: Text::new(&text, self.encoding).range(name),
+                    placeholder: last.to_owned(),
+                })
+            }
+            Err(_) => serde_json::Value::Null,
+        }
+    }
+
+    fn rename(&self, params: &lsp_types::RenameParams) -> Result<Option<lsp_types::WorkspaceEdit>, String> {
+        let Some((file, offset)) = self.locate(&params.text_document_position) else { return Ok(None) };
+        let Some(analysis) = Analysis::of(&self.workspace, file) else { return Ok(None) };
+        let Some((_, symbol)) = analysis.symbol_at(file, offset) else { return Ok(None) };
+        let places = analysis.rename(file, &symbol, &params.new_name)?;
+        let mut changes: HashMap<Url, Vec<lsp_types::TextEdit>> = HashMap::new();
+        for (f, span) in places {
+            let Some(location) = self.location(f, span) else { continue };
+            let edit = lsp_types::TextEdit { range: location.range, new_text: params.new_name.clone() };
+            changes.entry(location.uri).or_default().push(edit);
+        }
+        Ok(Some(lsp_types::WorkspaceEdit { changes: Some(changes), ..lsp_types::WorkspaceEdit::default() }))
     }
 
     #[allow(deprecated, reason = "DocumentSymbol::deprecated must be given")]

@@ -425,3 +425,93 @@ fn navigation_works_in_a_file_with_a_syntax_error() {
     nav.client.shutdown();
     let _ = std::fs::remove_dir_all(&nav.dir);
 }
+
+/// The edits of a rename, as `(file name, line, start character, end character)`, sorted.
+fn edits(rename: &Value) -> Vec<(String, u64, u64, u64)> {
+    let mut out = Vec::new();
+    for (uri, list) in rename["changes"].as_object().unwrap() {
+        let file = uri.rsplit('/').next().unwrap().to_owned();
+        for edit in list.as_array().unwrap() {
+            let range = &edit["range"];
+            out.push((
+                file.clone(),
+                range["start"]["line"].as_u64().unwrap(),
+                range["start"]["character"].as_u64().unwrap(),
+                range["end"]["character"].as_u64().unwrap(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn rename_changes_every_use_across_modules_and_keeps_namespaces() {
+    let mut nav = navigation("rename");
+    let (main, web) = (nav.main.clone(), nav.web.clone());
+    let prepared = nav.ask("textDocument/prepareRename", &main, at(NAV_MAIN, "Server", 0, 2));
+    // Only the entity's own name, not `web::`.
+    assert_eq!(prepared["range"]["start"], at(NAV_MAIN, "Server", 0, 0));
+    assert_eq!(prepared["placeholder"], "Server");
+    let rename = nav.client.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": main }, "position": at(NAV_MAIN, "Server", 0, 2), "newName": "Machine" }),
+    );
+    let server_line = |text: &str, n: usize| at(text, "Server", n, 0)["line"].as_u64().unwrap();
+    let column = |text: &str, n: usize| at(text, "Server", n, 0)["character"].as_u64().unwrap();
+    let expected: Vec<(String, u64, u64, u64)> = vec![
+        ("_init.cf".to_owned(), server_line(NAV_WEB, 0), column(NAV_WEB, 0), column(NAV_WEB, 0) + 6),
+        ("_init.cf".to_owned(), server_line(NAV_WEB, 1), column(NAV_WEB, 1), column(NAV_WEB, 1) + 6),
+        ("_init.cf".to_owned(), server_line(NAV_WEB, 2), column(NAV_WEB, 2), column(NAV_WEB, 2) + 6),
+        ("main.cf".to_owned(), 1, column(NAV_MAIN, 0), column(NAV_MAIN, 0) + 6),
+    ];
+    assert_eq!(edits(&rename), expected);
+
+    // An attribute: its declaration, the constructor's keyword, the bare name in the
+    // implementation, and `s.name` through the variable that holds a `web::Server`.
+    let rename = nav.client.request(
+        "textDocument/rename",
+        json!({ "textDocument": { "uri": web }, "position": at(NAV_WEB, "string name", 0, 8), "newName": "title" }),
+    );
+    let files: Vec<(String, u64)> = edits(&rename).into_iter().map(|(f, line, _, _)| (f, line)).collect();
+    assert_eq!(
+        files,
+        [("_init.cf".to_owned(), 4), ("_init.cf".to_owned(), 8), ("main.cf".to_owned(), 1), ("main.cf".to_owned(), 2)]
+    );
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn rename_refuses_invalid_names_and_what_std_declares() {
+    let mut nav = navigation("rename-invalid");
+    let main = nav.main.clone();
+    for (position, new_name) in [
+        (at(NAV_MAIN, "Server", 0, 2), "machine"),
+        (at(NAV_MAIN, "name=", 0, 1), "Title"),
+        (at(NAV_MAIN, "name=", 0, 1), "for"),
+        (at(NAV_MAIN, "print", 0, 1), "show"),
+    ] {
+        nav.client.next_id += 1;
+        let id = RequestId::from(nav.client.next_id);
+        let params = json!({ "textDocument": { "uri": main }, "position": position, "newName": new_name });
+        nav.client
+            .connection
+            .sender
+            .send(Message::Request(Request::new(id.clone(), "textDocument/rename".to_owned(), params)))
+            .unwrap();
+        loop {
+            if let Message::Response(response) = nav.client.receive()
+                && response.id == id
+            {
+                let error = response.error.unwrap_or_else(|| panic!("renaming to {new_name} was accepted"));
+                assert!(!error.message.is_empty());
+                break;
+            }
+        }
+    }
+    // A std plugin cannot be renamed: prepareRename says so by answering nothing.
+    assert_eq!(nav.ask("textDocument/prepareRename", &main, at(NAV_MAIN, "print", 0, 1)), Value::Null);
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}

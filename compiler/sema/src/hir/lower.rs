@@ -28,12 +28,14 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
         index,
         scope,
         top: top_level.names.clone(),
+        top_types: Vec::new(),
         with_top: true,
         stack: Vec::new(),
         globals: IndexSet::new(),
         attributes: HashMap::new(),
         references: Vec::new(),
     };
+    lowerer.top_types = lowerer.local_types(top_stmts.iter().copied(), &top_level.names);
     let header = |span: modelc_diagnostics::Span| {
         let written = text.get(span.range()).unwrap_or_default();
         written.lines().next().unwrap_or_default().trim_end_matches(':').trim().to_owned()
@@ -242,10 +244,10 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
     hir
 }
 
-/// A scope of the walk: a block's variables (with where each is first assigned), or an
-/// instance's attributes.
+/// A scope of the walk: a block's variables (with where each is first assigned, and the entity
+/// of its value when that is certain), or an instance's attributes.
 enum Scope {
-    Block(IndexSet<String>, Vec<modelc_diagnostics::Span>),
+    Block(IndexSet<String>, Vec<modelc_diagnostics::Span>, Vec<Option<String>>),
     /// The entity, when it resolved (otherwise any name may be an attribute).
     Instance(Option<String>),
 }
@@ -256,6 +258,8 @@ struct Lowerer<'a> {
     /// The file's top-level variables: the outermost scope of everything but typedef
     /// constraints.
     top: IndexSet<String>,
+    /// The entity of each top-level variable's value, when certain.
+    top_types: Vec<Option<String>>,
     with_top: bool,
     /// The scopes inside the top level, innermost last.
     stack: Vec<Scope>,
@@ -364,8 +368,62 @@ impl Lowerer<'_> {
             return Some(Symbol::Global { namespace: self.scope.namespace.to_owned(), name: name.clone() });
         }
         match self.stack.get(depth.checked_sub(1 + up as usize)?)? {
-            Scope::Block(_, spans) => spans.get(slot as usize).map(|span| Symbol::Local(*span)),
+            Scope::Block(_, spans, _) => spans.get(slot as usize).map(|span| Symbol::Local(*span)),
             Scope::Instance(_) => None,
+        }
+    }
+
+    /// The entity of each declared variable's value when it is certain: assigned once, a
+    /// constructor (what references and rename follow through `x.attr`).
+    fn local_types<'s>(
+        &self,
+        stmts: impl Iterator<Item = &'s ast::Stmt>,
+        names: &IndexSet<String>,
+    ) -> Vec<Option<String>> {
+        let mut values: Vec<(usize, Option<String>)> = vec![(0, None); names.len()];
+        for stmt in stmts {
+            let ast::Stmt::Assign(assign) = stmt else { continue };
+            let ast::ExprKind::Var(path) = &assign.target.kind else { continue };
+            let [ident] = path.segments.as_slice() else { continue };
+            let Some(slot) = names.get_index_of(&ident.name) else { continue };
+            let entity = match &assign.value.kind {
+                ast::ExprKind::Construct { entity, .. } => {
+                    self.entity(entity).map(|id| self.index.entity_name(id).to_owned())
+                }
+                _ => None,
+            };
+            values[slot].0 += 1;
+            values[slot].1 = entity;
+        }
+        values.into_iter().map(|(count, entity)| entity.filter(|_| count == 1)).collect()
+    }
+
+    /// The entity of a lowered expression's value, when it is certain.
+    fn static_entity(&self, expr: &Expr) -> Option<String> {
+        let scope_at = |up: u32| self.stack.len().checked_sub(1 + up as usize).and_then(|i| self.stack.get(i));
+        match &expr.kind {
+            ExprKind::Var(Var::SelfInstance { up }) => match scope_at(*up)? {
+                Scope::Instance(entity) => entity.clone(),
+                Scope::Block(..) => None,
+            },
+            ExprKind::Var(Var::Local { up, slot }) => {
+                if *up as usize == self.stack.len() {
+                    return self.top_types.get(*slot as usize).cloned().flatten();
+                }
+                match scope_at(*up)? {
+                    Scope::Block(_, _, types) => types.get(*slot as usize).cloned().flatten(),
+                    Scope::Instance(_) => None,
+                }
+            }
+            ExprKind::Construct { entity, .. } => Some(self.index.entity_name(*entity).to_owned()),
+            ExprKind::Attr { object, attr } => {
+                let owner = self.static_entity(object)?;
+                match &self.index.attribute(&owner, &attr.text)?.kind {
+                    crate::index::AttrKind::Relation { target, .. } if !target.is_empty() => Some(target.clone()),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
@@ -373,7 +431,7 @@ impl Lowerer<'_> {
     fn constraint(&mut self, expr: &ast::Expr) -> Expr {
         let saved = (std::mem::take(&mut self.stack), self.with_top);
         self.with_top = false;
-        self.stack.push(Scope::Block(IndexSet::from(["self".to_owned()]), vec![expr.span]));
+        self.stack.push(Scope::Block(IndexSet::from(["self".to_owned()]), vec![expr.span], vec![None]));
         let lowered = self.expr(expr);
         (self.stack, self.with_top) = saved;
         lowered
@@ -391,7 +449,8 @@ impl Lowerer<'_> {
         let declared = declare(stmts.iter(), extra);
         let slot = extra.and_then(|v| declared.names.get_index_of(&v.name)).unwrap_or(0) as u32;
         let spans = declared.locals.iter().map(|l| l.span).collect();
-        self.stack.push(Scope::Block(declared.names, spans));
+        let types = self.local_types(stmts.iter(), &declared.names);
+        self.stack.push(Scope::Block(declared.names, spans, types));
         let lowered = stmts.iter().filter_map(|s| self.stmt(s)).collect();
         self.stack.pop();
         (Block { locals: declared.locals, stmts: lowered }, slot)
@@ -433,7 +492,7 @@ impl Lowerer<'_> {
         match &target.kind {
             ast::ExprKind::Var(path) if path.segments.len() == 1 => {
                 let current = match self.stack.last() {
-                    Some(Scope::Block(names, _)) => Some(names),
+                    Some(Scope::Block(names, _, _)) => Some(names),
                     Some(Scope::Instance(_)) => None,
                     None => self.with_top.then_some(&self.top),
                 };
@@ -480,7 +539,7 @@ impl Lowerer<'_> {
         for (i, scope) in self.stack[..depth].iter().enumerate().rev() {
             let up = (self.stack.len() - 1 - i) as u32;
             match scope {
-                Scope::Block(names, _) => {
+                Scope::Block(names, _, _) => {
                     if let Some(slot) = names.get_index_of(written) {
                         return Var::Local { up, slot: slot as u32 };
                     }
@@ -598,12 +657,8 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::Attr { object, attr } => {
                 let object = self.boxed(object);
-                // `self.attr`: the attribute of the implementation's entity.
-                if let ExprKind::Var(Var::SelfInstance { up }) = &object.kind
-                    && let Some(Scope::Instance(Some(entity))) =
-                        self.stack.len().checked_sub(1 + *up as usize).and_then(|i| self.stack.get(i))
-                    && let Some(id) = self.index.entity_id(entity)
-                {
+                // `self.attr`, `server.name`: an attribute of an entity known statically.
+                if let Some(id) = self.static_entity(&object).and_then(|e| self.index.entity_id(&e)) {
                     self.attribute_reference(id, attr);
                 }
                 ExprKind::Attr { object, attr: name(attr) }
@@ -673,7 +728,11 @@ impl Lowerer<'_> {
                     let iterable = self.expr(&comp.iterable);
                     lowered.push(CompFor { var: name(&comp.var), iterable });
                     self.references.push(Reference { span: comp.var.span, symbol: Symbol::Local(comp.var.span) });
-                    self.stack.push(Scope::Block(IndexSet::from([comp.var.name.clone()]), vec![comp.var.span]));
+                    self.stack.push(Scope::Block(
+                        IndexSet::from([comp.var.name.clone()]),
+                        vec![comp.var.span],
+                        vec![None],
+                    ));
                 }
                 let guards = guards.iter().map(|g| self.expr(g)).collect();
                 let element = self.boxed(element);
