@@ -75,12 +75,13 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                             docstring: docstring(&relation.docstring),
                         });
                     }
-                    lowerer.type_reference(entity);
                 };
                 declare_end(&relation.left.entity, &relation.left.attribute);
                 if let Some((attribute, _)) = &relation.right {
                     declare_end(&relation.right_entity, attribute);
                 }
+                lowerer.type_reference(&relation.left.entity);
+                lowerer.type_reference(&relation.right_entity);
             }
             ast::Item::Implementation(implementation) => {
                 let fqn = format!("{}::{}", scope.namespace, implementation.name.name);

@@ -1,0 +1,191 @@
+//! The language server's latency on a generated project of about 50,000 lines: 100 modules of
+//! about 500 lines, each using the entity `base::Host`, and a `main.cf` importing them all. Measured
+//! in process, through the server's real message loop:
+//!
+//! * an edit inside one implementation body, from `didChange` to the `publishDiagnostics` of
+//!   the edited file (each edit adds or removes an error, so every edit publishes);
+//! * renaming `base::Host`, used in 100 files, from the request to the answer;
+//! * go to definition and hover on a use of it.
+//!
+//! Run with `cargo bench -p modelc-lsp --bench latency`.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use lsp_server::{Connection, Message, Notification, Request, RequestId};
+use lsp_types::Url;
+use serde_json::{Value, json};
+
+const MODULES: usize = 100;
+const ENTITIES_PER_MODULE: usize = 28;
+
+fn module_text(m: usize) -> String {
+    let mut text = String::from("import base\n\n");
+    for e in 0..ENTITIES_PER_MODULE {
+        text.push_str(&format!(
+            "entity Service{e}:\n    \"\"\"Service {e} of module {m}.\"\"\"\n    string name\n    int port = {port}\nend\n\n\
+             Service{e}.host [1] -- base::Host\n\n\
+             implementation deploy{e} for Service{e}:\n    x = name\n    y = port + 1\n    label = \"{{{{x}}}}-{{{{y}}}}\"\n    \
+             std::print(label)\nend\n\n\
+             implement Service{e} using deploy{e}\n\n",
+            port = 8000 + e
+        ));
+    }
+    text.push_str("h = base::Host(name=\"host\")\n");
+    for e in 0..ENTITIES_PER_MODULE {
+        text.push_str(&format!("s{e} = Service{e}(name=\"s{e}\", host=h)\n"));
+    }
+    text
+}
+
+fn generate(root: &Path) -> usize {
+    let _ = std::fs::remove_dir_all(root);
+    std::fs::create_dir_all(root.join("libs/base/model")).unwrap();
+    std::fs::write(root.join("project.yml"), "name: bench\nmodulepath: libs\n").unwrap();
+    std::fs::write(
+        root.join("libs/base/model/_init.cf"),
+        "entity Host:\n    string name\nend\nindex Host(name)\nimplement Host using std::none\n",
+    )
+    .unwrap();
+    let mut lines = 5;
+    let mut main = String::new();
+    for m in 0..MODULES {
+        let dir = root.join(format!("libs/m{m}/model"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = module_text(m);
+        lines += text.lines().count();
+        std::fs::write(dir.join("_init.cf"), text).unwrap();
+        main.push_str(&format!("import m{m}\n"));
+    }
+    std::fs::write(root.join("main.cf"), &main).unwrap();
+    lines + MODULES
+}
+
+struct Client {
+    connection: Connection,
+    next: i32,
+}
+
+impl Client {
+    fn notify(&self, method: &str, params: Value) {
+        self.connection.sender.send(Message::Notification(Notification::new(method.to_owned(), params))).unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        self.connection.sender.send(Message::Request(Request::new(id.clone(), method.to_owned(), params))).unwrap();
+        loop {
+            if let Message::Response(r) = self.connection.receiver.recv_timeout(Duration::from_secs(60)).unwrap()
+                && r.id == id
+            {
+                return r.result.unwrap_or(Value::Null);
+            }
+        }
+    }
+
+    fn diagnostics(&self, uri: &Url) -> usize {
+        loop {
+            if let Message::Notification(n) = self.connection.receiver.recv_timeout(Duration::from_secs(60)).unwrap()
+                && n.method == "textDocument/publishDiagnostics"
+                && n.params["uri"] == json!(uri)
+            {
+                return n.params["diagnostics"].as_array().unwrap().len();
+            }
+        }
+    }
+}
+
+fn median(mut times: Vec<Duration>) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1e3
+}
+
+fn main() {
+    let root: PathBuf = std::env::temp_dir().join(format!("modelc-lsp-latency-{}", std::process::id()));
+    let lines = generate(&root);
+    let (server, connection) = Connection::memory();
+    let thread = std::thread::spawn(move || modelc_lsp::run(&server).unwrap());
+    let mut client = Client { connection, next: 0 };
+    let root_uri = Url::from_directory_path(&root).unwrap();
+    let started = Instant::now();
+    client.request("initialize", json!({ "processId": null, "rootUri": root_uri, "capabilities": {} }));
+    client.notify("initialized", json!({}));
+    let module = root.join("libs/m0/model/_init.cf");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let uri = Url::from_file_path(&module).unwrap();
+    let main_uri = Url::from_file_path(root.join("main.cf")).unwrap();
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": main_uri, "languageId": "inmanta", "version": 1,
+                                  "text": std::fs::read_to_string(root.join("main.cf")).unwrap() } }),
+    );
+    client.diagnostics(&main_uri);
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "inmanta", "version": 1, "text": text } }),
+    );
+    client.diagnostics(&uri);
+    let first = started.elapsed();
+
+    // Edits inside the body of `deploy3`: `y = port + 1` becomes `y = nosuch + 1` and back.
+    let line = text.lines().position(|l| l.contains("implementation deploy3 ")).unwrap() + 2;
+    let mut edit_times = Vec::new();
+    for round in 0..40 {
+        let replacement = if round % 2 == 0 { "nosuch" } else { "port" };
+        let old_len = if round % 2 == 0 { 4 } else { 6 };
+        let change = json!([{ "range": { "start": { "line": line, "character": 8 },
+                                         "end": { "line": line, "character": 8 + old_len } },
+                              "text": replacement }]);
+        let start = Instant::now();
+        client.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": round + 2 }, "contentChanges": change }),
+        );
+        let count = client.diagnostics(&uri);
+        edit_times.push(start.elapsed());
+        assert_eq!(count, usize::from(round % 2 == 0), "round {round}");
+    }
+
+    // `base::Host` in `Service0.host [1] -- base::Host`.
+    let relation = text.lines().position(|l| l.contains("-- base::Host")).unwrap();
+    let column = text.lines().nth(relation).unwrap().find("Host").unwrap() + 1;
+    let position = json!({ "line": relation, "character": column });
+    let mut rename_times = Vec::new();
+    let mut edits = 0;
+    for _ in 0..10 {
+        let start = Instant::now();
+        let answer = client.request(
+            "textDocument/rename",
+            json!({ "textDocument": { "uri": uri }, "position": position, "newName": "Machine" }),
+        );
+        rename_times.push(start.elapsed());
+        edits = answer["changes"].as_object().map_or(0, |c| c.values().map(|v| v.as_array().unwrap().len()).sum());
+    }
+    let mut definition_times = Vec::new();
+    let mut hover_times = Vec::new();
+    for _ in 0..20 {
+        let params = json!({ "textDocument": { "uri": uri }, "position": position });
+        let start = Instant::now();
+        client.request("textDocument/definition", params.clone());
+        definition_times.push(start.elapsed());
+        let start = Instant::now();
+        client.request("textDocument/hover", params);
+        hover_times.push(start.elapsed());
+    }
+    client.request("shutdown", Value::Null);
+    client.notify("exit", Value::Null);
+    thread.join().unwrap();
+    let _ = std::fs::remove_dir_all(&root);
+
+    println!("project: {lines} lines in {} files", MODULES + 2);
+    println!("opening main.cf and one module, first diagnostics: {:.1} ms", first.as_secs_f64() * 1e3);
+    println!("edit inside an implementation body → its diagnostics: median {:.2} ms", median(edit_times));
+    println!("rename base::Host ({edits} edits in {MODULES} files): median {:.2} ms", median(rename_times));
+    println!(
+        "go to definition: median {:.2} ms; hover: median {:.2} ms",
+        median(definition_times),
+        median(hover_times)
+    );
+}
