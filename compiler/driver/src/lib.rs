@@ -11,6 +11,7 @@ mod project;
 mod sources;
 
 pub use database::RootDatabase;
+pub use module_files::module_files;
 pub use project::{LoadError, Project, Target, locate};
 pub use sources::{Loaded, load};
 
@@ -77,21 +78,11 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
         return Compiled { diagnostics, files, model: None, resources: None, refine_time: None };
     }
     let index = modelc_sema::model_index(&db, project);
-    let units = modules
-        .files
-        .iter()
-        .map(|(namespace, file)| modelc_exec::Unit {
-            namespace: namespace.clone(),
-            file_id: file.id(&db),
-            display_name: file.name(&db).clone(),
-            text: file.text(&db),
-            hir: modelc_sema::hir::file_hir(&db, project, *file),
-        })
-        .collect();
+    let units = units(&db, project);
     let program = modelc_exec::Program::new(units, index);
     // The files of the loaded modules (their top-level namespaces), for std::template & co.
     let top_levels: Vec<&str> = modules.files.keys().filter(|ns| !ns.contains("::")).map(String::as_str).collect();
-    world.module_files = module_files::module_files(loaded, top_levels);
+    world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
     let mut outcome = modelc_exec::execute(&program, world);
     diagnostics.append(&mut outcome.diagnostics);
     let (mut resources, mut refine_time) = (None, None);
@@ -105,6 +96,34 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
         resources = Some(refined.ir);
     }
     Compiled { diagnostics, files, model: Some(outcome), resources, refine_time }
+}
+
+/// The loaded files of a checked project, lowered, for execution.
+fn units(db: &dyn modelc_db::Db, project: modelc_db::ProjectInput) -> Vec<modelc_exec::Unit<'_>> {
+    modelc_sema::loaded_modules(db, project)
+        .files
+        .iter()
+        .map(|(namespace, file)| modelc_exec::Unit {
+            namespace: namespace.clone(),
+            file_id: file.id(db),
+            display_name: file.name(db).clone(),
+            text: file.text(db),
+            hir: modelc_sema::hir::file_hir(db, project, *file),
+        })
+        .collect()
+}
+
+/// Executes a project held in a database (the language server's), which `check` found free of
+/// errors: the diagnostics only execution finds. `world` decides what it may read; nothing is
+/// written.
+pub fn execute(
+    db: &dyn modelc_db::Db,
+    project: modelc_db::ProjectInput,
+    world: modelc_exec::World,
+) -> modelc_exec::Outcome {
+    let index = modelc_sema::model_index(db, project);
+    let program = modelc_exec::Program::new(units(db, project), index);
+    modelc_exec::execute(&program, world)
 }
 
 /// What `compile` produced.

@@ -3,18 +3,19 @@
 
 use std::collections::HashSet;
 
-use crate::Loaded;
+use std::path::PathBuf;
+
 use crate::sources::collect_files;
 
 /// Reads the `files/` and `templates/` directories of the given modules (in sorted order; a
 /// directory is visited once even through symbolic links).
-pub(crate) fn module_files<'m>(
-    loaded: &Loaded,
+pub fn module_files<'m>(
+    module_roots: &[(String, PathBuf)],
     modules: impl IntoIterator<Item = &'m str>,
 ) -> modelc_exec::ModuleFiles {
     let mut out = modelc_exec::ModuleFiles::default();
     for module in modules {
-        let Some((_, root)) = loaded.module_roots.iter().find(|(name, _)| name == module) else { continue };
+        let Some((_, root)) = module_roots.iter().find(|(name, _)| name == module) else { continue };
         for (sub, dir) in
             [("files", modelc_stdlib::ModuleDir::Files), ("templates", modelc_stdlib::ModuleDir::Templates)]
         {

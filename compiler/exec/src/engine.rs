@@ -125,7 +125,21 @@ pub struct World {
     /// A monotonic clock: when given, execution reports its counts and the time of each of its
     /// phases in `Outcome::profile`.
     pub profile: Option<fn() -> std::time::Instant>,
+    /// Set by someone else to stop the run (the language server, when the model changed
+    /// under it): execution polls it every few hundred steps and stops with `Outcome::cancelled`.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
+
+/// Why a run stopped before the end.
+pub(crate) enum Halt {
+    Error(Diagnostic),
+    /// `World::cancel` was set.
+    Cancelled,
+}
+
+/// How often (in scheduler steps) execution looks at `World::cancel`: a step takes about a
+/// microsecond, so a cancelled run stops well within a millisecond.
+const CANCEL_POLL: usize = 256;
 
 /// The passwords `std::generate_password` keeps, by id.
 #[derive(Debug, Clone, Default)]
@@ -268,7 +282,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Runs every loaded file's top level, then the scheduler, to the end.
-    pub(crate) fn run(&mut self) -> Result<(), Diagnostic> {
+    pub(crate) fn run(&mut self) -> Result<(), Halt> {
         for unit in 0..self.program.units.len() {
             let scope = self.new_scope(&self.program.units[unit].hir.top_level, None, None, unit);
             self.unit_scopes.push(scope);
@@ -292,21 +306,28 @@ impl<'a> Engine<'a> {
         loop {
             while let Some(task) = self.run_queue.pop_front() {
                 self.steps += 1;
+                if self.steps.is_multiple_of(CANCEL_POLL) && self.is_cancelled() {
+                    return Err(Halt::Cancelled);
+                }
                 if self.steps > max_steps {
-                    return Err(Diagnostic::new(
+                    return Err(Halt::Error(Diagnostic::new(
                         &codes::INCOMPLETE_EXECUTION,
                         format!("the model did not finish within {max_steps} steps"),
                     )
                     .note("this usually means a loop that feeds itself, such as a `for` over a relation that adds to the same relation")
-                    .help("if the model is simply very large, raise the cap with the environment variable MODELC_MAX_STEPS"));
+                    .help("if the model is simply very large, raise the cap with the environment variable MODELC_MAX_STEPS")));
                 }
-                self.run_task(task).map_err(|d| *d)?;
+                self.run_task(task).map_err(|d| Halt::Error(*d))?;
             }
             if !self.freeze_one() {
                 break;
             }
         }
         Ok(())
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.world.cancel.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Declares a block's variables in a new scope: a cell per slot.

@@ -55,6 +55,8 @@ pub struct Outcome {
     pub new_passwords: indexmap::IndexMap<String, String>,
     /// The executor's counts and the time of each phase, when `World::profile` asked for them.
     pub profile: Option<String>,
+    /// `World::cancel` stopped the run: nothing in this outcome is final.
+    pub cancelled: bool,
 }
 
 /// Executes a program to the end and validates the result.
@@ -82,7 +84,8 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
                 phase("graph");
             }
         }
-        Err(diagnostic) => outcome.diagnostics.push(diagnostic),
+        Err(engine::Halt::Error(diagnostic)) => outcome.diagnostics.push(diagnostic),
+        Err(engine::Halt::Cancelled) => outcome.cancelled = true,
     }
     for instance in &engine.instances {
         let entity = engine.plans.get(instance.plan).fqn;

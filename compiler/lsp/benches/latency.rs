@@ -179,6 +179,7 @@ fn main() {
     thread.join().unwrap();
     let _ = std::fs::remove_dir_all(&root);
 
+    let cancel = cancellation();
     println!("project: {lines} lines in {} files", MODULES + 2);
     println!("opening main.cf and one module, first diagnostics: {:.1} ms", first.as_secs_f64() * 1e3);
     println!("edit inside an implementation body → its diagnostics: median {:.2} ms", median(edit_times));
@@ -188,4 +189,59 @@ fn main() {
         median(definition_times),
         median(hover_times)
     );
+    println!("cancelling a running execution (10,000 networks): stopped {cancel:.2} ms after the flag (median)");
+}
+
+/// From setting the cancel flag of an execution in progress to the run's end.
+fn cancellation() -> f64 {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let text = catalogue(10_000);
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let db = modelc_driver::RootDatabase::default();
+        let mut files = modelc_diagnostics::SourceFiles::new();
+        files.add("main.cf", text.clone());
+        for file in modelc_stdlib::FILES {
+            files.add(file.display_name, file.text);
+        }
+        let inputs = db.add_files(&files);
+        let mut modules = vec![("__config__".to_owned(), inputs[0])];
+        modules.extend(modelc_stdlib::FILES.iter().zip(&inputs[1..]).map(|(f, i)| (f.namespace.to_owned(), *i)));
+        let project = modelc_db::ProjectInput::new(&db, modules, vec!["__config__".to_owned()]);
+        // Checked and lowered first, as the server has by the time it executes.
+        let _ = modelc_sema::check_project(&db, project);
+        let flag = Arc::new(AtomicBool::new(false));
+        let world = modelc_exec::World { cancel: Some(Arc::clone(&flag)), ..modelc_exec::World::default() };
+        // Lowered first too: the server's check has lowered the open files by then.
+        for file in modelc_sema::loaded_modules(&db, project).files.values() {
+            let _ = modelc_sema::hir::file_hir(&db, project, *file);
+        }
+        // The worker has its own handle on the database, as the server's does.
+        let handle = db.clone();
+        let run = std::thread::spawn(move || modelc_driver::execute(&handle, project, world).cancelled);
+        std::thread::sleep(Duration::from_millis(30));
+        let start = Instant::now();
+        flag.store(true, Ordering::Relaxed);
+        let cancelled = run.join().unwrap();
+        times.push(start.elapsed());
+        assert!(cancelled, "the run ended before it was cancelled");
+    }
+    median(times)
+}
+
+/// Networks of five hosts, like the compile benchmark's catalogue.
+fn catalogue(networks: usize) -> String {
+    let mut text = String::from(
+        "entity Network:\n    string name\nend\nentity Host:\n    string name\n    string ip\nend\n\
+         Host.network [1] -- Network.hosts [0:]\nindex Network(name)\nindex Host(name)\n\
+         implement Network using std::none\nimplement Host using std::none\n",
+    );
+    for n in 0..networks {
+        text.push_str(&format!("net{n} = Network(name=\"net{n}\")\n"));
+        for h in 0..5 {
+            text.push_str(&format!("Host(name=\"h{n}-{h}\", ip=\"10.{}.{}.{h}\", network=net{n})\n", n / 256, n % 256));
+        }
+    }
+    text
 }

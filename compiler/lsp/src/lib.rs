@@ -7,10 +7,14 @@
 //! document. Positions are converted in the encoding negotiated with the client
 //! (`position.rs`: UTF-16 by default, UTF-8 when offered).
 //!
+//! After a pause in typing, a model that checks without errors is executed on a worker thread
+//! (`execution.rs`) for the diagnostics only execution finds; the next edit cancels the run.
+//!
 //! The server reads the project from disk and never writes anything.
 #![allow(clippy::disallowed_methods, reason = "the server reads the project and open files from disk")]
 
 mod diagnostics;
+mod execution;
 mod navigation;
 pub mod position;
 mod server;

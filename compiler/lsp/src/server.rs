@@ -16,6 +16,7 @@ use lsp_types::{
 use modelc_diagnostics::FileId;
 
 use crate::diagnostics::Converter;
+use crate::execution::Execution;
 use crate::navigation::Analysis;
 use crate::position::{Encoding, Text};
 use crate::workspace::Workspace;
@@ -40,6 +41,8 @@ struct Server<'c> {
     published: HashMap<Url, Vec<lsp_types::Diagnostic>>,
     /// A change since the last publication.
     dirty: bool,
+    /// Execution diagnostics, run in the background after a pause in typing.
+    execution: Execution,
 }
 
 /// Runs the server on a connection until the client shuts it down.
@@ -79,6 +82,7 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         encoding,
         published: HashMap::new(),
         dirty: false,
+        execution: Execution::new(),
     };
     server.watch_files(&params)?;
     if let Some(error) = server.workspace.load_error.clone() {
@@ -113,25 +117,59 @@ impl From<Error> for NotificationError {
 
 impl Server<'_> {
     fn main_loop(&mut self) -> Result<(), Error> {
-        while let Ok(message) = self.connection.receiver.recv() {
+        let messages = self.connection.receiver.clone();
+        let results = self.execution.receiver.clone();
+        loop {
+            let pause = match self.execution.due {
+                Some(at) => crossbeam_channel::at(at),
+                None => crossbeam_channel::never(),
+            };
+            let message = crossbeam_channel::select! {
+                recv(messages) -> message => match message {
+                    Ok(message) => message,
+                    Err(_) => return Ok(()),
+                },
+                recv(results) -> finished => {
+                    if let Ok(finished) = finished
+                        && self.execution.finished(finished)
+                    {
+                        self.dirty = true;
+                    }
+                    self.publish_if_idle()?;
+                    continue;
+                }
+                recv(pause) -> _ => {
+                    let projects = self.workspace.open_projects();
+                    let files = self.workspace.module_files.clone();
+                    self.execution.start(self.workspace.db.clone(), projects, files);
+                    continue;
+                }
+            };
             match message {
                 Message::Request(request) => {
                     if self.connection.handle_shutdown(&request)? {
+                        self.execution.invalidate();
                         return Ok(());
                     }
                     self.on_request(request)?;
                 }
                 Message::Notification(notification) => {
                     if notification.method == lsp_types::notification::Exit::METHOD {
+                        self.execution.invalidate();
                         return Ok(());
                     }
                     self.on_notification(notification)?;
                 }
                 Message::Response(_) => {}
             }
-            if self.dirty && self.connection.receiver.is_empty() {
-                self.publish()?;
-            }
+            self.publish_if_idle()?;
+        }
+    }
+
+    /// Publishes once no message is waiting, so a burst of edits is checked once.
+    fn publish_if_idle(&mut self) -> Result<(), Error> {
+        if self.dirty && self.connection.receiver.is_empty() {
+            self.publish()?;
         }
         Ok(())
     }
@@ -375,6 +413,16 @@ impl Server<'_> {
         use lsp_types::notification::{
             DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
         };
+        let changes_model = [
+            DidOpenTextDocument::METHOD,
+            DidChangeTextDocument::METHOD,
+            DidCloseTextDocument::METHOD,
+            DidChangeWatchedFiles::METHOD,
+        ];
+        if changes_model.contains(&notification.method.as_str()) {
+            // Before anything is written to the database: a run in progress stops first.
+            self.execution.invalidate();
+        }
         match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
                 let params: DidOpenTextDocumentParams = parse(notification.params)?;
@@ -430,7 +478,16 @@ impl Server<'_> {
     /// Publishes the diagnostics of every open document that changed since last sent.
     fn publish(&mut self) -> Result<(), Error> {
         self.dirty = false;
-        let diagnostics = self.workspace.diagnostics();
+        let (mut diagnostics, clean) = self.workspace.diagnostics();
+        if clean {
+            self.execution.schedule();
+        }
+        for diagnostic in &self.execution.diagnostics {
+            let Some(file) = diagnostic.primary_label().map(|l| l.file) else { continue };
+            if let Some(list) = diagnostics.get_mut(&file) {
+                list.push(diagnostic.clone());
+            }
+        }
         let mut converter = Converter::new(&self.workspace, self.encoding);
         let mut outgoing = Vec::new();
         let mut files: Vec<&FileId> = diagnostics.keys().collect();

@@ -57,6 +57,8 @@ pub struct Workspace {
     pub documents: HashMap<FileId, Document>,
     /// Problems loading the project (no `main.cf`, an unreadable file), shown to the user once.
     pub load_error: Option<String>,
+    /// The modules' `files/` and `templates/`, for execution (std's template plugins).
+    pub module_files: modelc_exec::ModuleFiles,
 }
 
 impl Workspace {
@@ -71,6 +73,7 @@ impl Workspace {
             loose: HashMap::new(),
             documents: HashMap::new(),
             load_error: None,
+            module_files: modelc_exec::ModuleFiles::default(),
         };
         for file in modelc_stdlib::FILES {
             let id = workspace.add_file(None, file.display_name.to_owned(), Arc::from(file.text));
@@ -129,6 +132,8 @@ impl Workspace {
             }
         };
         self.load_error = None;
+        let top_levels = loaded.namespaces.iter().map(|(_, ns)| ns.as_str()).filter(|ns| !ns.contains("::"));
+        self.module_files = modelc_driver::module_files(&loaded.module_roots, top_levels);
         let mut ids: HashMap<FileId, FileId> = HashMap::new();
         for (local, path) in &loaded.paths {
             let text = Arc::clone(&loaded.files.get(*local).text);
@@ -275,11 +280,29 @@ impl Workspace {
         Some(self.files.get(id.0 as usize)?.input)
     }
 
+    /// The projects of the open documents, each once, in a stable order.
+    pub fn open_projects(&self) -> Vec<ProjectInput> {
+        let mut open: Vec<FileId> = self.documents.keys().copied().collect();
+        open.sort();
+        let mut out: Vec<(Owner, ProjectInput)> = Vec::new();
+        for id in open {
+            if let Some((owner, input)) = self.owner(id)
+                && !out.iter().any(|(o, _)| *o == owner)
+            {
+                out.push((owner, input));
+            }
+        }
+        out.into_iter().map(|(_, input)| input).collect()
+    }
+
     /// Every syntax and `check` diagnostic of each open document, by document. Each project
     /// is checked once, however many of its files are open.
-    pub fn diagnostics(&self) -> HashMap<FileId, Vec<Diagnostic>> {
+    /// Also whether the checked projects are free of errors (in every file, open or not):
+    /// only then is there something to execute.
+    pub fn diagnostics(&self) -> (HashMap<FileId, Vec<Diagnostic>>, bool) {
         let mut out: HashMap<FileId, Vec<Diagnostic>> = self.documents.keys().map(|id| (*id, Vec::new())).collect();
         let mut checked: Vec<Owner> = Vec::new();
+        let mut clean = true;
         let mut open: Vec<FileId> = self.documents.keys().copied().collect();
         open.sort();
         for id in open {
@@ -289,12 +312,13 @@ impl Workspace {
             }
             checked.push(owner);
             for diagnostic in modelc_sema::check_project(&self.db, input) {
+                clean &= !diagnostic.is_error();
                 let Some(file) = diagnostic.primary_label().map(|l| l.file) else { continue };
                 if let Some(list) = out.get_mut(&file) {
                     list.push(diagnostic);
                 }
             }
         }
-        out
+        (out, clean)
     }
 }

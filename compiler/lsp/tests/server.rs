@@ -515,3 +515,25 @@ fn rename_refuses_invalid_names_and_what_std_declares() {
     nav.client.shutdown();
     let _ = std::fs::remove_dir_all(&nav.dir);
 }
+
+#[test]
+fn execution_diagnostics_follow_a_pause_and_the_next_edit_drops_them() {
+    let dir = scratch("execution");
+    let client = Client::start(&dir, json!({}));
+    // Only running the model finds that `a.b` never gets its one value.
+    let text = "entity A:\nend\nentity B:\nend\nA.b [1] -- B\nimplement A using std::none\n\
+                implement B using std::none\na = A()\n";
+    let uri = client.open(&dir.join("main.cf"), text);
+    assert_eq!(client.diagnostics(&uri), Vec::<Value>::new(), "check finds nothing");
+    let executed = client.diagnostics(&uri);
+    assert_eq!(executed.len(), 1, "{executed:?}");
+    assert!(executed[0]["message"].as_str().unwrap().contains("relation `b` is not set"), "{executed:?}");
+    assert_eq!(executed[0]["range"]["start"]["line"], 7);
+    // Fixed: the stale execution diagnostic goes at once, and the next run finds nothing.
+    client.change(&uri, 2, json!([{ "text": text.replace("A()", "A(b=B())") }]));
+    assert_eq!(client.diagnostics(&uri), Vec::<Value>::new());
+    client.shutdown();
+    // Nothing was written: no password file, no store.
+    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(entries.is_empty(), "{entries:?}");
+}

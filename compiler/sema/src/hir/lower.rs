@@ -225,15 +225,14 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             ast::Item::Import(_) => {}
         }
     }
-    for local in &top_level.locals {
+    for (local, full) in top_level.locals.iter().zip(&top_level.statements) {
         let symbol = Symbol::Global { namespace: scope.namespace.to_owned(), name: local.text.clone() };
-        let full = top_stmts.iter().map(|s| s.span()).find(|s| s.start <= local.span.start && local.span.end <= s.end);
         definitions.push(Definition {
             symbol,
             kind: DefinitionKind::Variable,
             name: local.span,
-            full: full.unwrap_or(local.span),
-            header: full.map(header).unwrap_or_default(),
+            full: *full,
+            header: header(*full),
             docstring: None,
         });
     }
@@ -274,15 +273,18 @@ struct Lowerer<'a> {
 struct Declared {
     names: IndexSet<String>,
     locals: Vec<Name>,
+    /// The statement that first assigns each (a loop's variable: its own name).
+    statements: Vec<modelc_diagnostics::Span>,
 }
 
 /// The variables a block declares: names assigned (`x = …`) in it, in order of first
 /// assignment, then `extra` (a loop's variable) unless the block assigns it.
 fn declare<'s>(stmts: impl Iterator<Item = &'s ast::Stmt>, extra: Option<&ast::Ident>) -> Declared {
-    let mut declared = Declared { names: IndexSet::new(), locals: Vec::new() };
-    let mut add = |ident: &ast::Ident| {
+    let mut declared = Declared { names: IndexSet::new(), locals: Vec::new(), statements: Vec::new() };
+    let mut add = |ident: &ast::Ident, statement: modelc_diagnostics::Span| {
         if declared.names.insert(ident.name.clone()) {
             declared.locals.push(name(ident));
+            declared.statements.push(statement);
         }
     };
     for stmt in stmts {
@@ -291,11 +293,11 @@ fn declare<'s>(stmts: impl Iterator<Item = &'s ast::Stmt>, extra: Option<&ast::I
             && let ast::ExprKind::Var(path) = &assign.target.kind
             && let [ident] = path.segments.as_slice()
         {
-            add(ident);
+            add(ident, assign.span);
         }
     }
     if let Some(var) = extra {
-        add(var);
+        add(var, var.span);
     }
     declared
 }
