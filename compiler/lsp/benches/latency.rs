@@ -5,7 +5,9 @@
 //! * an edit inside one implementation body, from `didChange` to the `publishDiagnostics` of
 //!   the edited file (each edit adds or removes an error, so every edit publishes);
 //! * renaming `base::Host`, used in 100 files, from the request to the answer;
-//! * go to definition and hover on a use of it.
+//! * completion after `self.` typed in an implementation body;
+//! * go to definition and hover on a use of it;
+//! * how soon a running execution stops once cancelled.
 //!
 //! Run with `cargo bench -p modelc-lsp --bench latency`.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
@@ -163,6 +165,38 @@ fn main() {
         rename_times.push(start.elapsed());
         edits = answer["changes"].as_object().map_or(0, |c| c.values().map(|v| v.as_array().unwrap().len()).sum());
     }
+    // Completion after `self.` typed in the body of `deploy5`: each round types the `.` again
+    // (a change), then asks; the time is the request's, lowering of the changed file included.
+    let body = text.lines().position(|l| l.contains("implementation deploy5 ")).unwrap() + 1;
+    let mut completion_times = Vec::new();
+    let mut members = 0;
+    for round in 0..20 {
+        // The first round types the line; the next ones indent it by one space and back, so
+        // the file changes (and is lowered again) every time.
+        let (range, new, column) = match round {
+            0 => (
+                json!({ "start": { "line": body, "character": 0 }, "end": { "line": body, "character": 0 } }),
+                "    self.\n",
+                9,
+            ),
+            r if r % 2 == 1 => {
+                (json!({ "start": { "line": body, "character": 0 }, "end": { "line": body, "character": 0 } }), " ", 10)
+            }
+            _ => (json!({ "start": { "line": body, "character": 0 }, "end": { "line": body, "character": 1 } }), "", 9),
+        };
+        client.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": 100 + round }, "contentChanges": [{ "range": range, "text": new }] }),
+        );
+        let start = Instant::now();
+        let answer = client.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri }, "position": { "line": body, "character": column } }),
+        );
+        completion_times.push(start.elapsed());
+        members = answer.as_array().map_or(0, Vec::len);
+    }
+    assert!(members >= 2, "completion after self. offered {members} items");
     let mut definition_times = Vec::new();
     let mut hover_times = Vec::new();
     for _ in 0..20 {
@@ -189,6 +223,7 @@ fn main() {
         median(definition_times),
         median(hover_times)
     );
+    println!("completion after `self.` ({members} items): median {:.2} ms", median(completion_times));
     println!("cancelling a running execution (10,000 networks): stopped {cancel:.2} ms after the flag (median)");
 }
 

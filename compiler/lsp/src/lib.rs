@@ -13,6 +13,7 @@
 //! The server reads the project from disk and never writes anything.
 #![allow(clippy::disallowed_methods, reason = "the server reads the project and open files from disk")]
 
+mod completion;
 mod diagnostics;
 mod execution;
 mod navigation;

@@ -23,7 +23,22 @@ impl<'w> Analysis<'w> {
         Some(Analysis { workspace, project })
     }
 
-    fn hir(&self, file: FileId) -> Option<&'w FileHir> {
+    pub(crate) fn text(&self, file: FileId) -> std::sync::Arc<str> {
+        self.workspace.text(file)
+    }
+
+    pub(crate) fn index(&self) -> &'w modelc_sema::ModelIndex {
+        modelc_sema::model_index(&self.workspace.db, self.project)
+    }
+
+    /// The namespace a loaded file defines, and what it imports.
+    pub(crate) fn scope_of(&self, file: FileId) -> Option<(String, &'w [modelc_db::ImportSummary])> {
+        let loaded = modelc_sema::loaded_modules(&self.workspace.db, self.project);
+        let (namespace, input) = loaded.files.iter().find(|(_, input)| input.id(&self.workspace.db) == file)?;
+        Some((namespace.clone(), modelc_db::imports(&self.workspace.db, *input)))
+    }
+
+    pub(crate) fn hir(&self, file: FileId) -> Option<&'w FileHir> {
         let input = self.workspace.input(file)?;
         Some(modelc_sema::hir::file_hir(&self.workspace.db, self.project, input))
     }

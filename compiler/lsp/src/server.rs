@@ -58,6 +58,10 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
             ..TextDocumentSyncOptions::default()
         })),
         hover_provider: Some(lsp_types::HoverProviderCapability::Simple(true)),
+        completion_provider: Some(lsp_types::CompletionOptions {
+            trigger_characters: Some(vec![".".to_owned(), ":".to_owned(), "(".to_owned(), ",".to_owned()]),
+            ..lsp_types::CompletionOptions::default()
+        }),
         definition_provider: Some(lsp_types::OneOf::Left(true)),
         references_provider: Some(lsp_types::OneOf::Left(true)),
         document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
@@ -218,12 +222,13 @@ impl Server<'_> {
 
     fn on_request(&mut self, request: Request) -> Result<(), Error> {
         use lsp_types::request::{
-            DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest, PrepareRenameRequest,
-            References, Rename,
+            Completion, DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest,
+            PrepareRenameRequest, References, Rename,
         };
         let Request { id, method, params } = request;
         let answer = match method.as_str() {
             HoverRequest::METHOD => parse(params).map(|p| to_json(self.hover(&p))),
+            Completion::METHOD => parse(params).map(|p| to_json(self.complete(&p))),
             GotoDefinition::METHOD => parse(params).map(|p| to_json(self.definition(&p))),
             References::METHOD => parse(params).map(|p| to_json(self.references(&p))),
             DocumentHighlightRequest::METHOD => parse(params).map(|p| to_json(self.highlights(&p))),
@@ -281,6 +286,17 @@ impl Server<'_> {
             }),
             range: Some(Text::new(&text, self.encoding).range(span)),
         })
+    }
+
+    fn complete(&self, params: &lsp_types::CompletionParams) -> Option<lsp_types::CompletionResponse> {
+        let (file, offset) = self.locate(&params.text_document_position)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let text = self.workspace.text(file);
+        // An `import` goes after the file's last import, or first.
+        let last_import = text.lines().enumerate().filter(|(_, l)| l.starts_with("import ")).map(|(n, _)| n + 1).last();
+        let import_at = lsp_types::Position { line: last_import.unwrap_or(0) as u32, character: 0 };
+        let items = crate::completion::complete(&analysis, file, &text, offset as usize, import_at);
+        Some(lsp_types::CompletionResponse::Array(items))
     }
 
     fn definition(&self, params: &lsp_types::GotoDefinitionParams) -> Option<lsp_types::GotoDefinitionResponse> {

@@ -537,3 +537,94 @@ fn execution_diagnostics_follow_a_pause_and_the_next_edit_drops_them() {
     let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(entries.is_empty(), "{entries:?}");
 }
+
+fn labels(completion: &Value) -> Vec<String> {
+    completion.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn completion_in_each_context() {
+    let mut nav = navigation("completion");
+    let (main, web) = (nav.main.clone(), nav.web.clone());
+    let std_extra = "entity Thing:\n    string id\nend\n";
+    std::fs::create_dir_all(nav.dir.join("libs/extra/model")).unwrap();
+    std::fs::write(nav.dir.join("libs/extra/model/_init.cf"), std_extra).unwrap();
+    // `web` imports `extra`, `main.cf` does not: its entities come with the import to add.
+    let web_text = format!("import extra\n{NAV_WEB}");
+    std::fs::write(nav.dir.join("libs/web/model/_init.cf"), &web_text).unwrap();
+    let created = Url::from_file_path(nav.dir.join("libs/extra/model/_init.cf")).unwrap();
+    nav.client.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": created, "type": 1 }] }));
+    nav.client.change(&web, 2, json!([{ "text": web_text }]));
+    let complete = |nav: &mut Nav, uri: &Url, text: &str, line: usize| {
+        let character = text.lines().nth(line).unwrap().len();
+        nav.client.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } }),
+        )
+    };
+
+    // After `s.`, on a half-typed line: the attributes of what `s` holds.
+    let typed = format!("{NAV_MAIN}s.");
+    nav.client.change(&main, 2, json!([{ "text": typed.clone() }]));
+    let found = complete(&mut nav, &main, &typed, 3);
+    // Its own attributes, then what every entity inherits from std::Entity.
+    assert_eq!(labels(&found), ["name", "port", "requires", "provides"]);
+    assert_eq!(found[1]["detail"], "web::port");
+
+    // Inside a constructor: its keywords, the required one first, given ones left out.
+    let typed = format!("{NAV_MAIN}t = web::Server(");
+    nav.client.change(&main, 3, json!([{ "text": typed.clone() }]));
+    let found = complete(&mut nav, &main, &typed, 3);
+    let mut items: Vec<(String, String)> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["sortText"].as_str().unwrap().to_owned(), i["label"].as_str().unwrap().to_owned()))
+        .collect();
+    items.sort();
+    let ordered: Vec<&str> = items.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(ordered, ["name=", "port=", "provides=", "requires="]);
+    let name = found.as_array().unwrap().iter().find(|i| i["label"] == "name=").unwrap();
+    assert_eq!(name["labelDetails"]["detail"], " (required)");
+    let typed = format!("{NAV_MAIN}t = web::Server(name=\"b\", ");
+    nav.client.change(&main, 4, json!([{ "text": typed.clone() }]));
+    assert_eq!(labels(&complete(&mut nav, &main, &typed, 3)), ["port=", "requires=", "provides="]);
+
+    // After `web::`: what the namespace declares.
+    let typed = format!("{NAV_MAIN}t = web::");
+    nav.client.change(&main, 5, json!([{ "text": typed.clone() }]));
+    let found = labels(&complete(&mut nav, &main, &typed, 3));
+    for expected in ["Server", "port", "listen", "default_port"] {
+        assert!(found.contains(&expected.to_owned()), "{expected} in {found:?}");
+    }
+
+    // After `import `: modules.
+    let typed = "import ".to_owned();
+    nav.client.change(&main, 6, json!([{ "text": typed.clone() }]));
+    let found = labels(&complete(&mut nav, &main, &typed, 0));
+    assert!(found.contains(&"web".to_owned()) && found.contains(&"extra".to_owned()), "{found:?}");
+    assert!(!found.contains(&"__config__".to_owned()), "main.cf is no module: {found:?}");
+
+    // At the start of a statement: keywords and snippets, entities, variables; an entity of a
+    // module main.cf does not import comes with `import extra` after its last import.
+    let typed = format!("{NAV_MAIN}T");
+    nav.client.change(&main, 7, json!([{ "text": typed.clone() }]));
+    let found = complete(&mut nav, &main, &typed, 3);
+    let all = labels(&found);
+    for expected in ["entity", "implementation", "web::Server", "s", "std::print"] {
+        assert!(all.contains(&expected.to_owned()), "{expected} in {all:?}");
+    }
+    let thing = found.as_array().unwrap().iter().find(|i| i["label"] == "extra::Thing").expect("extra::Thing");
+    assert_eq!(thing["additionalTextEdits"][0]["newText"], "import extra\n");
+    assert_eq!(thing["additionalTextEdits"][0]["range"]["start"]["line"], 1);
+    let entity = found.as_array().unwrap().iter().find(|i| i["label"] == "entity").unwrap();
+    assert_eq!(entity["insertTextFormat"], 2, "a snippet");
+
+    // After `self.` in an implementation (the module's file, also half typed).
+    let typed = web_text.replace("    std::print(x)\n", "    std::print(x)\n    self.\n");
+    nav.client.change(&web, 3, json!([{ "text": typed.clone() }]));
+    let line = typed.lines().position(|l| l == "    self.").unwrap();
+    assert_eq!(labels(&complete(&mut nav, &web, &typed, line)), ["name", "port", "requires", "provides"]);
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}

@@ -34,6 +34,7 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
         globals: IndexSet::new(),
         attributes: HashMap::new(),
         references: Vec::new(),
+        variable_entities: Vec::new(),
     };
     lowerer.top_types = lowerer.local_types(top_stmts.iter().copied(), &top_level.names);
     let header = |span: modelc_diagnostics::Span| {
@@ -241,6 +242,13 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
     hir.globals = lowerer.globals.into_iter().collect();
     hir.definitions = definitions;
     hir.references = lowerer.references;
+    for (local, entity) in hir.top_level.locals.iter().zip(&lowerer.top_types) {
+        if let Some(entity) = entity {
+            let symbol = Symbol::Global { namespace: scope.namespace.to_owned(), name: local.text.clone() };
+            lowerer.variable_entities.push((symbol, entity.clone()));
+        }
+    }
+    hir.variable_entities = lowerer.variable_entities;
     hir
 }
 
@@ -267,6 +275,7 @@ struct Lowerer<'a> {
     /// Attribute names per entity, in slot order (the order execution lays instances out in).
     attributes: HashMap<EntityId, IndexSet<String>>,
     references: Vec<Reference>,
+    variable_entities: Vec<(Symbol, String)>,
 }
 
 /// A block's variables while it is being lowered.
@@ -453,6 +462,11 @@ impl Lowerer<'_> {
         let slot = extra.and_then(|v| declared.names.get_index_of(&v.name)).unwrap_or(0) as u32;
         let spans = declared.locals.iter().map(|l| l.span).collect();
         let types = self.local_types(stmts.iter(), &declared.names);
+        for (local, entity) in declared.locals.iter().zip(&types) {
+            if let Some(entity) = entity {
+                self.variable_entities.push((Symbol::Local(local.span), entity.clone()));
+            }
+        }
         self.stack.push(Scope::Block(declared.names, spans, types));
         let lowered = stmts.iter().filter_map(|s| self.stmt(s)).collect();
         self.stack.pop();

@@ -85,6 +85,9 @@ pub struct FileHir {
     /// Every name the file writes that resolves, with what it resolves to (declarations
     /// included): for references, highlights and rename.
     pub references: Vec<Reference>,
+    /// Variables that certainly hold an instance of an entity (assigned once, a constructor):
+    /// what completion after `x.` offers.
+    pub variable_entities: Vec<(Symbol, String)>,
 }
 
 /// What a name refers to, the same wherever it is written.
