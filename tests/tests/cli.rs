@@ -261,3 +261,26 @@ fn generated_passwords_are_random_and_kept_with_the_project() {
     let other = modelc(&["compile", "main.cf"], &elsewhere);
     assert_ne!(other.stdout, first.stdout, "another project gets its own passwords");
 }
+
+/// Fixes travel as data in the JSON output: each "did you mean" is an edit a tool can apply.
+#[test]
+fn json_diagnostics_carry_their_fixes() {
+    let dir = scratch_dir("json-fixes");
+    std::fs::write(dir.join("main.cf"), "entity Server:\n    string name\nend\nServr(name=\"a\")\n").unwrap();
+    let out = modelc(&["--format", "json", "check", "main.cf"], &dir);
+    let diagnostics: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let fix = &diagnostics[0]["fixes"][0];
+    assert_eq!(fix["message"], "replace with `Server`");
+    assert_eq!(fix["applicability"], "maybe-incorrect");
+    let edit = &fix["edits"][0];
+    assert_eq!(
+        (edit["file"].as_str(), edit["start"].as_u64(), edit["end"].as_u64()),
+        (Some("main.cf"), Some(35), Some(40))
+    );
+    assert_eq!(edit["replacement"], "Server");
+    // A diagnostic without a fix has no `fixes` field.
+    std::fs::write(dir.join("other.cf"), "x = = 1\n").unwrap();
+    let out = modelc(&["--format", "json", "check", "other.cf"], &dir);
+    let diagnostics: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(diagnostics[0].get("fixes").is_none(), "{diagnostics}");
+}

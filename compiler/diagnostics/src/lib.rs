@@ -49,6 +49,44 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     pub notes: Vec<String>,
     pub help: Vec<String>,
+    /// Changes that would fix it, as data (the JSON output and the language server's code
+    /// actions apply them; nothing parses them back out of the help text).
+    pub fixes: Vec<Fix>,
+}
+
+/// A change that would fix a diagnostic: edits applied together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, for a person choosing it: "replace with `Entity`".
+    pub message: String,
+    pub edits: Vec<Edit>,
+    pub applicability: Applicability,
+}
+
+/// Replace `span` of `file` with `replacement` (an empty span inserts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub file: FileId,
+    pub span: Span,
+    pub replacement: String,
+}
+
+/// How sure a fix is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applicability {
+    /// Certainly what was meant: a tool may apply it without asking.
+    MachineApplicable,
+    /// A likely fix (a similar name, say), for a person to choose.
+    MaybeIncorrect,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::MachineApplicable => "machine-applicable",
+            Applicability::MaybeIncorrect => "maybe-incorrect",
+        }
+    }
 }
 
 impl Diagnostic {
@@ -61,7 +99,29 @@ impl Diagnostic {
             labels: Vec::new(),
             notes: Vec::new(),
             help: Vec::new(),
+            fixes: Vec::new(),
         }
+    }
+
+    /// Adds a fix.
+    #[must_use]
+    pub fn fix(mut self, fix: Fix) -> Diagnostic {
+        self.fixes.push(fix);
+        self
+    }
+
+    /// Adds a fix replacing `span` of `file` with `replacement`.
+    #[must_use]
+    pub fn replace(
+        self,
+        file: FileId,
+        span: Span,
+        replacement: impl Into<String>,
+        applicability: Applicability,
+    ) -> Diagnostic {
+        let replacement = replacement.into();
+        let message = format!("replace with `{replacement}`");
+        self.fix(Fix { message, edits: vec![Edit { file, span, replacement }], applicability })
     }
 
     /// Adds the primary label: where the problem is.

@@ -132,7 +132,7 @@ pub struct World {
 
 /// Why a run stopped before the end.
 pub(crate) enum Halt {
-    Error(Diagnostic),
+    Error(Box<Diagnostic>),
     /// `World::cancel` was set.
     Cancelled,
 }
@@ -310,14 +310,14 @@ impl<'a> Engine<'a> {
                     return Err(Halt::Cancelled);
                 }
                 if self.steps > max_steps {
-                    return Err(Halt::Error(Diagnostic::new(
+                    return Err(Halt::Error(Box::new(Diagnostic::new(
                         &codes::INCOMPLETE_EXECUTION,
                         format!("the model did not finish within {max_steps} steps"),
                     )
                     .note("this usually means a loop that feeds itself, such as a `for` over a relation that adds to the same relation")
-                    .help("if the model is simply very large, raise the cap with the environment variable MODELC_MAX_STEPS")));
+                    .help("if the model is simply very large, raise the cap with the environment variable MODELC_MAX_STEPS"))));
                 }
-                self.run_task(task).map_err(|d| Halt::Error(*d))?;
+                self.run_task(task).map_err(Halt::Error)?;
             }
             if !self.freeze_one() {
                 break;

@@ -84,7 +84,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
                 phase("graph");
             }
         }
-        Err(engine::Halt::Error(diagnostic)) => outcome.diagnostics.push(diagnostic),
+        Err(engine::Halt::Error(diagnostic)) => outcome.diagnostics.push(*diagnostic),
         Err(engine::Halt::Cancelled) => outcome.cancelled = true,
     }
     for instance in &engine.instances {

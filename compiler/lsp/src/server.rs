@@ -43,6 +43,8 @@ struct Server<'c> {
     dirty: bool,
     /// Execution diagnostics, run in the background after a pause in typing.
     execution: Execution,
+    /// The diagnostics last published, by file, with their fixes (for code actions).
+    current: HashMap<FileId, Vec<modelc_diagnostics::Diagnostic>>,
 }
 
 /// Runs the server on a connection until the client shuts it down.
@@ -66,6 +68,10 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         references_provider: Some(lsp_types::OneOf::Left(true)),
         document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        code_action_provider: Some(lsp_types::CodeActionProviderCapability::Options(lsp_types::CodeActionOptions {
+            code_action_kinds: Some(vec![lsp_types::CodeActionKind::QUICKFIX]),
+            ..lsp_types::CodeActionOptions::default()
+        })),
         rename_provider: Some(lsp_types::OneOf::Right(lsp_types::RenameOptions {
             prepare_provider: Some(true),
             work_done_progress_options: lsp_types::WorkDoneProgressOptions::default(),
@@ -87,6 +93,7 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         published: HashMap::new(),
         dirty: false,
         execution: Execution::new(),
+        current: HashMap::new(),
     };
     server.watch_files(&params)?;
     if let Some(error) = server.workspace.load_error.clone() {
@@ -222,13 +229,14 @@ impl Server<'_> {
 
     fn on_request(&mut self, request: Request) -> Result<(), Error> {
         use lsp_types::request::{
-            Completion, DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition, HoverRequest,
-            PrepareRenameRequest, References, Rename,
+            CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition,
+            HoverRequest, PrepareRenameRequest, References, Rename,
         };
         let Request { id, method, params } = request;
         let answer = match method.as_str() {
             HoverRequest::METHOD => parse(params).map(|p| to_json(self.hover(&p))),
             Completion::METHOD => parse(params).map(|p| to_json(self.complete(&p))),
+            CodeActionRequest::METHOD => parse(params).map(|p| to_json(self.code_actions(&p))),
             GotoDefinition::METHOD => parse(params).map(|p| to_json(self.definition(&p))),
             References::METHOD => parse(params).map(|p| to_json(self.references(&p))),
             DocumentHighlightRequest::METHOD => parse(params).map(|p| to_json(self.highlights(&p))),
@@ -286,6 +294,48 @@ impl Server<'_> {
             }),
             range: Some(Text::new(&text, self.encoding).range(span)),
         })
+    }
+
+    /// The fixes of the diagnostics in a range, as quick fixes.
+    fn code_actions(&self, params: &lsp_types::CodeActionParams) -> Option<Vec<lsp_types::CodeActionOrCommand>> {
+        let file = self.document_id(&params.text_document.uri)?;
+        let text = self.workspace.text(file);
+        let positions = Text::new(&text, self.encoding);
+        let wanted = positions.span(params.range);
+        let mut converter = Converter::new(&self.workspace, self.encoding);
+        let mut actions = Vec::new();
+        for diagnostic in self.current.get(&file).into_iter().flatten() {
+            let Some(label) = diagnostic.primary_label() else { continue };
+            if label.span.end < wanted.start || wanted.end < label.span.start {
+                continue;
+            }
+            let converted = converter.convert(diagnostic);
+            for fix in &diagnostic.fixes {
+                let mut changes: HashMap<Url, Vec<lsp_types::TextEdit>> = HashMap::new();
+                for edit in &fix.edits {
+                    let Some(location) = self.location(edit.file, edit.span) else { continue };
+                    changes
+                        .entry(location.uri)
+                        .or_default()
+                        .push(lsp_types::TextEdit { range: location.range, new_text: edit.replacement.clone() });
+                }
+                actions.push(lsp_types::CodeActionOrCommand::CodeAction(lsp_types::CodeAction {
+                    title: fix.message.clone(),
+                    kind: Some(lsp_types::CodeActionKind::QUICKFIX),
+                    diagnostics: converted.clone().map(|d| vec![d]),
+                    edit: Some(lsp_types::WorkspaceEdit {
+                        changes: Some(changes),
+                        ..lsp_types::WorkspaceEdit::default()
+                    }),
+                    is_preferred: Some(
+                        diagnostic.fixes.len() == 1
+                            && fix.applicability == modelc_diagnostics::Applicability::MachineApplicable,
+                    ),
+                    ..lsp_types::CodeAction::default()
+                }));
+            }
+        }
+        Some(actions)
     }
 
     fn complete(&self, params: &lsp_types::CompletionParams) -> Option<lsp_types::CompletionResponse> {
@@ -504,6 +554,7 @@ impl Server<'_> {
                 list.push(diagnostic.clone());
             }
         }
+        self.current = diagnostics.clone();
         let mut converter = Converter::new(&self.workspace, self.encoding);
         let mut outgoing = Vec::new();
         let mut files: Vec<&FileId> = diagnostics.keys().collect();

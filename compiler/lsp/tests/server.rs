@@ -628,3 +628,35 @@ fn completion_in_each_context() {
     nav.client.shutdown();
     let _ = std::fs::remove_dir_all(&nav.dir);
 }
+
+#[test]
+fn did_you_mean_fixes_are_code_actions() {
+    let dir = project("fixes", "import web\nweb::Server(name=\"a\")\n", WEB);
+    let mut client = Client::start(&dir, json!({}));
+    let text = "import web\nweb::Sever(nme=\"a\")\nx = web::Server(name=\"b\")\ny = nosuch::z\n";
+    let uri = client.open(&dir.join("main.cf"), text);
+    let diagnostics = client.diagnostics(&uri);
+    assert!(!diagnostics.is_empty());
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 1, "character": 0 }, "end": { "line": 1, "character": 20 } },
+                "context": { "diagnostics": diagnostics } }),
+    );
+    let titles: Vec<&str> = actions.as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert!(titles.contains(&"replace with `web::Server`"), "{titles:?}");
+    let fix = actions.as_array().unwrap().iter().find(|a| a["title"] == "replace with `web::Server`").unwrap();
+    assert_eq!(fix["kind"], "quickfix");
+    let edit = &fix["edit"]["changes"][uri.as_str()][0];
+    assert_eq!(edit["newText"], "web::Server");
+    assert_eq!(edit["range"], json!({ "start": { "line": 1, "character": 0 }, "end": { "line": 1, "character": 10 } }));
+    // Nothing on a line without a fixable diagnostic.
+    let none = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 2, "character": 0 }, "end": { "line": 2, "character": 1 } },
+                "context": { "diagnostics": [] } }),
+    );
+    assert_eq!(none, json!([]));
+    client.shutdown();
+}

@@ -131,12 +131,10 @@ impl<'a> Checker<'a> {
                     .cloned()
                     .collect();
                 let suggestions = &suggestions;
-                let mut d = Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find {what} `{name}`"))
+                let d = Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find {what} `{name}`"))
                     .primary(self.file, span, "not found in this scope")
                     .note(format!("looked in namespace `{namespace}`"));
-                if let Some(help) = crate::suggest::did_you_mean(suggestions) {
-                    d = d.help(help);
-                }
+                let mut d = crate::suggest::suggest(d, self.file, span, suggestions);
                 if self.scope.namespace == "__config__"
                     && !name.contains("::")
                     && suggestions.first().is_some_and(|s| s.starts_with("std::"))
@@ -146,9 +144,19 @@ impl<'a> Checker<'a> {
                 d
             }
             ResolveError::MissingImport { prefix } => {
+                let import = modelc_diagnostics::Edit {
+                    file: self.file,
+                    span: modelc_diagnostics::Span::new(0, 0),
+                    replacement: format!("import {prefix}\n"),
+                };
                 Diagnostic::new(&codes::MISSING_IMPORT, format!("namespace `{prefix}` is not imported in this file"))
                     .primary(self.file, span, "used here without an import")
                     .help(format!("add `import {prefix}` at the top of this file"))
+                    .fix(modelc_diagnostics::Fix {
+                        message: format!("add `import {prefix}`"),
+                        edits: vec![import],
+                        applicability: modelc_diagnostics::Applicability::MachineApplicable,
+                    })
             }
             ResolveError::UnknownNamespace { prefix, suggestions } => {
                 let mut d = Diagnostic::new(&codes::UNKNOWN_NAMESPACE, format!("namespace `{prefix}` not found"))

@@ -28,10 +28,11 @@ impl<'a> Checker<'a> {
                     import.module.span,
                     "no such module on the module path",
                 );
-                match crate::suggest::did_you_mean(&crate::suggest::similar(&module, known.into_iter())) {
-                    Some(help) => d = d.help(help),
-                    None => d = d.help("modules are looked up in the directories of `modulepath` in project.yml"),
+                let suggestions = crate::suggest::similar(&module, known.into_iter());
+                if suggestions.is_empty() {
+                    d = d.help("modules are looked up in the directories of `modulepath` in project.yml");
                 }
+                d = crate::suggest::suggest(d, self.file, import.module.span, &suggestions);
                 self.error(d);
             }
             let visible = import.alias.as_ref().map_or_else(|| module.clone(), |a| a.name.clone());
@@ -454,11 +455,8 @@ impl<'a> Checker<'a> {
                     format!("attribute `{}` referenced in the index is not defined in `{entity}`", attribute.name),
                 )
                 .primary(self.file, attribute.span, "no such attribute");
-                if let Some(help) =
-                    crate::suggest::did_you_mean(&crate::suggest::similar(&attribute.name, names.into_iter()))
-                {
-                    d = d.help(help);
-                }
+                let suggestions = crate::suggest::similar(&attribute.name, names.into_iter());
+                d = crate::suggest::suggest(d, self.file, attribute.span, &suggestions);
                 self.error(d);
                 continue;
             };

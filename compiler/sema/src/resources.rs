@@ -267,9 +267,12 @@ impl Checker<'_> {
             let mut d =
                 Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("`{entity}` has no attribute `{}`", name.name))
                     .primary(self.file, name.span, "no such attribute");
-            if let Some(help) = crate::suggest::did_you_mean(&crate::suggest::similar(&name.name, names.into_iter())) {
-                d = d.help(help);
-            }
+            d = crate::suggest::suggest(
+                d,
+                self.file,
+                name.span,
+                &crate::suggest::similar(&name.name, names.into_iter()),
+            );
             self.error(d);
         }
         None

@@ -43,6 +43,24 @@ pub(crate) fn similar<'a>(written: &str, candidates: impl Iterator<Item = &'a st
     out
 }
 
+/// "did you mean" help for the names similar to what was written at `span`, and a fix for each
+/// that writes it there instead.
+pub(crate) fn suggest(
+    mut diagnostic: modelc_diagnostics::Diagnostic,
+    file: modelc_diagnostics::FileId,
+    span: modelc_diagnostics::Span,
+    suggestions: &[String],
+) -> modelc_diagnostics::Diagnostic {
+    if let Some(help) = did_you_mean(suggestions) {
+        diagnostic = diagnostic.help(help);
+    }
+    for suggestion in suggestions {
+        let applicability = modelc_diagnostics::Applicability::MaybeIncorrect;
+        diagnostic = diagnostic.replace(file, span, suggestion.clone(), applicability);
+    }
+    diagnostic
+}
+
 /// `did you mean `a`?` / `did you mean `a` or `b`?`, or nothing.
 pub(crate) fn did_you_mean(suggestions: &[String]) -> Option<String> {
     match suggestions {

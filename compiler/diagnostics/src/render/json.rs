@@ -14,6 +14,24 @@ struct JsonDiagnostic<'a> {
     labels: Vec<JsonLabel<'a>>,
     notes: &'a [String],
     help: &'a [String],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    message: &'a str,
+    applicability: &'static str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    file: &'a str,
+    /// Byte offsets into the file.
+    start: u32,
+    end: u32,
+    replacement: &'a str,
 }
 
 #[derive(Serialize)]
@@ -65,6 +83,27 @@ fn to_json<'a>(diagnostic: &'a Diagnostic, files: &'a SourceFiles) -> JsonDiagno
         labels,
         notes: &diagnostic.notes,
         help: &diagnostic.help,
+        fixes: diagnostic
+            .fixes
+            .iter()
+            .map(|fix| JsonFix {
+                message: &fix.message,
+                applicability: fix.applicability.as_str(),
+                edits: fix
+                    .edits
+                    .iter()
+                    .map(|edit| {
+                        let span = files.get(edit.file).clamp(edit.span);
+                        JsonEdit {
+                            file: &files.get(edit.file).name,
+                            start: span.start,
+                            end: span.end,
+                            replacement: &edit.replacement,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
 }
 

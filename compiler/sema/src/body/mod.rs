@@ -278,10 +278,7 @@ impl<'a> Checker<'a> {
         let d =
             Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{}`", attr.name))
                 .primary(self.file, attr.span, "no such attribute");
-        match crate::suggest::did_you_mean(&crate::suggest::similar(&attr.name, names.into_iter())) {
-            Some(help) => d.help(help),
-            None => d,
-        }
+        crate::suggest::suggest(d, self.file, attr.span, &crate::suggest::similar(&attr.name, names.into_iter()))
     }
 
     /// A value assigned to an attribute: constants must fit its type.

@@ -129,9 +129,7 @@ impl<'a> Checker<'a> {
                 "not defined in this scope",
             )
         };
-        if let Some(help) = crate::suggest::did_you_mean(&crate::suggest::similar(&name.name, visible.into_iter())) {
-            d = d.help(help);
-        }
+        d = crate::suggest::suggest(d, self.file, name.span, &crate::suggest::similar(&name.name, visible.into_iter()));
         if name.name.contains('-') {
             d = d.note("`-` is part of a name when there are no spaces around it: write `y - 1` to subtract");
         }
