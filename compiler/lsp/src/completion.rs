@@ -192,22 +192,7 @@ fn open_call(text: &str, at: usize) -> Option<(String, Vec<String>)> {
     if !before.trim_end().ends_with(['(', ',']) {
         return None;
     }
-    // Back to the unmatched `(`, skipping nested brackets (strings are rare enough here).
-    let mut depth = 0usize;
-    let mut open = None;
-    for (i, c) in before.char_indices().rev().take(4000) {
-        match c {
-            ')' | ']' | '}' => depth += 1,
-            '(' | '[' | '{' if depth > 0 => depth -= 1,
-            '(' => {
-                open = Some(i);
-                break;
-            }
-            '[' | '{' => return None,
-            _ => {}
-        }
-    }
-    let open = open?;
+    let open = unmatched_paren(before)?;
     let callee_start = before[..open].rfind(|c: char| !(is_name_char(c) || c == ':')).map_or(0, |i| i + 1);
     let callee = &before[callee_start..open];
     let last = callee.rsplit("::").next()?;
@@ -219,6 +204,79 @@ fn open_call(text: &str, at: usize) -> Option<(String, Vec<String>)> {
         .filter_map(|arg| arg.split_once('=').map(|(name, _)| name.trim().to_owned()))
         .collect();
     Some((callee.to_owned(), given))
+}
+
+/// Where the call the text ends inside opens: back to the unmatched `(`, skipping nested
+/// brackets (strings with brackets in them are rare enough here).
+fn unmatched_paren(before: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in before.char_indices().rev().take(4000) {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' if depth > 0 => depth -= 1,
+            '(' => return Some(i),
+            '[' | '{' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The signature of the std plugin whose call the cursor is in, its argument under the cursor
+/// highlighted.
+pub(crate) fn signature_help(
+    analysis: &Analysis<'_>,
+    file: FileId,
+    text: &str,
+    offset: usize,
+) -> Option<lsp_types::SignatureHelp> {
+    let before = &text[..offset.min(text.len())];
+    let open = unmatched_paren(before)?;
+    let callee_start = before[..open].rfind(|c: char| !(is_name_char(c) || c == ':')).map_or(0, |i| i + 1);
+    let callee = &before[callee_start..open];
+    let (namespace, imports) = analysis.scope_of(file)?;
+    let scope = FileScope { namespace: &namespace, imports };
+    let resolved = scope.resolve_type(analysis.index(), callee).ok()?;
+    let signature = analysis.index().plugin(&resolved.fqn)?;
+    // The argument under the cursor: commas outside nested brackets.
+    let mut depth = 0usize;
+    let mut active = 0u32;
+    for c in before[open + 1..].chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => active += 1,
+            _ => {}
+        }
+    }
+    let mut label = format!("{}(", resolved.fqn);
+    let mut parameters = Vec::new();
+    for (n, param) in signature.params.iter().enumerate() {
+        if n > 0 {
+            label.push_str(", ");
+        }
+        let start = label.encode_utf16().count() as u32;
+        label.push_str(&format!("{} {}", param.ty, param.name));
+        if let Some(default) = param.default {
+            label.push_str(&format!(" = {default}"));
+        }
+        let end = label.encode_utf16().count() as u32;
+        parameters.push(lsp_types::ParameterInformation {
+            label: lsp_types::ParameterLabel::LabelOffsets([start, end]),
+            documentation: None,
+        });
+    }
+    label.push_str(&format!(") -> {}", signature.returns));
+    Some(lsp_types::SignatureHelp {
+        signatures: vec![lsp_types::SignatureInformation {
+            label,
+            documentation: None,
+            parameters: Some(parameters),
+            active_parameter: Some(active),
+        }],
+        active_signature: Some(0),
+        active_parameter: Some(active),
+    })
 }
 
 fn keyword_arguments(analysis: &Analysis<'_>, entity: &str, given: &[String]) -> Vec<CompletionItem> {

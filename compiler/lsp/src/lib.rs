@@ -19,6 +19,7 @@ mod execution;
 mod navigation;
 pub mod position;
 mod server;
+mod structure;
 pub mod workspace;
 
 pub use server::{Error, run};

@@ -68,6 +68,21 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         references_provider: Some(lsp_types::OneOf::Left(true)),
         document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
+        folding_range_provider: Some(lsp_types::FoldingRangeProviderCapability::Simple(true)),
+        signature_help_provider: Some(lsp_types::SignatureHelpOptions {
+            trigger_characters: Some(vec!["(".to_owned(), ",".to_owned()]),
+            ..lsp_types::SignatureHelpOptions::default()
+        }),
+        semantic_tokens_provider: Some(lsp_types::SemanticTokensServerCapabilities::SemanticTokensOptions(
+            lsp_types::SemanticTokensOptions {
+                legend: lsp_types::SemanticTokensLegend {
+                    token_types: crate::structure::TOKEN_TYPES.to_vec(),
+                    token_modifiers: Vec::new(),
+                },
+                full: Some(lsp_types::SemanticTokensFullOptions::Bool(true)),
+                ..lsp_types::SemanticTokensOptions::default()
+            },
+        )),
         code_action_provider: Some(lsp_types::CodeActionProviderCapability::Options(lsp_types::CodeActionOptions {
             code_action_kinds: Some(vec![lsp_types::CodeActionKind::QUICKFIX]),
             ..lsp_types::CodeActionOptions::default()
@@ -229,14 +244,18 @@ impl Server<'_> {
 
     fn on_request(&mut self, request: Request) -> Result<(), Error> {
         use lsp_types::request::{
-            CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest, GotoDefinition,
-            HoverRequest, PrepareRenameRequest, References, Rename,
+            CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest, FoldingRangeRequest,
+            GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename, SemanticTokensFullRequest,
+            SignatureHelpRequest,
         };
         let Request { id, method, params } = request;
         let answer = match method.as_str() {
             HoverRequest::METHOD => parse(params).map(|p| to_json(self.hover(&p))),
             Completion::METHOD => parse(params).map(|p| to_json(self.complete(&p))),
             CodeActionRequest::METHOD => parse(params).map(|p| to_json(self.code_actions(&p))),
+            FoldingRangeRequest::METHOD => parse(params).map(|p| to_json(self.folding(&p))),
+            SemanticTokensFullRequest::METHOD => parse(params).map(|p| to_json(self.semantic_tokens(&p))),
+            SignatureHelpRequest::METHOD => parse(params).map(|p| to_json(self.signature_help(&p))),
             GotoDefinition::METHOD => parse(params).map(|p| to_json(self.definition(&p))),
             References::METHOD => parse(params).map(|p| to_json(self.references(&p))),
             DocumentHighlightRequest::METHOD => parse(params).map(|p| to_json(self.highlights(&p))),
@@ -294,6 +313,28 @@ impl Server<'_> {
             }),
             range: Some(Text::new(&text, self.encoding).range(span)),
         })
+    }
+
+    fn folding(&self, params: &lsp_types::FoldingRangeParams) -> Option<Vec<lsp_types::FoldingRange>> {
+        let file = self.document_id(&params.text_document.uri)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let text = self.workspace.text(file);
+        Some(crate::structure::folding_ranges(&analysis, file, &Text::new(&text, self.encoding)))
+    }
+
+    fn semantic_tokens(&self, params: &lsp_types::SemanticTokensParams) -> Option<lsp_types::SemanticTokensResult> {
+        let file = self.document_id(&params.text_document.uri)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let text = self.workspace.text(file);
+        let data = crate::structure::semantic_tokens(&analysis, file, &text, &Text::new(&text, self.encoding));
+        Some(lsp_types::SemanticTokensResult::Tokens(lsp_types::SemanticTokens { result_id: None, data }))
+    }
+
+    fn signature_help(&self, params: &lsp_types::SignatureHelpParams) -> Option<lsp_types::SignatureHelp> {
+        let (file, offset) = self.locate(&params.text_document_position_params)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let text = self.workspace.text(file);
+        crate::completion::signature_help(&analysis, file, &text, offset as usize)
     }
 
     /// The fixes of the diagnostics in a range, as quick fixes.

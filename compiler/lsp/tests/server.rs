@@ -660,3 +660,83 @@ fn did_you_mean_fixes_are_code_actions() {
     assert_eq!(none, json!([]));
     client.shutdown();
 }
+
+#[test]
+fn folding_ranges_cover_definitions_and_blocks() {
+    let mut nav = navigation("folding");
+    let web = nav.web.clone();
+    let ranges = nav.client.request("textDocument/foldingRange", json!({ "textDocument": { "uri": web } }));
+    let mut lines: Vec<(u64, u64)> = ranges
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["startLine"].as_u64().unwrap(), r["endLine"].as_u64().unwrap()))
+        .collect();
+    lines.sort();
+    // `entity Server: … end` (lines 2–6) and `implementation listen … end` (7–11), each folded
+    // up to the line before its `end`.
+    assert_eq!(lines, [(2, 5), (7, 10)]);
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn semantic_tokens_colour_names_by_what_they_refer_to() {
+    let mut nav = navigation("tokens");
+    let main = nav.main.clone();
+    let legend = nav.client.initialized["capabilities"]["semanticTokensProvider"]["legend"]["tokenTypes"].clone();
+    let tokens = nav.client.request("textDocument/semanticTokens/full", json!({ "textDocument": { "uri": main } }));
+    let data: Vec<u64> = tokens["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    // Decode: (line, start, length, type name).
+    let (mut line, mut start) = (0, 0);
+    let mut decoded = Vec::new();
+    for chunk in data.chunks(5) {
+        if chunk[0] > 0 {
+            start = 0;
+        }
+        line += chunk[0];
+        start += chunk[1];
+        let written: String =
+            NAV_MAIN.lines().nth(line as usize).unwrap().chars().skip(start as usize).take(chunk[2] as usize).collect();
+        decoded.push((written, legend[chunk[3] as usize].as_str().unwrap().to_owned()));
+    }
+    let expected = [
+        ("s", "variable"),
+        ("web", "namespace"),
+        ("Server", "class"),
+        ("name", "property"),
+        ("port", "property"),
+        ("web", "namespace"),
+        ("default_port", "variable"),
+        ("std", "namespace"),
+        ("print", "function"),
+        ("s", "variable"),
+        ("name", "property"),
+    ];
+    let decoded: Vec<(&str, &str)> = decoded.iter().map(|(w, t)| (w.as_str(), t.as_str())).collect();
+    assert_eq!(decoded, expected);
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
+
+#[test]
+fn signature_help_inside_a_plugin_call() {
+    let mut nav = navigation("signature");
+    let main = nav.main.clone();
+    let typed = format!("{NAV_MAIN}std::replace(\"abc\", ");
+    nav.client.change(&main, 2, json!([{ "text": typed.clone() }]));
+    let character = typed.lines().nth(3).unwrap().len();
+    let help = nav.client.request(
+        "textDocument/signatureHelp",
+        json!({ "textDocument": { "uri": main }, "position": { "line": 3, "character": character } }),
+    );
+    let signature = &help["signatures"][0];
+    assert!(signature["label"].as_str().unwrap().starts_with("std::replace("), "{help}");
+    assert_eq!(help["activeParameter"], 1, "the second argument");
+    let [start, end] = [0, 1].map(|i| signature["parameters"][1]["label"][i].as_u64().unwrap() as usize);
+    let label: Vec<u16> = signature["label"].as_str().unwrap().encode_utf16().collect();
+    let second = String::from_utf16(&label[start..end]).unwrap();
+    assert!(second.ends_with("old"), "{second}");
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
