@@ -284,3 +284,35 @@ fn json_diagnostics_carry_their_fixes() {
     let diagnostics: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(diagnostics[0].get("fixes").is_none(), "{diagnostics}");
 }
+
+/// `modelc fmt`: formats in place, `--check` lists without changing, broken files are left alone.
+#[test]
+fn fmt_formats_checks_and_leaves_broken_files_alone() {
+    let dir = scratch_dir("fmt");
+    std::fs::create_dir_all(dir.join("libs/m/model")).unwrap();
+    std::fs::write(dir.join("main.cf"), "x=1 # one\n").unwrap();
+    std::fs::write(dir.join("libs/m/model/_init.cf"), "entity A:\nstring a\nend\n").unwrap();
+    std::fs::write(dir.join("clean.cf"), "y = 2\n").unwrap();
+    let out = modelc(&["fmt", "--check"], &dir);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, "libs/m/model/_init.cf\nmain.cf\n");
+    assert_eq!(std::fs::read_to_string(dir.join("main.cf")).unwrap(), "x=1 # one\n", "--check changes nothing");
+    let out = modelc(&["fmt"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("formatted 2 of 3 files"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(dir.join("main.cf")).unwrap(), "x = 1  # one\n");
+    assert_eq!(std::fs::read_to_string(dir.join("libs/m/model/_init.cf")).unwrap(), "entity A:\n    string a\nend\n");
+    assert_eq!(modelc(&["fmt", "--check"], &dir).code, 0, "formatted files pass the check");
+    // A file with a syntax error is left exactly as it was, and the run says so.
+    std::fs::write(dir.join("broken.cf"), "x  = = 1\n").unwrap();
+    let out = modelc(&["fmt", "broken.cf"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("broken.cf: the file has a syntax error"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(dir.join("broken.cf")).unwrap(), "x  = = 1\n");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

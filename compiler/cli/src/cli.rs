@@ -146,6 +146,16 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Format .cf files in the one canonical layout (docs/fmt.md): the files named, the .cf
+    /// files under the directories named, or under the current directory. Files with syntax
+    /// errors are left alone.
+    Fmt {
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Change nothing: list the files that would change; exit status 1 if there are any.
+        #[arg(long)]
+        check: bool,
+    },
     /// Run the language server on stdin and stdout, for editors (see docs/editors.md):
     /// diagnostics as you type for the project of the workspace (its project.yml) or for
     /// files on their own.

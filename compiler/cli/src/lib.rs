@@ -10,6 +10,7 @@ mod cli;
 mod compile;
 mod deploy;
 mod export;
+mod fmt;
 mod output;
 mod passwords;
 
@@ -106,6 +107,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Diff { .. } => "diff",
         Command::Explain { .. } => "explain",
         Command::Lsp => "lsp",
+        Command::Fmt { .. } => "fmt",
         Command::Completions { .. } => "completions",
     };
     if cli.format.unsupported_by(name) {
@@ -148,6 +150,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
         Command::Explain { code } => explain(&code, io),
+        Command::Fmt { paths, check } => fmt::fmt(&paths, check, io),
         Command::Lsp => match modelc_lsp::stdio() {
             Ok(()) => EXIT_OK,
             Err(error) => {

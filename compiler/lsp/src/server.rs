@@ -69,6 +69,7 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
         folding_range_provider: Some(lsp_types::FoldingRangeProviderCapability::Simple(true)),
+        document_formatting_provider: Some(lsp_types::OneOf::Left(true)),
         signature_help_provider: Some(lsp_types::SignatureHelpOptions {
             trigger_characters: Some(vec!["(".to_owned(), ",".to_owned()]),
             ..lsp_types::SignatureHelpOptions::default()
@@ -245,8 +246,8 @@ impl Server<'_> {
     fn on_request(&mut self, request: Request) -> Result<(), Error> {
         use lsp_types::request::{
             CodeActionRequest, Completion, DocumentHighlightRequest, DocumentSymbolRequest, FoldingRangeRequest,
-            GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename, SemanticTokensFullRequest,
-            SignatureHelpRequest,
+            Formatting, GotoDefinition, HoverRequest, PrepareRenameRequest, References, Rename,
+            SemanticTokensFullRequest, SignatureHelpRequest,
         };
         let Request { id, method, params } = request;
         let answer = match method.as_str() {
@@ -254,6 +255,7 @@ impl Server<'_> {
             Completion::METHOD => parse(params).map(|p| to_json(self.complete(&p))),
             CodeActionRequest::METHOD => parse(params).map(|p| to_json(self.code_actions(&p))),
             FoldingRangeRequest::METHOD => parse(params).map(|p| to_json(self.folding(&p))),
+            Formatting::METHOD => parse(params).map(|p| to_json(self.formatting(&p))),
             SemanticTokensFullRequest::METHOD => parse(params).map(|p| to_json(self.semantic_tokens(&p))),
             SignatureHelpRequest::METHOD => parse(params).map(|p| to_json(self.signature_help(&p))),
             GotoDefinition::METHOD => parse(params).map(|p| to_json(self.definition(&p))),
@@ -313,6 +315,19 @@ impl Server<'_> {
             }),
             range: Some(Text::new(&text, self.encoding).range(span)),
         })
+    }
+
+    /// The whole document in the canonical layout (`modelc fmt`): one edit, or none when it
+    /// is formatted already or has syntax errors (a file being typed is not touched).
+    fn formatting(&self, params: &lsp_types::DocumentFormattingParams) -> Option<Vec<lsp_types::TextEdit>> {
+        let file = self.document_id(&params.text_document.uri)?;
+        let text = self.workspace.text(file);
+        let formatted = modelc_fmt::format(&text).ok()?;
+        if formatted == *text {
+            return Some(Vec::new());
+        }
+        let whole = Text::new(&text, self.encoding).range(modelc_diagnostics::Span::new(0, text.len()));
+        Some(vec![lsp_types::TextEdit { range: whole, new_text: formatted }])
     }
 
     fn folding(&self, params: &lsp_types::FoldingRangeParams) -> Option<Vec<lsp_types::FoldingRange>> {

@@ -740,3 +740,20 @@ fn signature_help_inside_a_plugin_call() {
     nav.client.shutdown();
     let _ = std::fs::remove_dir_all(&nav.dir);
 }
+
+#[test]
+fn formatting_gives_the_canonical_layout_and_leaves_broken_files_alone() {
+    let dir = scratch("formatting");
+    let mut client = Client::start(&dir, json!({}));
+    let uri = client.open(&dir.join("main.cf"), "entity A:\nstring a\nend\nx=A(a=\"é😀\")\n");
+    let _ = client.diagnostics(&uri);
+    let params = json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } });
+    let edits = client.request("textDocument/formatting", params.clone());
+    assert_eq!(edits[0]["newText"], "entity A:\n    string a\nend\n\nx = A(a=\"é😀\")\n");
+    // The edit covers the whole document, its end in UTF-16 units.
+    assert_eq!(edits[0]["range"]["end"], json!({ "line": 4, "character": 0 }));
+    client.change(&uri, 2, json!([{ "text": "x = = 1\n" }]));
+    let _ = client.diagnostics(&uri);
+    assert_eq!(client.request("textDocument/formatting", params), Value::Null);
+    client.shutdown();
+}
