@@ -356,7 +356,9 @@ fn everything(
                 (Some(visible), _) => format!("{visible}::{name}"),
                 (None, _) => format!("{namespace}::{name}"),
             };
-            let mut completion = item(label, completion_kind, Some(format!("{namespace}::{name}")));
+            let fqn = format!("{namespace}::{name}");
+            let detail = crate::navigation::signature_text(index, &fqn).unwrap_or(fqn);
+            let mut completion = item(label, completion_kind, Some(detail));
             let needs_import = imported.is_none() && !own && namespace != "std";
             if needs_import {
                 completion.additional_text_edits = Some(vec![TextEdit {

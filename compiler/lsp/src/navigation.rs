@@ -64,6 +64,52 @@ impl<'w> Analysis<'w> {
             .map(|r| (r.span, r.symbol.clone()))
     }
 
+    /// The type of what a symbol holds, as a symbol: a relation's target entity, an attribute's
+    /// typedef, the entity a variable certainly holds; an entity or typedef is its own type.
+    pub(crate) fn type_of(&self, file: FileId, symbol: &Symbol) -> Option<Symbol> {
+        let index = self.index();
+        match symbol {
+            Symbol::Entity(_) | Symbol::Typedef(_) => Some(symbol.clone()),
+            Symbol::Attribute { entity, name } => match &index.attribute(entity, name)?.kind {
+                AttrKind::Relation { target, .. } => Some(Symbol::Entity(target.clone())),
+                AttrKind::Value { ty, .. } => match &ty.base {
+                    modelc_sema::types::BaseType::Typedef(fqn) => Some(Symbol::Typedef(fqn.clone())),
+                    _ => None,
+                },
+            },
+            Symbol::Implementation(fqn) => index.implementations.get(fqn).map(|e| Symbol::Entity(e.clone())),
+            Symbol::Local(_) | Symbol::Global { .. } => {
+                let hir = self.hir(file)?;
+                let (_, entity) = hir.variable_entities.iter().find(|(s, _)| s == symbol).or_else(|| {
+                    // A top-level variable of another namespace: that file knows it.
+                    let Symbol::Global { namespace, .. } = symbol else { return None };
+                    let other = self.hir(self.file_of_namespace(namespace)?)?;
+                    other.variable_entities.iter().find(|(s, _)| s == symbol)
+                })?;
+                Some(Symbol::Entity(entity.clone()))
+            }
+            Symbol::Plugin(_) => None,
+        }
+    }
+
+    /// Every declaration of the project whose name contains `query` (case ignored), with the
+    /// file it is in: entities, attributes, relations, implementations, typedefs, variables.
+    pub(crate) fn workspace_symbols(&self, query: &str) -> Vec<(FileId, &'w Definition)> {
+        let query = query.to_lowercase();
+        let mut out = Vec::new();
+        for file in self.files() {
+            let Some(hir) = self.hir(file) else { continue };
+            let text = self.workspace.text(file);
+            for definition in &hir.definitions {
+                let name = text.get(definition.name.range()).unwrap_or_default();
+                if name.to_lowercase().contains(&query) {
+                    out.push((file, definition));
+                }
+            }
+        }
+        out
+    }
+
     /// Where a symbol is declared (a variable of a block: where it is first assigned).
     pub(crate) fn definition(&self, file: FileId, symbol: &Symbol) -> Option<(FileId, Span)> {
         let namespace = match symbol {
@@ -151,15 +197,7 @@ impl<'w> Analysis<'w> {
         match symbol {
             Symbol::Plugin(fqn) => {
                 let signature = index.plugin(fqn)?;
-                let params: Vec<String> = signature
-                    .params
-                    .iter()
-                    .map(|p| match p.default {
-                        Some(default) => format!("{} {} = {default}", p.ty, p.name),
-                        None => format!("{} {}", p.ty, p.name),
-                    })
-                    .collect();
-                out.push_str(&code(&format!("{fqn}({}) -> {}", params.join(", "), signature.returns)));
+                out.push_str(&code(&signature_text(index, fqn)?));
                 if signature.deprecated {
                     out.push_str("\n\n*deprecated*");
                 }
@@ -205,6 +243,20 @@ impl<'w> Analysis<'w> {
         }
         out
     }
+}
+
+/// A std plugin's signature as written: `std::replace(string string, string old, …) -> string`.
+pub(crate) fn signature_text(index: &modelc_sema::ModelIndex, fqn: &str) -> Option<String> {
+    let signature = index.plugin(fqn)?;
+    let params: Vec<String> = signature
+        .params
+        .iter()
+        .map(|p| match p.default {
+            Some(default) => format!("{} {} = {default}", p.ty, p.name),
+            None => format!("{} {}", p.ty, p.name),
+        })
+        .collect();
+    Some(format!("{fqn}({}) -> {}", params.join(", "), signature.returns))
 }
 
 fn namespace_of(fqn: &str) -> &str {

@@ -65,6 +65,8 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
             ..lsp_types::CompletionOptions::default()
         }),
         definition_provider: Some(lsp_types::OneOf::Left(true)),
+        type_definition_provider: Some(lsp_types::TypeDefinitionProviderCapability::Simple(true)),
+        workspace_symbol_provider: Some(lsp_types::OneOf::Left(true)),
         references_provider: Some(lsp_types::OneOf::Left(true)),
         document_highlight_provider: Some(lsp_types::OneOf::Left(true)),
         document_symbol_provider: Some(lsp_types::OneOf::Left(true)),
@@ -259,6 +261,10 @@ impl Server<'_> {
             SemanticTokensFullRequest::METHOD => parse(params).map(|p| to_json(self.semantic_tokens(&p))),
             SignatureHelpRequest::METHOD => parse(params).map(|p| to_json(self.signature_help(&p))),
             GotoDefinition::METHOD => parse(params).map(|p| to_json(self.definition(&p))),
+            lsp_types::request::GotoTypeDefinition::METHOD => parse(params).map(|p| to_json(self.type_definition(&p))),
+            lsp_types::request::WorkspaceSymbolRequest::METHOD => {
+                parse(params).map(|p| to_json(self.workspace_symbols(&p)))
+            }
             References::METHOD => parse(params).map(|p| to_json(self.references(&p))),
             DocumentHighlightRequest::METHOD => parse(params).map(|p| to_json(self.highlights(&p))),
             DocumentSymbolRequest::METHOD => parse(params).map(|p| to_json(self.symbols(&p))),
@@ -411,6 +417,54 @@ impl Server<'_> {
         let (_, symbol) = analysis.symbol_at(file, offset)?;
         let (target, span) = analysis.definition(file, &symbol)?;
         Some(lsp_types::GotoDefinitionResponse::Scalar(self.location(target, span)?))
+    }
+
+    fn type_definition(&self, params: &lsp_types::GotoDefinitionParams) -> Option<lsp_types::GotoDefinitionResponse> {
+        let (file, offset) = self.locate(&params.text_document_position_params)?;
+        let analysis = Analysis::of(&self.workspace, file)?;
+        let (_, symbol) = analysis.symbol_at(file, offset)?;
+        let ty = analysis.type_of(file, &symbol)?;
+        let (target, span) = analysis.definition(file, &ty)?;
+        Some(lsp_types::GotoDefinitionResponse::Scalar(self.location(target, span)?))
+    }
+
+    #[allow(deprecated, reason = "SymbolInformation::deprecated must be given")]
+    fn workspace_symbols(
+        &self,
+        params: &lsp_types::WorkspaceSymbolParams,
+    ) -> Option<Vec<lsp_types::SymbolInformation>> {
+        use modelc_sema::hir::DefinitionKind as K;
+        let mut out = Vec::new();
+        let mut seen = Vec::new();
+        let mut open: Vec<FileId> = self.workspace.documents.keys().copied().collect();
+        open.sort();
+        for file in open {
+            let Some(analysis) = Analysis::of(&self.workspace, file) else { continue };
+            for (f, definition) in analysis.workspace_symbols(&params.query) {
+                if seen.contains(&(f, definition.name)) {
+                    continue;
+                }
+                seen.push((f, definition.name));
+                let Some(location) = self.location(f, definition.name) else { continue };
+                let text = self.workspace.text(f);
+                out.push(lsp_types::SymbolInformation {
+                    name: text.get(definition.name.range()).unwrap_or_default().to_owned(),
+                    kind: match definition.kind {
+                        K::Entity => lsp_types::SymbolKind::CLASS,
+                        K::Attribute => lsp_types::SymbolKind::FIELD,
+                        K::Relation => lsp_types::SymbolKind::PROPERTY,
+                        K::Implementation => lsp_types::SymbolKind::FUNCTION,
+                        K::Typedef => lsp_types::SymbolKind::TYPE_PARAMETER,
+                        K::Variable => lsp_types::SymbolKind::VARIABLE,
+                    },
+                    tags: None,
+                    deprecated: None,
+                    location,
+                    container_name: None,
+                });
+            }
+        }
+        Some(out)
     }
 
     fn references(&self, params: &lsp_types::ReferenceParams) -> Option<Vec<lsp_types::Location>> {

@@ -757,3 +757,21 @@ fn formatting_gives_the_canonical_layout_and_leaves_broken_files_alone() {
     assert_eq!(client.request("textDocument/formatting", params), Value::Null);
     client.shutdown();
 }
+
+#[test]
+fn type_definition_and_workspace_symbols() {
+    let mut nav = navigation("type-definition");
+    let (main, web) = (nav.main.clone(), nav.web.clone());
+    // `s` holds a web::Server: its type is the entity.
+    let found = nav.ask("textDocument/typeDefinition", &main, at(NAV_MAIN, "s.name", 0, 0));
+    assert_eq!((found["uri"].clone(), found["range"]["start"].clone()), (json!(web), at(NAV_WEB, "Server", 0, 0)));
+    // An attribute typed by a typedef: the typedef.
+    let found = nav.ask("textDocument/typeDefinition", &main, at(NAV_MAIN, "port=", 0, 1));
+    assert_eq!(found["range"]["start"], at(NAV_WEB, "port", 0, 0));
+    let symbols = nav.client.request("workspace/symbol", json!({ "query": "serv" }));
+    let names: Vec<&str> = symbols.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Server"]);
+    assert_eq!(symbols[0]["location"]["uri"], json!(web));
+    nav.client.shutdown();
+    let _ = std::fs::remove_dir_all(&nav.dir);
+}
