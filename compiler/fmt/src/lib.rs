@@ -4,14 +4,18 @@
 //! comment and docstring stays where it was, in order. It re-indents blocks (`entity`,
 //! `implementation`, `for`, `if` … `end`) by four spaces, normalises the spaces between tokens,
 //! and the blank lines between statements (`docs/fmt.md` lists every rule, each tested in `tests/rules.rs`). It keeps line breaks
-//! where the author put them, keeps strings, numbers and regexes exactly as written, and does
-//! not reflow long lines.
+//! where the author put them and keeps strings, numbers and regexes exactly as written. A line
+//! longer than [`WIDTH`] has its first call, list or dict split one element per line, with a
+//! trailing comma (`wrap.rs`); short lines are never joined.
 //!
 //! It refuses a file with syntax errors, and it checks its own work: the output must parse to
 //! the same syntax tree as the input (spans aside), or the file is left as it was and an error
 //! says so. Formatting a formatted file changes nothing.
 
 mod layout;
+mod wrap;
+
+pub use wrap::WIDTH;
 
 use modelc_diagnostics::FileId;
 
@@ -45,7 +49,7 @@ pub fn format(source: &str) -> Result<String, Error> {
     if errors > 0 {
         return Err(Error::Syntax(errors));
     }
-    let formatted = layout::layout(source);
+    let formatted = wrap::wrap(layout::layout(source), layout::layout);
     let after = modelc_syntax::parse(FileId(0), &formatted);
     if after.has_errors() || tree(&before.file) != tree(&after.file) {
         return Err(Error::Changed);

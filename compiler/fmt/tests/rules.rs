@@ -107,3 +107,19 @@ fn formatting_is_idempotent_and_refuses_broken_files() {
     assert_eq!(fmt(&once), once);
     assert_eq!(modelc_fmt::format("x = = 1\n"), Err(modelc_fmt::Error::Syntax(1)));
 }
+
+#[test]
+fn rule_12_long_lines_split_their_calls_and_lists_one_element_per_line() {
+    let long = format!("x = A(name=\"{}\", port=8080, tags=[\"a\", \"b\"])\n", "n".repeat(80));
+    let after = format!("x = A(\n    name=\"{}\",\n    port=8080,\n    tags=[\"a\", \"b\"],\n)\n", "n".repeat(80));
+    assert_eq!(fmt(&long), after);
+    // Still too long inside: the inner list is split too.
+    let inner = format!("x = A(tags=[\"{0}\", \"{0}\"])\n", "t".repeat(60));
+    let after = format!("x = A(\n    tags=[\n        \"{0}\",\n        \"{0}\",\n    ],\n)\n", "t".repeat(60));
+    assert_eq!(fmt(&inner), after);
+    // Short lines are never joined, and a line without a group to split stays long.
+    let short = "x = A(\n    name=\"a\",\n)\n";
+    assert_eq!(fmt(short), short);
+    let string = format!("x = \"{}\"\n", "s".repeat(120));
+    assert_eq!(fmt(&string), string);
+}
