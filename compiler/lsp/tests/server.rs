@@ -2,115 +2,14 @@
 //! end of an in-memory connection sends what an editor sends and checks what comes back.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test code")]
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+mod support;
 
-use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
+use std::path::PathBuf;
+
+use lsp_server::{Message, Request, RequestId};
 use lsp_types::Url;
 use serde_json::{Value, json};
-
-struct Client {
-    connection: Connection,
-    server: Option<std::thread::JoinHandle<()>>,
-    next_id: i32,
-    /// The initialize response's result.
-    initialized: Value,
-}
-
-impl Client {
-    /// Starts a server for the workspace at `root`, with the client's capabilities.
-    fn start(root: &Path, capabilities: Value) -> Client {
-        let (server_side, connection) = Connection::memory();
-        let server = std::thread::spawn(move || modelc_lsp::run(&server_side).unwrap());
-        let mut client = Client { connection, server: Some(server), next_id: 0, initialized: Value::Null };
-        let root_uri = Url::from_directory_path(root).unwrap();
-        client.initialized = client
-            .request("initialize", json!({ "processId": null, "rootUri": root_uri, "capabilities": capabilities }));
-        client.notify("initialized", json!({}));
-        client
-    }
-
-    fn notify(&self, method: &str, params: Value) {
-        self.connection.sender.send(Message::Notification(Notification::new(method.to_owned(), params))).unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = RequestId::from(self.next_id);
-        self.connection.sender.send(Message::Request(Request::new(id.clone(), method.to_owned(), params))).unwrap();
-        loop {
-            match self.receive() {
-                Message::Response(response) if response.id == id => {
-                    assert!(response.error.is_none(), "{method}: {:?}", response.error);
-                    return response.result.unwrap_or(Value::Null);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// The next message from the server; requests it makes (registrations) are answered.
-    fn receive(&self) -> Message {
-        let message = self.connection.receiver.recv_timeout(Duration::from_secs(20)).expect("the server answers");
-        if let Message::Request(request) = &message {
-            let response = Response::new_ok(request.id.clone(), Value::Null);
-            self.connection.sender.send(Message::Response(response)).unwrap();
-        }
-        message
-    }
-
-    /// The next diagnostics published for `uri`.
-    fn diagnostics(&self, uri: &Url) -> Vec<Value> {
-        loop {
-            if let Message::Notification(n) = self.receive()
-                && n.method == "textDocument/publishDiagnostics"
-                && n.params["uri"] == json!(uri)
-            {
-                return n.params["diagnostics"].as_array().unwrap().clone();
-            }
-        }
-    }
-
-    fn open(&self, path: &Path, text: &str) -> Url {
-        let uri = Url::from_file_path(path).unwrap();
-        self.notify(
-            "textDocument/didOpen",
-            json!({ "textDocument": { "uri": uri, "languageId": "inmanta", "version": 1, "text": text } }),
-        );
-        uri
-    }
-
-    fn change(&self, uri: &Url, version: i32, changes: Value) {
-        self.notify(
-            "textDocument/didChange",
-            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": changes }),
-        );
-    }
-
-    fn shutdown(mut self) {
-        self.request("shutdown", Value::Null);
-        self.notify("exit", Value::Null);
-        self.server.take().unwrap().join().unwrap();
-    }
-}
-
-/// A fresh directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("modelc-lsp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A project: `main.cf` importing module `web` from `libs/`.
-fn project(name: &str, main: &str, web: &str) -> PathBuf {
-    let dir = scratch(name);
-    std::fs::write(dir.join("project.yml"), "name: test\nmodulepath: libs\n").unwrap();
-    std::fs::write(dir.join("main.cf"), main).unwrap();
-    std::fs::create_dir_all(dir.join("libs/web/model")).unwrap();
-    std::fs::write(dir.join("libs/web/model/_init.cf"), web).unwrap();
-    dir
-}
+use support::{Client, project, scratch};
 
 fn codes(diagnostics: &[Value]) -> Vec<&str> {
     diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect()
