@@ -15,12 +15,15 @@ use crate::workspace::Workspace;
 pub(crate) struct Converter<'w> {
     workspace: &'w Workspace,
     encoding: Encoding,
+    /// Link each code to its explanation (`modelc-explain:E0101`): only for a client that said
+    /// it opens such links.
+    pub(crate) explanations: bool,
     texts: HashMap<FileId, Arc<str>>,
 }
 
 impl<'w> Converter<'w> {
     pub(crate) fn new(workspace: &'w Workspace, encoding: Encoding) -> Converter<'w> {
-        Converter { workspace, encoding, texts: HashMap::new() }
+        Converter { workspace, encoding, texts: HashMap::new(), explanations: false }
     }
 
     fn range(&mut self, file: FileId, span: Span) -> lsp_types::Range {
@@ -59,6 +62,11 @@ impl<'w> Converter<'w> {
                 Severity::Warning => DiagnosticSeverity::WARNING,
             }),
             code: Some(NumberOrString::String(diagnostic.code.id.to_owned())),
+            code_description: self
+                .explanations
+                .then(|| Url::parse(&format!("modelc-explain:{}", diagnostic.code.id)).ok())
+                .flatten()
+                .map(|href| lsp_types::CodeDescription { href }),
             source: Some("modelc".to_owned()),
             message,
             related_information: (!related.is_empty()).then_some(related),

@@ -45,6 +45,14 @@ struct Server<'c> {
     execution: Execution,
     /// The diagnostics last published, by file, with their fixes (for code actions).
     current: HashMap<FileId, Vec<modelc_diagnostics::Diagnostic>>,
+    /// Messages read ahead of the one being handled, so that a `$/cancelRequest` queued behind
+    /// its request is seen before the request runs.
+    backlog: std::collections::VecDeque<Message>,
+    /// Requests the client cancelled before they ran.
+    cancelled: std::collections::HashSet<RequestId>,
+    /// The client asked for diagnostics to link to their explanations (`modelc-explain:E0101`,
+    /// which the VS Code extension opens).
+    explanations: bool,
 }
 
 /// Runs the server on a connection until the client shuts it down.
@@ -112,6 +120,14 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         dirty: false,
         execution: Execution::new(),
         current: HashMap::new(),
+        backlog: std::collections::VecDeque::new(),
+        cancelled: std::collections::HashSet::new(),
+        explanations: params
+            .initialization_options
+            .as_ref()
+            .and_then(|o| o.get("codeExplanations"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
     };
     server.watch_files(&params)?;
     if let Some(error) = server.workspace.load_error.clone() {
@@ -153,7 +169,10 @@ impl Server<'_> {
                 Some(at) => crossbeam_channel::at(at),
                 None => crossbeam_channel::never(),
             };
-            let message = crossbeam_channel::select! {
+            let message = if let Some(message) = self.backlog.pop_front() {
+                message
+            } else {
+                crossbeam_channel::select! {
                 recv(messages) -> message => match message {
                     Ok(message) => message,
                     Err(_) => return Ok(()),
@@ -173,15 +192,21 @@ impl Server<'_> {
                     self.execution.start(self.workspace.db.clone(), projects, files);
                     continue;
                 }
-            };
-            match message {
-                Message::Request(request) => {
-                    if self.connection.handle_shutdown(&request)? {
-                        self.execution.invalidate();
-                        return Ok(());
-                    }
-                    self.on_request(request)?;
                 }
+            };
+            self.read_ahead(&messages);
+            match message {
+                Message::Request(request) if self.cancelled.remove(&request.id) => {
+                    let response =
+                        Response::new_err(request.id, ErrorCode::RequestCanceled as i32, "cancelled".to_owned());
+                    self.connection.sender.send(Message::Response(response))?;
+                }
+                Message::Request(request) if request.method == lsp_types::request::Shutdown::METHOD => {
+                    // Nothing runs any more; the `exit` that follows ends the loop.
+                    self.execution.invalidate();
+                    self.connection.sender.send(Message::Response(Response::new_ok(request.id, ())))?;
+                }
+                Message::Request(request) => self.on_request(request)?,
                 Message::Notification(notification) => {
                     if notification.method == lsp_types::notification::Exit::METHOD {
                         self.execution.invalidate();
@@ -195,9 +220,27 @@ impl Server<'_> {
         }
     }
 
+    /// Moves the messages waiting now into the backlog, taking note of cancellations.
+    fn read_ahead(&mut self, messages: &crossbeam_channel::Receiver<Message>) {
+        for message in messages.try_iter() {
+            match message {
+                Message::Notification(n) if n.method == lsp_types::notification::Cancel::METHOD => {
+                    if let Ok(params) = parse::<lsp_types::CancelParams>(n.params) {
+                        let id = match params.id {
+                            lsp_types::NumberOrString::Number(n) => RequestId::from(n),
+                            lsp_types::NumberOrString::String(s) => RequestId::from(s),
+                        };
+                        self.cancelled.insert(id);
+                    }
+                }
+                other => self.backlog.push_back(other),
+            }
+        }
+    }
+
     /// Publishes once no message is waiting, so a burst of edits is checked once.
     fn publish_if_idle(&mut self) -> Result<(), Error> {
-        if self.dirty && self.connection.receiver.is_empty() {
+        if self.dirty && self.connection.receiver.is_empty() && self.backlog.is_empty() {
             self.publish()?;
         }
         Ok(())
@@ -666,6 +709,7 @@ impl Server<'_> {
         }
         self.current = diagnostics.clone();
         let mut converter = Converter::new(&self.workspace, self.encoding);
+        converter.explanations = self.explanations;
         let mut outgoing = Vec::new();
         let mut files: Vec<&FileId> = diagnostics.keys().collect();
         files.sort();

@@ -674,3 +674,92 @@ fn type_definition_and_workspace_symbols() {
     nav.client.shutdown();
     let _ = std::fs::remove_dir_all(&nav.dir);
 }
+
+#[test]
+fn codes_link_to_their_explanation_when_the_client_opens_such_links() {
+    let dir = scratch("explanations");
+    let (server_side, connection) = lsp_server::Connection::memory();
+    let server = std::thread::spawn(move || modelc_lsp::run(&server_side).unwrap());
+    let root = Url::from_directory_path(&dir).unwrap();
+    connection
+        .sender
+        .send(Message::Request(Request::new(
+            RequestId::from(1),
+            "initialize".to_owned(),
+            json!({ "processId": null, "rootUri": root, "capabilities": {},
+                    "initializationOptions": { "codeExplanations": true } }),
+        )))
+        .unwrap();
+    let _ = connection.receiver.recv().unwrap();
+    connection
+        .sender
+        .send(Message::Notification(lsp_server::Notification::new("initialized".to_owned(), json!({}))))
+        .unwrap();
+    let uri = Url::from_file_path(dir.join("main.cf")).unwrap();
+    connection
+        .sender
+        .send(Message::Notification(lsp_server::Notification::new(
+            "textDocument/didOpen".to_owned(),
+            json!({ "textDocument": { "uri": uri, "languageId": "cf", "version": 1, "text": "x = = 1\n" } }),
+        )))
+        .unwrap();
+    loop {
+        if let Message::Notification(n) = connection.receiver.recv().unwrap()
+            && n.method == "textDocument/publishDiagnostics"
+        {
+            let code = n.params["diagnostics"][0]["code"].as_str().unwrap().to_owned();
+            assert_eq!(n.params["diagnostics"][0]["codeDescription"]["href"], format!("modelc-explain:{code}"));
+            break;
+        }
+    }
+    connection
+        .sender
+        .send(Message::Request(Request::new(RequestId::from(2), "shutdown".to_owned(), Value::Null)))
+        .unwrap();
+    connection
+        .sender
+        .send(Message::Notification(lsp_server::Notification::new("exit".to_owned(), Value::Null)))
+        .unwrap();
+    server.join().unwrap();
+}
+
+#[test]
+fn a_request_cancelled_before_it_runs_is_answered_as_cancelled() {
+    let dir = scratch("cancel-request");
+    let mut client = Client::start(&dir, json!({}));
+    // A large file keeps the server busy while the request and its cancellation queue up.
+    let mut text = String::from("entity A:\n    int n\nend\nimplement A using std::none\n");
+    for i in 0..3000 {
+        text.push_str(&format!("a{i} = A(n={i})\n"));
+    }
+    let uri = client.open(&dir.join("main.cf"), &text);
+    // Each round gives the server a change to check, then sends a request and cancels it at
+    // once: both wait behind the change. (A thread switch at the wrong moment could let the
+    // request run first; ten rounds make that certain not to happen every time.)
+    let mut cancelled = false;
+    for round in 0..10 {
+        client.change(&uri, round + 2, json!([{ "text": format!("{text}z{round} = 1\n") }]));
+        client.next_id += 1;
+        let id = RequestId::from(client.next_id);
+        let params = json!({ "textDocument": { "uri": uri }, "position": { "line": 5, "character": 1 } });
+        let request = Request::new(id.clone(), "textDocument/hover".to_owned(), params);
+        client.connection.sender.send(Message::Request(request)).unwrap();
+        client.notify("$/cancelRequest", json!({ "id": client.next_id }));
+        let response = loop {
+            if let Message::Response(response) = client.receive()
+                && response.id == id
+            {
+                break response;
+            }
+        };
+        if response.error.map(|e| e.code) == Some(lsp_server::ErrorCode::RequestCanceled as i32) {
+            cancelled = true;
+            break;
+        }
+    }
+    assert!(cancelled, "no request was cancelled in ten rounds");
+    // The next request is answered as usual.
+    let symbols = client.request("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    assert!(symbols.as_array().is_some_and(|s| !s.is_empty()), "{symbols}");
+    client.shutdown();
+}

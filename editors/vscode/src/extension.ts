@@ -34,6 +34,8 @@ async function startServer(): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file", language: "cf" }],
     outputChannel: output,
+    // Diagnostic codes link to `modelc-explain:E0101`, which the provider below opens.
+    initializationOptions: { codeExplanations: true },
     // A server that stops is started again; after five stops in a row the user is told.
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
@@ -87,10 +89,22 @@ function showGraph(): void {
   });
 }
 
+/** `modelc-explain:E0101`: what `modelc explain E0101` prints, as a read-only document. */
+const explanations: vscode.TextDocumentContentProvider = {
+  provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    return new Promise((resolve) => {
+      execFile(modelcPath(), ["explain", uri.path], (error, stdout, stderr) => {
+        resolve(error === null ? stdout : `modelc explain ${uri.path} failed:\n${stderr}`);
+      });
+    });
+  },
+};
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("modelc");
   context.subscriptions.push(
     output,
+    vscode.workspace.registerTextDocumentContentProvider("modelc-explain", explanations),
     vscode.commands.registerCommand("modelc.compile", () => runInTerminal(["compile"])),
     vscode.commands.registerCommand("modelc.export", () => runInTerminal(["export"])),
     vscode.commands.registerCommand("modelc.showGraph", showGraph),
