@@ -38,6 +38,7 @@ fn resource(
         resource_set: None,
         state: ResourceState::Available,
         source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
+        meta: Default::default(),
     }
 }
 

@@ -63,6 +63,7 @@ fn probe_resource(name: &str, requires: &[&str], attributes: serde_json::Value) 
         resource_set: None,
         state: ResourceState::Available,
         source: Source { entity: "test::Probe".into(), file: "main.cf".into(), line: 7 },
+        meta: Default::default(),
     }
 }
 

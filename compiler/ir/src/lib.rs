@@ -15,12 +15,14 @@
 pub mod draw;
 pub mod graph;
 pub mod id;
+pub mod meta;
 pub mod reference;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 pub use id::ResourceId;
+pub use meta::{Backoff, Meta};
 
 /// The format this crate reads and writes. Bumped on every incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
@@ -70,6 +72,9 @@ pub struct Resource {
     pub state: ResourceState,
     /// Where its instance was created.
     pub source: Source,
+    /// How the runtime deploys it; absent when it has the defaults.
+    #[serde(default, skip_serializing_if = "Meta::is_default")]
+    pub meta: Meta,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,6 +151,7 @@ mod tests {
             resource_set: set.map(str::to_owned),
             state: ResourceState::Available,
             source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
+            meta: Default::default(),
         };
         Ir::new(
             vec![resource("a", Some("s"), &[]), resource("b", Some("s"), &["a"]), resource("c", None, &["b"])],

@@ -196,11 +196,55 @@ impl Refinery<'_> {
                 resource_set: None,
                 state,
                 source: self.source(instance),
+                meta: self.meta_of(instance),
             });
             self.instances.push(instance);
             self.fates.push(Fate::Exported(position));
         }
         resources
+    }
+
+    /// The meta parameters of a resource: its `meta` relation's `std::Meta`, or the defaults.
+    fn meta_of(&self, instance: InstanceId) -> modelc_ir::Meta {
+        let mut meta = modelc_ir::Meta::default();
+        let Some(Value::Instance(m)) = self.graph.attribute(instance, "meta") else { return meta };
+        let m = *m;
+        let get = |name: &str| self.graph.attribute(m, name);
+        let number = |name: &str| match get(name) {
+            Some(Value::Int(i)) => Some(*i as f64),
+            Some(Value::Float(f)) => Some(*f),
+            _ => None,
+        };
+        let flag = |name: &str, default: bool| match get(name) {
+            Some(Value::Bool(b)) => *b,
+            _ => default,
+        };
+        meta.noop = flag("noop", false);
+        meta.retry = match get("retry") {
+            Some(Value::Int(i)) => *i,
+            _ => 0,
+        };
+        meta.retry_reset = flag("retry_reset", false);
+        meta.delay = number("delay").unwrap_or(0.0);
+        if matches!(get("backoff"), Some(Value::Str(s)) if &**s == "exponential") {
+            meta.backoff = modelc_ir::Backoff::Exponential {
+                cap: number("backoff_cap").unwrap_or(60.0),
+                jitter: flag("jitter", false),
+            };
+        }
+        meta.timeout = number("timeout");
+        meta.limit = number("limit");
+        meta.burst = match get("burst") {
+            Some(Value::Int(i)) => u32::try_from(*i).unwrap_or(1).max(1),
+            _ => 1,
+        };
+        if let Some(Value::List(items)) = get("sema") {
+            meta.sema =
+                items.iter().filter_map(|v| if let Value::Str(s) = v { Some(s.to_string()) } else { None }).collect();
+        }
+        meta.autoedge = flag("autoedge", true);
+        meta.autogroup = flag("autogroup", true);
+        meta
     }
 
     pub(crate) fn source(&self, instance: InstanceId) -> Source {

@@ -61,6 +61,7 @@ mod tests {
             resource_set: None,
             state: modelc_ir::ResourceState::Available,
             source: modelc_ir::Source { entity: "t".into(), file: "main.cf".into(), line: 1 },
+            meta: Default::default(),
         }
     }
 }

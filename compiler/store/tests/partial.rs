@@ -20,6 +20,7 @@ fn resource(name: &str, set: Option<&str>, value: i64, requires: &[&str]) -> Res
         resource_set: set.map(str::to_owned),
         state: ResourceState::Available,
         source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
+        meta: Default::default(),
     }
 }
 

@@ -1,0 +1,123 @@
+//! Meta parameters: how the runtime deploys one resource (docs/runtime.md), declared in the
+//! model with `std::Meta`. The defaults are what a resource without them gets, and a resource
+//! with the defaults writes no `meta` into the IR, so models that use none give the same
+//! documents as before.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Meta {
+    /// Report what would change, change nothing.
+    pub noop: bool,
+    /// How many times a failed deploy is tried again; -1: until it succeeds.
+    pub retry: i64,
+    /// A success gives the resource its retries back (continuous mode).
+    pub retry_reset: bool,
+    /// Seconds to wait before each retry (and between polls).
+    pub delay: f64,
+    /// How the wait grows from one retry to the next.
+    pub backoff: Backoff,
+    /// Seconds a deploy may take before it fails; `None`: no limit.
+    pub timeout: Option<f64>,
+    /// Runs per second this resource's events may cause (a token bucket); `None`: no limit.
+    pub limit: Option<f64>,
+    /// How many runs the bucket lets through at once.
+    pub burst: u32,
+    /// Counting semaphores held while it deploys: `"name"` (size 1) or `"name:N"`.
+    pub sema: Vec<String>,
+    /// Edges the resources imply (a file after its directory) are added at deploy time.
+    pub autoedge: bool,
+    /// It may be deployed together with resources of its kind.
+    pub autogroup: bool,
+}
+
+/// How the wait before a retry grows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Backoff {
+    /// The same delay every time.
+    None,
+    /// The delay doubles after each failure, up to `cap` seconds; `jitter` draws each wait at
+    /// random between half of it and all of it, so retries of many resources spread out.
+    Exponential { cap: f64, jitter: bool },
+}
+
+impl Default for Meta {
+    fn default() -> Meta {
+        Meta {
+            noop: false,
+            retry: 0,
+            retry_reset: false,
+            delay: 0.0,
+            backoff: Backoff::None,
+            timeout: None,
+            limit: None,
+            burst: 1,
+            sema: Vec::new(),
+            autoedge: true,
+            autogroup: true,
+        }
+    }
+}
+
+impl Meta {
+    pub fn is_default(&self) -> bool {
+        *self == Meta::default()
+    }
+
+    /// The wait before retry number `attempt` (1 for the first retry), without jitter.
+    pub fn retry_delay(&self, attempt: u32) -> f64 {
+        match &self.backoff {
+            Backoff::None => self.delay,
+            Backoff::Exponential { cap, .. } => {
+                let factor = 2f64.powi(attempt.saturating_sub(1).min(62) as i32);
+                (self.delay * factor).min(*cap)
+            }
+        }
+    }
+
+    /// The semaphores as `(name, size)`, sorted by name (the order they are acquired in).
+    /// `None` for an id that is not `name` or `name:N` with N ≥ 1.
+    pub fn semaphores(&self) -> Option<Vec<(String, usize)>> {
+        let mut out = Vec::new();
+        for id in &self.sema {
+            out.push(parse_semaphore(id)?);
+        }
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        Some(out)
+    }
+}
+
+/// `"name"` is size 1, `"name:N"` size N; a size of 0, an empty name or a malformed id is `None`.
+pub fn parse_semaphore(id: &str) -> Option<(String, usize)> {
+    let (name, size) = match id.rsplit_once(':') {
+        Some((name, size)) => (name, size.parse::<usize>().ok().filter(|n| *n > 0)?),
+        None => (id, 1),
+    };
+    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    valid.then(|| (name.to_owned(), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn semaphore_ids() {
+        assert_eq!(parse_semaphore("disk"), Some(("disk".to_owned(), 1)));
+        assert_eq!(parse_semaphore("disk:4"), Some(("disk".to_owned(), 4)));
+        assert_eq!(parse_semaphore("disk:0"), None, "a size of 0 is an error, not 1");
+        assert_eq!(parse_semaphore("disk:x"), None);
+        assert_eq!(parse_semaphore(":2"), None);
+        assert_eq!(parse_semaphore("a b"), None);
+    }
+
+    #[test]
+    fn exponential_backoff_doubles_up_to_its_cap() {
+        let meta = Meta { delay: 1.0, backoff: Backoff::Exponential { cap: 5.0, jitter: false }, ..Meta::default() };
+        let waits: Vec<f64> = (1..=5).map(|n| meta.retry_delay(n)).collect();
+        assert_eq!(waits, [1.0, 2.0, 4.0, 5.0, 5.0]);
+    }
+}
