@@ -62,7 +62,7 @@ fn nulls(n: usize, chain: bool) -> Vec<Resource> {
 fn time(resources: &[Resource], jobs: usize) -> (Duration, Duration) {
     let handlers = Handlers::builtin();
     let selection = AgentSelection::Named(vec!["bench".into()]);
-    let options = Options { jobs, dry_run: false };
+    let options = Options { jobs, dry_run: false, ..Options::default() };
     let (mut plan_best, mut total_best) = (Duration::MAX, Duration::MAX);
     for _ in 0..RUNS {
         let started = Instant::now();
@@ -117,7 +117,7 @@ fn files(n: usize) {
         .collect();
     let handlers = Handlers::builtin();
     let selection = AgentSelection::Named(vec!["bench".into()]);
-    let options = Options { jobs: 2, dry_run: false };
+    let options = Options { jobs: 2, dry_run: false, ..Options::default() };
     for (what, expect) in [("deploy", Outcome::Changed), ("re-check", Outcome::Unchanged)] {
         let started = Instant::now();
         let plan = Plan::new(resources.clone(), &[], &selection, &handlers, &[]);

@@ -13,28 +13,49 @@
 //! the command line or the store, so a remote agent can run the same engine.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use modelc_ir::Resource;
 
 use crate::handler::{ContentSource, Context, Done, Handlers};
+use crate::meta::{Clock, Semaphores, SystemClock};
 use crate::plan::{Disposition, Plan};
 use crate::report::{Outcome, ResourceReport, RunReport};
 
 /// How to run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Options {
     /// How many handlers run at once (at least 1).
     pub jobs: usize,
-    /// Report differences, change nothing.
+    /// Report differences, change nothing (`--dry-run`, `--noop`): every resource is noop, and
+    /// nothing turns that back off.
     pub dry_run: bool,
+    /// At most this many resources deploy at once, across the graph (`--sema N`).
+    pub sema: Option<usize>,
+    /// Where retries wait.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { jobs: std::thread::available_parallelism().map_or(1, |n| n.get()), dry_run: false }
+        Options {
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            dry_run: false,
+            sema: None,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("jobs", &self.jobs)
+            .field("dry_run", &self.dry_run)
+            .field("sema", &self.sema)
+            .finish()
     }
 }
 
@@ -82,6 +103,7 @@ pub fn run(
         return run.into_report(started);
     }
     let shared = Mutex::new(run);
+    let semaphores = Semaphores::default();
     let (work_tx, work_rx) = unbounded::<Option<Work>>();
     let (event_tx, event_rx) = unbounded::<Event>();
     for work in first {
@@ -93,6 +115,8 @@ pub fn run(
                 plan,
                 handlers,
                 content,
+                options,
+                semaphores: &semaphores,
                 dry_run: options.dry_run,
                 jobs,
                 shared: &shared,
@@ -143,6 +167,8 @@ struct Finished {
     index: usize,
     result: Result<Done, String>,
     duration_ms: f64,
+    /// How many times the handler ran.
+    attempts: u32,
 }
 
 /// One of the `jobs` workers. After running a resource it records the result itself and goes
@@ -152,6 +178,8 @@ struct Worker<'a, 'p> {
     plan: &'p Plan,
     handlers: &'a Handlers,
     content: &'a dyn ContentSource,
+    options: &'a Options,
+    semaphores: &'a Semaphores,
     dry_run: bool,
     jobs: usize,
     shared: &'a Mutex<Run<'p>>,
@@ -198,15 +226,34 @@ impl Worker<'_, '_> {
 
     fn execute(&self, Work { index, refresh }: Work) -> Finished {
         let resource = &self.plan.resources[index];
-        let context = Context { dry_run: self.dry_run, refresh, content: self.content };
+        let meta = &resource.meta;
+        // `--dry-run`/`--noop` and a resource's own noop are one path: nothing is changed.
+        let context = Context { dry_run: self.dry_run || meta.noop, refresh, content: self.content };
         let start = Instant::now();
-        let result = match self.handlers.get(&resource.entity_type) {
-            // A panicking handler fails its resource, not the run.
-            Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, &context)))
-                .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
-            None => Err("no handler".to_owned()),
+        let Some(mut semaphores) = meta.semaphores() else {
+            let error = format!("its semaphores {:?} are not all `name` or `name:N` with N ≥ 1", meta.sema);
+            return Finished { index, result: Err(error), duration_ms: 0.0, attempts: 0 };
         };
-        Finished { index, result, duration_ms: start.elapsed().as_secs_f64() * 1000.0 }
+        if let Some(size) = self.options.sema {
+            semaphores.insert(0, (crate::meta::GLOBAL.to_owned(), size.max(1)));
+        }
+        let _held = self.semaphores.acquire(&semaphores);
+        let mut attempts = 0u32;
+        let result = loop {
+            attempts += 1;
+            let result = match self.handlers.get(&resource.entity_type) {
+                // A panicking handler fails its resource, not the run.
+                Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, &context)))
+                    .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
+                None => Err("no handler".to_owned()),
+            };
+            let retries_left = meta.retry < 0 || i64::from(attempts) <= meta.retry;
+            if result.is_ok() || !retries_left {
+                break result;
+            }
+            self.options.clock.sleep(crate::meta::retry_wait(meta, attempts, &*self.options.clock));
+        };
+        Finished { index, result, duration_ms: start.elapsed().as_secs_f64() * 1000.0, attempts }
     }
 }
 
@@ -366,15 +413,18 @@ impl<'p> Run<'p> {
             blocked_by: Vec::new(),
             refreshed: false,
             duration_ms: 0.0,
+            attempts: 0,
             source: format!("{}:{}", r.source.file, r.source.line),
         }
     }
 
     /// The report of a resource whose handler ran.
     fn report_of(&self, finished: Finished) -> ResourceReport {
-        let Finished { index, result, duration_ms } = finished;
+        let Finished { index, result, duration_ms, attempts } = finished;
         let mut report = self.settled(index, Outcome::Unchanged, None);
         report.duration_ms = duration_ms;
+        report.attempts = attempts;
+        let noop = self.dry_run || self.plan.resources[index].meta.noop;
         match result {
             Err(error) => {
                 report.result = Outcome::Failed;
@@ -385,7 +435,7 @@ impl<'p> Run<'p> {
                 report.result = if let Some(reason) = skipped {
                     report.error = Some(reason);
                     Outcome::Skipped
-                } else if self.dry_run && (!changes.is_empty() || refreshed) {
+                } else if noop && (!changes.is_empty() || refreshed) {
                     Outcome::WouldChange
                 } else if !changes.is_empty() || refreshed {
                     Outcome::Changed

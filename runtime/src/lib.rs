@@ -9,6 +9,8 @@
 //! * [`handler`] is the interface a resource type's handler implements, and [`handlers`] are the
 //!   ones shipped: std's `NullResource` and `AgentConfig`, `fs::File`, `fs::Directory`,
 //!   `fs::Symlink` and `exec::Run`;
+//! * [`meta`] applies a resource's meta parameters: noop, retries with their waits (through a
+//!   [`meta::Clock`]), counting semaphores acquired in sorted order, and `--sema N`;
 //! * [`report`] is what a run says about each resource.
 //!
 //! The runtime reads only the IR (`modelc-ir`), never the compiler's own types, and knows
@@ -18,6 +20,7 @@
 pub mod engine;
 pub mod handler;
 pub mod handlers;
+pub mod meta;
 pub mod plan;
 pub mod report;
 
@@ -26,5 +29,6 @@ pub(crate) mod test_support;
 
 pub use engine::{Observer, Options, Silent, run};
 pub use handler::{ContentSource, Handlers, MemoryContent};
+pub use meta::{Clock, SystemClock};
 pub use plan::{AgentSelection, Plan};
 pub use report::{Change, Outcome, ResourceReport, RunReport};

@@ -97,10 +97,17 @@ pub struct ResourceReport {
     /// over from an earlier run).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub refreshed: bool,
-    /// How long its handler ran, in milliseconds (0 when it did not run).
+    /// How long its handler ran, in milliseconds (0 when it did not run), retries included.
     pub duration_ms: f64,
+    /// How many times its handler ran (more than once when it failed and had retries).
+    #[serde(skip_serializing_if = "at_most_once")]
+    pub attempts: u32,
     /// Where the model creates it (`main.cf:12`).
     pub source: String,
+}
+
+fn at_most_once(attempts: &u32) -> bool {
+    *attempts <= 1
 }
 
 /// What a run did, resource by resource, in queue order.

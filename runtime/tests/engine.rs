@@ -81,7 +81,7 @@ fn result(report: &RunReport, name: &str) -> Outcome {
 }
 
 fn jobs(n: usize) -> Options {
-    Options { jobs: n, dry_run: false }
+    Options { jobs: n, dry_run: false, ..Options::default() }
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn a_dry_run_does_not_evaluate_what_depends_on_a_would_be_change() {
         probe_resource("after-after", &["after"], json!({})),
         probe_resource("alone", &[], json!({})),
     ];
-    let report = deploy(resources, &handlers(p), &Options { jobs: 2, dry_run: true });
+    let report = deploy(resources, &handlers(p), &Options { jobs: 2, dry_run: true, ..Options::default() });
     assert_eq!(result(&report, "changes"), Outcome::WouldChange);
     assert_eq!(report.get(&id("changes")).unwrap().changes[0].field, "value");
     assert_eq!(result(&report, "after"), Outcome::NotEvaluated);

@@ -91,7 +91,13 @@ impl Deploy {
     fn run(&self, dry_run: bool) -> RunReport {
         let handlers = Handlers::builtin();
         let plan = Plan::new(self.resources.clone(), &[], &AgentSelection::Named(vec!["h".into()]), &handlers, &[]);
-        modelc_runtime::run(&plan, &handlers, &self.content, &Options { jobs: 2, dry_run }, &Silent)
+        modelc_runtime::run(
+            &plan,
+            &handlers,
+            &self.content,
+            &Options { jobs: 2, dry_run, ..Options::default() },
+            &Silent,
+        )
     }
 }
 
@@ -419,7 +425,13 @@ fn many_files_written_at_once_into_one_directory_all_land() {
         .collect();
     let handlers = Handlers::builtin();
     let plan = Plan::new(d.resources.clone(), &[], &AgentSelection::Named(vec!["h".into()]), &handlers, &[]);
-    let report = modelc_runtime::run(&plan, &handlers, &d.content, &Options { jobs: 8, dry_run: false }, &Silent);
+    let report = modelc_runtime::run(
+        &plan,
+        &handlers,
+        &d.content,
+        &Options { jobs: 8, dry_run: false, ..Options::default() },
+        &Silent,
+    );
     for r in &files {
         assert_eq!(outcome(&report, r), Outcome::Changed, "{}: {}", r.id, error(&report, r));
     }

@@ -317,3 +317,29 @@ fn usage_errors_exit_2() {
     assert!(missing.stderr.contains("there is no store at"), "{}", missing.stderr);
     assert_eq!(modelc(&["deploy", "--jobs", "0", "x.cf"], &dir).code, 2);
 }
+
+/// Meta parameters written in the model reach the runtime: a resource with
+/// `meta=std::Meta(noop=true)` is reported as it would change and is not written, `--noop` keeps
+/// everything unwritten, and a model without meta exports exactly as before (no `meta` key).
+#[test]
+fn meta_parameters_from_the_model_reach_the_runtime() {
+    let body = "quiet = std::Meta(noop=true)\n\
+                fs::File(host=host, path=\"$T/quiet.txt\", content=\"q\\n\", mode=644, meta=quiet)\n\
+                fs::File(host=host, path=\"$T/loud.txt\", content=\"l\\n\", mode=644)\n";
+    let Some(dir) = project("meta", body) else { return };
+    let target = dir.join("target");
+    let (_, noop) = deploy_json(&dir, &["--noop"]);
+    assert!(results(&noop).iter().all(|(_, r)| r == "would-change"), "{noop:#}");
+    assert!(!target.join("quiet.txt").exists() && !target.join("loud.txt").exists());
+    let (code, report) = deploy_json(&dir, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(result_of(&report, "quiet.txt"), "would-change");
+    assert_eq!(result_of(&report, "loud.txt"), "changed");
+    assert!(!target.join("quiet.txt").exists() && target.join("loud.txt").exists());
+    // The IR carries meta only where it is not the default.
+    let out = modelc(&["compile", ".", "-o", "ir.json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ir: Value = serde_json::from_str(&fs::read_to_string(dir.join("ir.json")).unwrap()).unwrap();
+    let metas: Vec<bool> = ir["resources"].as_array().unwrap().iter().map(|r| r.get("meta").is_some()).collect();
+    assert_eq!(metas.iter().filter(|m| **m).count(), 1, "{metas:?}");
+}

@@ -112,9 +112,14 @@ pub enum Command {
         #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         jobs: Option<u64>,
         /// Change nothing: report what would change (with a diff of file content), what is
-        /// unchanged, and what cannot be evaluated before what it requires changes.
-        #[arg(long)]
+        /// unchanged, and what cannot be evaluated before what it requires changes. `--noop` is
+        /// the same switch: every resource is noop, whatever its own meta parameters say.
+        #[arg(long, visible_alias = "noop")]
         dry_run: bool,
+        /// At most N resources deploy at once across the whole graph (on top of `-j` and of
+        /// the resources' own semaphores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        sema: Option<u64>,
         #[command(flatten)]
         store: StoreArg,
     },

@@ -133,7 +133,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             };
             export::export(path.as_deref(), &request, cli.format, color, io)
         }
-        Command::Deploy { path, ir, version, agents, jobs, dry_run, store } => {
+        Command::Deploy { path, ir, version, agents, jobs, dry_run, sema, store } => {
             let request = deploy::Request {
                 path,
                 ir,
@@ -142,6 +142,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
                 agents,
                 jobs: jobs.map(|j| j as usize),
                 dry_run,
+                sema: sema.map(|n| n as usize),
             };
             deploy::deploy(&request, cli.format, color, io)
         }

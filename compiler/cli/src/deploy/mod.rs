@@ -43,6 +43,8 @@ pub(crate) struct Request {
     pub agents: Vec<String>,
     pub jobs: Option<usize>,
     pub dry_run: bool,
+    /// `--sema N`: a global limit on resources deploying at once.
+    pub sema: Option<usize>,
 }
 
 /// What is deployed, and where it came from.
@@ -104,8 +106,12 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
             );
         }
     }
-    let options =
-        Options { jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1), dry_run: request.dry_run };
+    let options = Options {
+        jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1),
+        dry_run: request.dry_run,
+        sema: request.sema,
+        ..Options::default()
+    };
     let started = modelc_store::utc_now();
     let report = {
         let progress = Progress::new(io, format, plan.len());
