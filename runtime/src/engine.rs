@@ -169,6 +169,8 @@ struct Finished {
     duration_ms: f64,
     /// How many times the handler ran.
     attempts: u32,
+    /// Its guards kept it from running, for this reason.
+    guarded: Option<String>,
 }
 
 /// One of the `jobs` workers. After running a resource it records the result itself and goes
@@ -232,8 +234,12 @@ impl Worker<'_, '_> {
         let start = Instant::now();
         let Some(mut semaphores) = meta.semaphores() else {
             let error = format!("its semaphores {:?} are not all `name` or `name:N` with N ≥ 1", meta.sema);
-            return Finished { index, result: Err(error), duration_ms: 0.0, attempts: 0 };
+            return Finished { index, result: Err(error), duration_ms: 0.0, attempts: 0, guarded: None };
         };
+        if let Some(reason) = crate::meta::guarded_out(meta) {
+            let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
+            return Finished { index, result: Ok(Done::unchanged()), duration_ms, attempts: 0, guarded: Some(reason) };
+        }
         if let Some(size) = self.options.sema {
             semaphores.insert(0, (crate::meta::GLOBAL.to_owned(), size.max(1)));
         }
@@ -253,7 +259,7 @@ impl Worker<'_, '_> {
             }
             self.options.clock.sleep(crate::meta::retry_wait(meta, attempts, &*self.options.clock));
         };
-        Finished { index, result, duration_ms: start.elapsed().as_secs_f64() * 1000.0, attempts }
+        Finished { index, result, duration_ms: start.elapsed().as_secs_f64() * 1000.0, attempts, guarded: None }
     }
 }
 
@@ -420,10 +426,15 @@ impl<'p> Run<'p> {
 
     /// The report of a resource whose handler ran.
     fn report_of(&self, finished: Finished) -> ResourceReport {
-        let Finished { index, result, duration_ms, attempts } = finished;
+        let Finished { index, result, duration_ms, attempts, guarded } = finished;
         let mut report = self.settled(index, Outcome::Unchanged, None);
         report.duration_ms = duration_ms;
         report.attempts = attempts;
+        if let Some(reason) = guarded {
+            report.result = Outcome::Guarded;
+            report.error = Some(reason);
+            return report;
+        }
         let noop = self.dry_run || self.plan.resources[index].meta.noop;
         match result {
             Err(error) => {

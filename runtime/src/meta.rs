@@ -82,6 +82,45 @@ impl Drop for Held<'_> {
     }
 }
 
+/// Why the resource's guards keep it from deploying now, if they do: its `creates` path exists,
+/// its `only_if` command fails (or does not exist), or its `not_if` command succeeds. Guards run
+/// in dry runs too (they should only read).
+pub(crate) fn guarded_out(meta: &modelc_ir::Meta) -> Option<String> {
+    if let Some(path) = meta.creates.as_deref().filter(|p| !p.is_empty())
+        && std::path::Path::new(path).exists()
+    {
+        return Some(format!("{path} exists (its `creates` guard)"));
+    }
+    let run = |command: &str| -> Result<i32, String> {
+        let environment = indexmap::IndexMap::new();
+        let invocation = crate::handlers::process::Invocation {
+            command,
+            environment: &environment,
+            cwd: None,
+            search_path: None,
+            timeout: Duration::from_secs(300),
+        };
+        match crate::handlers::process::run(&invocation) {
+            Ok(ran) => Ok(ran.code),
+            Err(crate::handlers::process::RunError::NotFound(_)) => Ok(127),
+            Err(error) => Err(error.to_string()),
+        }
+    };
+    if let Some(command) = meta.only_if.as_deref().filter(|c| !c.is_empty()) {
+        match run(command) {
+            Ok(0) => {}
+            Ok(code) => return Some(format!("its `only_if` guard `{command}` exited with {code}")),
+            Err(error) => return Some(format!("its `only_if` guard `{command}` did not run: {error}")),
+        }
+    }
+    if let Some(command) = meta.not_if.as_deref().filter(|c| !c.is_empty())
+        && run(command) == Ok(0)
+    {
+        return Some(format!("its `not_if` guard `{command}` succeeded"));
+    }
+    None
+}
+
 /// The wait before retry number `attempt` (1 for the first), jitter drawn from `clock`.
 pub fn retry_wait(meta: &modelc_ir::Meta, attempt: u32, clock: &dyn Clock) -> Duration {
     let mut seconds = meta.retry_delay(attempt);

@@ -16,6 +16,9 @@ pub enum Outcome {
     Blocked,
     /// Its handler chose not to act (`exec::Run` with `skip_on_fail`); its dependents are blocked.
     Skipped,
+    /// Its guards (meta `only_if`, `not_if`, `creates`) kept it from running; it counts as
+    /// done, so its dependents run.
+    Guarded,
     /// Dry run: its handler found differences and changed nothing.
     WouldChange,
     /// Dry run: it requires something that would change, so checking it now would not say
@@ -38,6 +41,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Blocked => "blocked",
             Outcome::Skipped => "skipped",
+            Outcome::Guarded => "guarded",
             Outcome::WouldChange => "would-change",
             Outcome::NotEvaluated => "not-evaluated",
             Outcome::NoHandler => "no-handler",
@@ -48,7 +52,10 @@ impl Outcome {
 
     /// Whether the resources that require this one may run after it.
     pub fn lets_dependents_run(self) -> bool {
-        matches!(self, Outcome::Changed | Outcome::Unchanged | Outcome::WouldChange | Outcome::NotEvaluated)
+        matches!(
+            self,
+            Outcome::Changed | Outcome::Unchanged | Outcome::Guarded | Outcome::WouldChange | Outcome::NotEvaluated
+        )
     }
 
     /// Whether this outcome makes the deploy fail (exit status 1).

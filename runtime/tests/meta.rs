@@ -232,3 +232,49 @@ fn a_noop_resource_and_noop_runs_change_no_file() {
     assert!(!dir.join("again").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn guards_keep_a_resource_from_running_and_let_its_dependents_run() {
+    let dir = std::env::temp_dir().join(format!("modelc-meta-guards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("marker");
+    std::fs::write(&marker, "").unwrap();
+    let flaky: &'static Flaky = Box::leak(Box::default());
+    let mut handlers = Handlers::empty();
+    handlers.register("test::Flaky", flaky);
+    let guarded = |name: &str, meta: Meta| resource("test::Flaky", name, json!({ "fail_times": 0 }), meta);
+    let mut after = guarded("after-created", Meta::default());
+    after.requires = vec!["test::Flaky[local,name=created]".to_owned()];
+    let resources = vec![
+        guarded("created", Meta { creates: Some(marker.display().to_string()), ..Meta::default() }),
+        after,
+        guarded("only-if-false", Meta { only_if: Some("false".into()), ..Meta::default() }),
+        guarded("only-if-true", Meta { only_if: Some("true".into()), ..Meta::default() }),
+        guarded("not-if-true", Meta { not_if: Some("true".into()), ..Meta::default() }),
+        guarded("not-if-missing", Meta { not_if: Some("/nonexistent/modelc-guard".into()), ..Meta::default() }),
+    ];
+    let report = run(resources, &handlers, &Options { jobs: 2, ..Options::default() });
+    let outcomes: Vec<(&str, Outcome)> = report
+        .resources
+        .iter()
+        .map(|r| (r.id.split("name=").nth(1).unwrap().trim_end_matches(']'), r.result))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("created", Outcome::Guarded),
+            ("after-created", Outcome::Changed),
+            ("only-if-false", Outcome::Guarded),
+            ("only-if-true", Outcome::Changed),
+            ("not-if-true", Outcome::Guarded),
+            ("not-if-missing", Outcome::Changed),
+        ]
+    );
+    assert!(report.converged(), "guarded is no problem");
+    assert!(report.resources[0].error.as_deref().unwrap().contains("exists"));
+    // The guarded ones never reached their handler.
+    let runs = flaky.runs.lock().unwrap();
+    assert!(!runs.contains_key("test::Flaky[local,name=created]") && runs.len() == 3, "{runs:?}");
+    drop(runs);
+    let _ = std::fs::remove_dir_all(&dir);
+}

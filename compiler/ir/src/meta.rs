@@ -30,6 +30,13 @@ pub struct Meta {
     pub autoedge: bool,
     /// It may be deployed together with resources of its kind.
     pub autogroup: bool,
+    /// Guards, checked before each deploy: it runs only when this command succeeds…
+    pub only_if: Option<String>,
+    /// …and this one fails (or does not exist)…
+    pub not_if: Option<String>,
+    /// …and this path does not exist. A resource its guards keep from running is `guarded`,
+    /// which lets what requires it run.
+    pub creates: Option<String>,
 }
 
 /// How the wait before a retry grows.
@@ -57,6 +64,9 @@ impl Default for Meta {
             sema: Vec::new(),
             autoedge: true,
             autogroup: true,
+            only_if: None,
+            not_if: None,
+            creates: None,
         }
     }
 }

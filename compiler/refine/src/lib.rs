@@ -244,6 +244,13 @@ impl Refinery<'_> {
         }
         meta.autoedge = flag("autoedge", true);
         meta.autogroup = flag("autogroup", true);
+        let text = |name: &str| match get(name) {
+            Some(Value::Str(s)) => Some(s.to_string()),
+            _ => None,
+        };
+        meta.only_if = text("only_if");
+        meta.not_if = text("not_if");
+        meta.creates = text("creates");
         meta
     }
 
