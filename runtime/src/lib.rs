@@ -1,6 +1,7 @@
 //! The execution runtime: it applies a version of desired state (the resource IR) to this
 //! machine.
 //!
+//! * [`autoedge`] adds the order resources imply (a file after its directory) to a plan;
 //! * [`plan`] decides what a run does with each resource: deploy it, or say why not (another
 //!   agent's, no handler, an unknown value, a remote context), and adds purged copies of
 //!   removed `purge_on_delete` resources;
@@ -17,6 +18,7 @@
 //! nothing of the command line or the store: `modelc deploy` wires it to both.
 #![allow(clippy::disallowed_methods, reason = "the runtime acts on this machine: files, processes, the clock")]
 
+pub mod autoedge;
 pub mod engine;
 pub mod handler;
 pub mod handlers;

@@ -66,6 +66,8 @@ pub struct Plan {
     /// Positions of resources that must be refreshed whatever happens in this run (a refresh
     /// an earlier run could not do).
     pub pending_refresh: Vec<usize>,
+    /// The edges [`Plan::add_autoedges`] added, `(after, before)`.
+    pub autoedges: Vec<(usize, usize)>,
 }
 
 impl Plan {
@@ -127,7 +129,22 @@ impl Plan {
             pending_refresh.iter().filter_map(|id| position.get(id.as_str()).copied()).collect();
         pending_refresh.sort_unstable();
         pending_refresh.dedup();
-        Plan { resources, dispositions, requires, dependents, missing, pending_refresh }
+        Plan { resources, dispositions, requires, dependents, missing, pending_refresh, autoedges: Vec::new() }
+    }
+
+    /// Adds the edges the resources imply (`autoedge.rs`) between resources deployed here;
+    /// returns how many.
+    pub fn add_autoedges(&mut self) -> usize {
+        let edges = crate::autoedge::implied(&self.resources, &self.requires);
+        for (after, before) in edges {
+            let both_here = [after, before].iter().all(|&i| self.dispositions[i] == Disposition::Deploy);
+            if both_here {
+                self.requires[after].push(before);
+                self.dependents[before].push(after);
+                self.autoedges.push((after, before));
+            }
+        }
+        self.autoedges.len()
     }
 
     pub fn len(&self) -> usize {

@@ -120,6 +120,10 @@ pub enum Command {
         /// the resources' own semaphores).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         sema: Option<u64>,
+        /// Deploy only in the order the model states: without the edges the resources imply
+        /// (a file after the directory that holds it, …; see docs/runtime.md).
+        #[arg(long)]
+        no_autoedges: bool,
         #[command(flatten)]
         store: StoreArg,
     },

@@ -133,7 +133,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             };
             export::export(path.as_deref(), &request, cli.format, color, io)
         }
-        Command::Deploy { path, ir, version, agents, jobs, dry_run, sema, store } => {
+        Command::Deploy { path, ir, version, agents, jobs, dry_run, sema, no_autoedges, store } => {
             let request = deploy::Request {
                 path,
                 ir,
@@ -143,6 +143,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
                 jobs: jobs.map(|j| j as usize),
                 dry_run,
                 sema: sema.map(|n| n as usize),
+                no_autoedges,
             };
             deploy::deploy(&request, cli.format, color, io)
         }

@@ -45,6 +45,8 @@ pub(crate) struct Request {
     pub dry_run: bool,
     /// `--sema N`: a global limit on resources deploying at once.
     pub sema: Option<usize>,
+    /// `--no-autoedges`: only the edges the model states.
+    pub no_autoedges: bool,
 }
 
 /// What is deployed, and where it came from.
@@ -93,7 +95,10 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     };
     drop(store);
     let handlers = Handlers::builtin();
-    let plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
+    let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
+    if !request.no_autoedges {
+        plan.add_autoedges();
+    }
     // A misspelt `--agent` would otherwise deploy nothing and call it converged.
     for agent in &request.agents {
         if !plan.resources.iter().any(|r| r.agent == *agent) {
