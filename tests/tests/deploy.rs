@@ -343,3 +343,29 @@ fn meta_parameters_from_the_model_reach_the_runtime() {
     let metas: Vec<bool> = ir["resources"].as_array().unwrap().iter().map(|r| r.get("meta").is_some()).collect();
     assert_eq!(metas.iter().filter(|m| **m).count(), 1, "{metas:?}");
 }
+
+/// `modelc graph --autoedges` draws the edges deploy adds, in their own style; the IR and the
+/// plain graph do not have them.
+#[test]
+fn the_graph_shows_autoedges_in_their_own_style() {
+    // The fs module states a file's parent directory itself; nothing states a command's cwd.
+    let body = "exec::Run(host=host, command=\"/bin/touch ran\", cwd=\"$T/work\", creates=\"$T/work/ran\")\n\
+                fs::Directory(host=host, path=\"$T/work\", mode=755)\n";
+    let Some(dir) = project("graph-implied", body) else { return };
+    let plain = modelc(&["--format", "mermaid", "graph", "."], &dir);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(!plain.stdout.contains("-.->"), "{}", plain.stdout);
+    let with = modelc(&["--format", "mermaid", "graph", ".", "--autoedges"], &dir);
+    assert!(with.stdout.contains("r0 -.->|auto| r1"), "{}", with.stdout);
+    let dot = modelc(&["graph", ".", "--autoedges"], &dir);
+    assert!(dot.stdout.contains("r0 -> r1 [style=dashed, label=\"auto\"];"), "{}", dot.stdout);
+    // Deploy follows it: the command, listed first, runs in its directory once that exists.
+    let (code, report) = deploy_json(&dir, &["-j", "1"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(dir.join("target/work/ran").exists());
+    // Without autoedges, in the stated order, the command finds no directory to run in.
+    fs::remove_dir_all(dir.join("target/work")).unwrap();
+    let (code, report) = deploy_json(&dir, &["-j", "1", "--no-autoedges"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(result_of(&report, "exec::Run"), "failed");
+}

@@ -63,6 +63,10 @@ pub enum Command {
     Graph {
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
+        /// Also draw the edges `modelc deploy` adds because the resources imply them (a file
+        /// after its directory, …), dashed and labelled `auto`.
+        #[arg(long)]
+        autoedges: bool,
     },
     /// Compile a model and store its resources as a new version of desired state (in
     /// `.modelc/store.sqlite` beside the project, or `--store PATH`). With `--partial`, the model

@@ -96,7 +96,7 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
 }
 
 /// `modelc graph`: the resource graph as DOT or Mermaid on stdout.
-pub(crate) fn graph(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let (mut loaded, dir) = match load_project(path, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
@@ -115,15 +115,28 @@ pub(crate) fn graph(path: Option<&Path>, format: Format, color: bool, io: &mut I
         "compiled",
     );
     if let (Some(ir), 0) = (&compiled.resources, status) {
-        let _ = write!(io.stdout, "{}", draw(ir, format));
+        let implied = if autoedges { implied_edges(ir) } else { Vec::new() };
+        let _ = write!(io.stdout, "{}", draw(ir, format, &implied));
     }
     status
 }
 
-fn draw(ir: &Ir, format: Format) -> String {
+/// The edges `modelc deploy` would add because the resources imply them.
+fn implied_edges(ir: &Ir) -> Vec<(usize, usize)> {
+    let positions: std::collections::HashMap<&str, usize> =
+        ir.resources.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect();
+    let requires: Vec<Vec<usize>> = ir
+        .resources
+        .iter()
+        .map(|r| r.requires.iter().filter_map(|id| positions.get(id.as_str()).copied()).collect())
+        .collect();
+    modelc_runtime::autoedge::implied(&ir.resources, &requires)
+}
+
+fn draw(ir: &Ir, format: Format, implied: &[(usize, usize)]) -> String {
     match format {
-        Format::Mermaid => modelc_ir::draw::mermaid(ir),
-        _ => modelc_ir::draw::dot(ir),
+        Format::Mermaid => modelc_ir::draw::mermaid_with(ir, implied),
+        _ => modelc_ir::draw::dot_with(ir, implied),
     }
 }
 

@@ -121,7 +121,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             let options = compile::Options { dump_instances, output, partial, format: cli.format, color };
             compile::run(path.as_deref(), &options, io)
         }
-        Command::Graph { path } => compile::graph(path.as_deref(), cli.format, color, io),
+        Command::Graph { path, autoedges } => compile::graph(path.as_deref(), autoedges, cli.format, color, io),
         Command::Export { path, ir, partial, delete_resource_set, soft_delete, message, store } => {
             let request = export::Request {
                 partial,

@@ -10,6 +10,11 @@ use crate::Ir;
 
 /// The graph in Graphviz's DOT language.
 pub fn dot(ir: &Ir) -> String {
+    dot_with(ir, &[])
+}
+
+/// The graph in DOT with `implied` edges `(after, before)` (a runtime's autoedges) drawn dashed.
+pub fn dot_with(ir: &Ir, implied: &[(usize, usize)]) -> String {
     let mut out = String::from("digraph resources {\n    node [shape=box, fontname=\"monospace\"];\n");
     let node = |i: usize| format!("r{i}");
     let positions = positions(ir);
@@ -34,12 +39,20 @@ pub fn dot(ir: &Ir) -> String {
             }
         }
     }
+    for (i, j) in implied {
+        let _ = writeln!(out, "    {} -> {} [style=dashed, label=\"auto\"];", node(*i), node(*j));
+    }
     out.push_str("}\n");
     out
 }
 
 /// The graph as a Mermaid flowchart.
 pub fn mermaid(ir: &Ir) -> String {
+    mermaid_with(ir, &[])
+}
+
+/// The Mermaid flowchart with `implied` edges `(after, before)` drawn dotted.
+pub fn mermaid_with(ir: &Ir, implied: &[(usize, usize)]) -> String {
     let mut out = String::from("flowchart LR\n");
     let positions = positions(ir);
     for (s, set) in ir.sets.iter().enumerate() {
@@ -62,6 +75,9 @@ pub fn mermaid(ir: &Ir) -> String {
                 let _ = writeln!(out, "    r{i} --> r{j}");
             }
         }
+    }
+    for (i, j) in implied {
+        let _ = writeln!(out, "    r{i} -.->|auto| r{j}");
     }
     out
 }
