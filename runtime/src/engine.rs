@@ -230,7 +230,8 @@ impl Worker<'_, '_> {
         let resource = &self.plan.resources[index];
         let meta = &resource.meta;
         // `--dry-run`/`--noop` and a resource's own noop are one path: nothing is changed.
-        let context = Context { dry_run: self.dry_run || meta.noop, refresh, content: self.content };
+        let timeout = meta.timeout.filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
+        let context = Context { dry_run: self.dry_run || meta.noop, refresh, content: self.content, timeout };
         let start = Instant::now();
         let Some(mut semaphores) = meta.semaphores() else {
             let error = format!("its semaphores {:?} are not all `name` or `name:N` with N ≥ 1", meta.sema);

@@ -38,6 +38,9 @@ pub struct Context<'a> {
     /// due): refresh it (for `exec::Run`, run its reload command).
     pub refresh: bool,
     pub content: &'a dyn ContentSource,
+    /// The resource's meta `timeout`: how long the commands it runs may take (a handler that
+    /// runs none cannot be stopped halfway without leaving the machine half changed).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// What a handler did.

@@ -98,7 +98,7 @@ pub(crate) fn guarded_out(meta: &modelc_ir::Meta) -> Option<String> {
             environment: &environment,
             cwd: None,
             search_path: None,
-            timeout: Duration::from_secs(300),
+            timeout: meta.timeout.filter(|t| *t > 0.0).map_or(Duration::from_secs(300), Duration::from_secs_f64),
         };
         match crate::handlers::process::run(&invocation) {
             Ok(ran) => Ok(ran.code),

@@ -278,3 +278,22 @@ fn guards_keep_a_resource_from_running_and_let_its_dependents_run() {
     drop(runs);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_meta_timeout_bounds_a_command() {
+    let mut run_resource = resource(
+        "exec::Run",
+        "sleeper",
+        json!({ "command": "/bin/sleep 30", "creates": "", "cwd": "", "environment": {}, "onlyif": "", "path": "",
+                "reload": "", "reload_only": false, "returns": [0], "timeout": 300, "unless": "",
+                "skip_on_fail": false }),
+        Meta { timeout: Some(0.2), ..Meta::default() },
+    );
+    run_resource.id = "exec::Run[local,command=/bin/sleep 30]".into();
+    let started = std::time::Instant::now();
+    let report = run(vec![run_resource], &Handlers::builtin(), &Options::default());
+    let r = &report.resources[0];
+    assert_eq!(r.result, Outcome::Failed, "{r:?}");
+    assert!(r.error.as_deref().unwrap().contains("timeout of 0.2 s"), "{:?}", r.error);
+    assert!(started.elapsed() < Duration::from_secs(20), "the command was stopped, not waited for");
+}

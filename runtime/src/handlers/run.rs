@@ -52,7 +52,11 @@ impl Settings<'_> {
 
 impl Handler for RunHandler {
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
-        let settings = settings(resource)?;
+        let mut settings = settings(resource)?;
+        // The meta timeout bounds the command too, whichever is shorter.
+        if let Some(limit) = context.timeout {
+            settings.timeout = settings.timeout.min(limit);
+        }
         if !guards_allow(resource, &settings)? {
             return Ok(Done::unchanged());
         }
