@@ -29,6 +29,19 @@ fn parse<P: serde::de::DeserializeOwned>(params: serde_json::Value) -> Result<P,
     serde_json::from_value(params)
 }
 
+/// How a declaration shows among symbols (document and workspace alike).
+fn symbol_kind(kind: modelc_sema::hir::DefinitionKind) -> lsp_types::SymbolKind {
+    use modelc_sema::hir::DefinitionKind as K;
+    match kind {
+        K::Entity => lsp_types::SymbolKind::CLASS,
+        K::Attribute => lsp_types::SymbolKind::FIELD,
+        K::Relation => lsp_types::SymbolKind::PROPERTY,
+        K::Implementation => lsp_types::SymbolKind::FUNCTION,
+        K::Typedef => lsp_types::SymbolKind::TYPE_PARAMETER,
+        K::Variable => lsp_types::SymbolKind::VARIABLE,
+    }
+}
+
 fn to_json<T: serde::Serialize>(value: T) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }
@@ -476,7 +489,6 @@ impl Server<'_> {
         &self,
         params: &lsp_types::WorkspaceSymbolParams,
     ) -> Option<Vec<lsp_types::SymbolInformation>> {
-        use modelc_sema::hir::DefinitionKind as K;
         let mut out = Vec::new();
         let mut seen = Vec::new();
         let mut open: Vec<FileId> = self.workspace.documents.keys().copied().collect();
@@ -492,14 +504,7 @@ impl Server<'_> {
                 let text = self.workspace.text(f);
                 out.push(lsp_types::SymbolInformation {
                     name: text.get(definition.name.range()).unwrap_or_default().to_owned(),
-                    kind: match definition.kind {
-                        K::Entity => lsp_types::SymbolKind::CLASS,
-                        K::Attribute => lsp_types::SymbolKind::FIELD,
-                        K::Relation => lsp_types::SymbolKind::PROPERTY,
-                        K::Implementation => lsp_types::SymbolKind::FUNCTION,
-                        K::Typedef => lsp_types::SymbolKind::TYPE_PARAMETER,
-                        K::Variable => lsp_types::SymbolKind::VARIABLE,
-                    },
+                    kind: symbol_kind(definition.kind),
                     tags: None,
                     deprecated: None,
                     location,
@@ -582,19 +587,11 @@ impl Server<'_> {
         let text = self.workspace.text(file);
         let positions = Text::new(&text, self.encoding);
         let symbol = |definition: &modelc_sema::hir::Definition, children: Option<Vec<lsp_types::DocumentSymbol>>| {
-            use modelc_sema::hir::DefinitionKind as K;
             let name = text.get(definition.name.range()).unwrap_or_default().to_owned();
             lsp_types::DocumentSymbol {
                 name,
                 detail: Some(definition.header.clone()),
-                kind: match definition.kind {
-                    K::Entity => lsp_types::SymbolKind::CLASS,
-                    K::Attribute => lsp_types::SymbolKind::FIELD,
-                    K::Relation => lsp_types::SymbolKind::PROPERTY,
-                    K::Implementation => lsp_types::SymbolKind::FUNCTION,
-                    K::Typedef => lsp_types::SymbolKind::TYPE_PARAMETER,
-                    K::Variable => lsp_types::SymbolKind::VARIABLE,
-                },
+                kind: symbol_kind(definition.kind),
                 tags: None,
                 deprecated: None,
                 range: positions.range(definition.full),
