@@ -39,6 +39,7 @@ fn resource(
         state: ResourceState::Available,
         source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
         meta: Default::default(),
+        notify: Vec::new(),
     }
 }
 

@@ -77,7 +77,7 @@ pub fn implied(resources: &[Resource], requires: &[Vec<usize>]) -> Vec<(usize, u
 }
 
 /// Whether `from` requires `to`, directly or through others.
-fn reaches(requires: &[Vec<usize>], from: usize, to: usize) -> bool {
+pub(crate) fn reaches(requires: &[Vec<usize>], from: usize, to: usize) -> bool {
     let mut seen = vec![false; requires.len()];
     let mut stack = vec![from];
     while let Some(n) = stack.pop() {

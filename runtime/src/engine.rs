@@ -6,7 +6,9 @@
 //! finished: if one of them did not deploy, it is `blocked` (and so, transitively, is everything
 //! after it) without running; in a dry run, if one of them would change, it is `not-evaluated`.
 //! Independent branches go on. A resource that changed and sends events refreshes the resources
-//! that require it and receive events.
+//! that require it and receive events. Notifications with a timing (`notifications.rs`) refresh
+//! their receivers right after the sender (through the order the plan adds), before it (the
+//! sender is checked first), or once after everything else (`delayed`).
 //!
 //! The engine reports through an [`Observer`], called on the calling thread, and returns a
 //! [`RunReport`]; it knows nothing of
@@ -17,12 +19,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, unbounded};
-use modelc_ir::Resource;
+use modelc_ir::{Resource, Timing};
 
 use crate::handler::{ContentSource, Context, Done, Handlers};
 use crate::meta::{Clock, Semaphores, SystemClock};
 use crate::plan::{Disposition, Plan};
-use crate::report::{Outcome, ResourceReport, RunReport};
+use crate::report::{NotificationReport, Outcome, ResourceReport, RunReport};
 
 /// How to run.
 #[derive(Clone)]
@@ -66,6 +68,8 @@ pub trait Observer {
     fn started(&self, _resource: &Resource) {}
     /// A resource reached its result.
     fn finished(&self, _resource: &Resource, _report: &ResourceReport) {}
+    /// A `before` or `delayed` notification refreshed its receiver (or would have).
+    fn notified(&self, _report: &NotificationReport) {}
 }
 
 /// An observer that ignores everything.
@@ -99,6 +103,7 @@ pub fn run(
     for event in std::mem::take(&mut run.events) {
         deliver(observer, plan, event);
     }
+    let applier = Applier { plan, handlers, content, options };
     if run.remaining == 0 {
         return run.into_report(started);
     }
@@ -113,8 +118,7 @@ pub fn run(
         for _ in 0..jobs {
             let worker = Worker {
                 plan,
-                handlers,
-                content,
+                applier: &applier,
                 options,
                 semaphores: &semaphores,
                 dry_run: options.dry_run,
@@ -132,19 +136,26 @@ pub fn run(
             deliver(observer, plan, event);
         }
     });
-    shared.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner).into_report(started)
+    let mut run = shared.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    run.refresh_delayed(&applier);
+    for event in std::mem::take(&mut run.events) {
+        deliver(observer, plan, event);
+    }
+    run.into_report(started)
 }
 
 /// What the observer is told.
 enum Event {
     Started(usize),
     Finished(ResourceReport),
+    Notified(NotificationReport),
 }
 
 fn deliver(observer: &dyn Observer, plan: &Plan, event: Event) {
     match event {
         Event::Started(i) => observer.started(&plan.resources[i]),
         Event::Finished(report) => observer.finished(&plan.resources[report.index], &report),
+        Event::Notified(report) => observer.notified(&report),
     }
 }
 
@@ -171,6 +182,8 @@ struct Finished {
     attempts: u32,
     /// Its guards kept it from running, for this reason.
     guarded: Option<String>,
+    /// The receivers its `before` notifications refreshed.
+    notifications: Vec<NotificationReport>,
 }
 
 /// One of the `jobs` workers. After running a resource it records the result itself and goes
@@ -178,8 +191,7 @@ struct Finished {
 /// the others go to the shared queue.
 struct Worker<'a, 'p> {
     plan: &'p Plan,
-    handlers: &'a Handlers,
-    content: &'a dyn ContentSource,
+    applier: &'a Applier<'p>,
     options: &'a Options,
     semaphores: &'a Semaphores,
     dry_run: bool,
@@ -229,38 +241,129 @@ impl Worker<'_, '_> {
     fn execute(&self, Work { index, refresh }: Work) -> Finished {
         let resource = &self.plan.resources[index];
         let meta = &resource.meta;
-        // `--dry-run`/`--noop` and a resource's own noop are one path: nothing is changed.
-        let timeout = meta.timeout.filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
-        let context = Context { dry_run: self.dry_run || meta.noop, refresh, content: self.content, timeout };
+        let noop = self.dry_run || meta.noop;
         let start = Instant::now();
-        let Some(mut semaphores) = meta.semaphores() else {
+        let elapsed = || start.elapsed().as_secs_f64() * 1000.0;
+        let finished = |result, attempts, guarded, notifications| Finished {
+            index,
+            result,
+            duration_ms: elapsed(),
+            attempts,
+            guarded,
+            notifications,
+        };
+        let before: Vec<usize> = self.plan.receivers(index, Timing::Before).collect();
+        let Some(semaphores) = self.semaphores_of(index, &before) else {
             let error = format!("its semaphores {:?} are not all `name` or `name:N` with N ≥ 1", meta.sema);
-            return Finished { index, result: Err(error), duration_ms: 0.0, attempts: 0, guarded: None };
+            return finished(Err(error), 0, None, Vec::new());
         };
         if let Some(reason) = crate::meta::guarded_out(meta) {
-            let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
-            return Finished { index, result: Ok(Done::unchanged()), duration_ms, attempts: 0, guarded: Some(reason) };
-        }
-        if let Some(size) = self.options.sema {
-            semaphores.insert(0, (crate::meta::GLOBAL.to_owned(), size.max(1)));
+            return finished(Ok(Done::unchanged()), 0, Some(reason), Vec::new());
         }
         let _held = self.semaphores.acquire(&semaphores);
+        let mut notifications = Vec::new();
+        if !before.is_empty() {
+            // Chef's `:before`: only a sender that would change refreshes its receivers first.
+            let probe = self.applier.context(resource, true, refresh);
+            let would_change =
+                self.applier.attempt(resource, &probe).is_ok_and(|done| !done.changes.is_empty() || done.refreshed);
+            if would_change {
+                for receiver in before {
+                    let report = self.applier.refresh(receiver, Timing::Before, vec![resource.id.clone()], noop);
+                    let failed = report.result == Outcome::Failed;
+                    notifications.push(report);
+                    if failed {
+                        let error =
+                            format!("not applied: refreshing `{}` before it failed", self.plan.resources[receiver].id);
+                        return finished(Err(error), 0, None, notifications);
+                    }
+                }
+            }
+        }
+        let context = self.applier.context(resource, noop, refresh);
+        let (result, attempts) = self.applier.apply(resource, &context);
+        finished(result, attempts, None, notifications)
+    }
+
+    /// The semaphores a resource holds while it deploys, sorted: its own, `--sema`'s, and for
+    /// each receiver it refreshes before itself, the receiver's own and one that keeps two
+    /// senders from refreshing it at once. `None` when one of its own is malformed.
+    fn semaphores_of(&self, index: usize, before: &[usize]) -> Option<Vec<(String, usize)>> {
+        let mut semaphores = self.plan.resources[index].meta.semaphores()?;
+        if let Some(size) = self.options.sema {
+            semaphores.push((crate::meta::GLOBAL.to_owned(), size.max(1)));
+        }
+        for &receiver in before {
+            let resource = &self.plan.resources[receiver];
+            semaphores.extend(resource.meta.semaphores().unwrap_or_default());
+            semaphores.push((format!("~refresh {}", resource.id), 1));
+        }
+        semaphores.sort();
+        semaphores.dedup_by(|a, b| a.0 == b.0);
+        Some(semaphores)
+    }
+}
+
+/// Runs handlers: one attempt, an apply with its retries, a notification's refresh.
+struct Applier<'a> {
+    plan: &'a Plan,
+    handlers: &'a Handlers,
+    content: &'a dyn ContentSource,
+    options: &'a Options,
+}
+
+impl Applier<'_> {
+    fn context(&self, resource: &Resource, dry_run: bool, refresh: bool) -> Context<'_> {
+        let timeout = resource.meta.timeout.filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
+        Context { dry_run, refresh, content: self.content, timeout }
+    }
+
+    /// One run of the resource's handler.
+    fn attempt(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
+        match self.handlers.get(&resource.entity_type) {
+            // A panicking handler fails its resource, not the run.
+            Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, context)))
+                .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
+            None => Err("no handler".to_owned()),
+        }
+    }
+
+    /// Runs the handler until it succeeds or the resource's retries are spent; the result and
+    /// how many times it ran.
+    fn apply(&self, resource: &Resource, context: &Context<'_>) -> (Result<Done, String>, u32) {
+        let meta = &resource.meta;
         let mut attempts = 0u32;
-        let result = loop {
+        loop {
             attempts += 1;
-            let result = match self.handlers.get(&resource.entity_type) {
-                // A panicking handler fails its resource, not the run.
-                Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, &context)))
-                    .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
-                None => Err("no handler".to_owned()),
-            };
+            let result = self.attempt(resource, context);
             let retries_left = meta.retry < 0 || i64::from(attempts) <= meta.retry;
             if result.is_ok() || !retries_left {
-                break result;
+                return (result, attempts);
             }
             self.options.clock.sleep(crate::meta::retry_wait(meta, attempts, &*self.options.clock));
+        }
+    }
+
+    /// Refreshes `receiver` for a notification from `senders` (changing nothing when `noop` or
+    /// the receiver's own noop says so).
+    fn refresh(&self, receiver: usize, timing: Timing, senders: Vec<String>, noop: bool) -> NotificationReport {
+        let resource = &self.plan.resources[receiver];
+        let start = Instant::now();
+        let context = self.context(resource, noop || resource.meta.noop, true);
+        let (result, _) = self.apply(resource, &context);
+        let (result, error) = match result {
+            Ok(_) if context.dry_run => (Outcome::WouldChange, None),
+            Ok(_) => (Outcome::Changed, None),
+            Err(error) => (Outcome::Failed, Some(error)),
         };
-        Finished { index, result, duration_ms: start.elapsed().as_secs_f64() * 1000.0, attempts, guarded: None }
+        NotificationReport {
+            receiver: resource.id.clone(),
+            timing,
+            senders,
+            result,
+            error,
+            duration_ms: start.elapsed().as_secs_f64() * 1000.0,
+        }
     }
 }
 
@@ -290,6 +393,12 @@ struct Run<'p> {
     remaining: usize,
     /// What the observer has not been told yet.
     events: Vec<Event>,
+    /// Receivers of `delayed` notifications that are due, with the senders, in plan order.
+    delayed: std::collections::BTreeMap<usize, Vec<usize>>,
+    /// The refreshes `before` and `delayed` notifications caused.
+    notifications: Vec<NotificationReport>,
+    /// Receivers whose notification's refresh failed: the next run owes them one.
+    refresh_failed: Vec<usize>,
 }
 
 impl<'p> Run<'p> {
@@ -310,6 +419,9 @@ impl<'p> Run<'p> {
             reports: vec![None; n],
             remaining: n,
             events: Vec::new(),
+            delayed: std::collections::BTreeMap::new(),
+            notifications: Vec::new(),
+            refresh_failed: Vec::new(),
         }
     }
 
@@ -380,17 +492,26 @@ impl<'p> Run<'p> {
             self.reports[index] = Some(report.clone());
             self.events.push(Event::Finished(report));
             let sender = &self.plan.resources[index];
+            if matches!(outcome, Outcome::Changed | Outcome::WouldChange) {
+                for receiver in self.plan.receivers(index, Timing::Delayed) {
+                    self.delayed.entry(receiver).or_default().push(index);
+                }
+            }
             for &d in &self.plan.dependents[index] {
                 if self.state[d] != State::Waiting {
                     continue;
                 }
-                if !outcome.lets_dependents_run() {
+                // An ordering-only edge (an immediate notification's) blocks nothing.
+                let soft = self.plan.is_soft(d, index);
+                if !outcome.lets_dependents_run() && !soft {
                     self.blockers[d].push(index);
                 }
-                if matches!(outcome, Outcome::WouldChange | Outcome::NotEvaluated) {
+                if matches!(outcome, Outcome::WouldChange | Outcome::NotEvaluated) && !soft {
                     self.unevaluated[d] = true;
                 }
-                if outcome == Outcome::Changed && sender.send_event && self.plan.resources[d].receive_events {
+                let notified = self.plan.receivers(index, Timing::Immediately).any(|r| r == d);
+                let event = sender.send_event && self.plan.resources[d].receive_events;
+                if outcome == Outcome::Changed && (event || notified) {
                     self.refresh[d] = true;
                 }
                 self.waiting_on[d] -= 1;
@@ -426,8 +547,9 @@ impl<'p> Run<'p> {
     }
 
     /// The report of a resource whose handler ran.
-    fn report_of(&self, finished: Finished) -> ResourceReport {
-        let Finished { index, result, duration_ms, attempts, guarded } = finished;
+    fn report_of(&mut self, finished: Finished) -> ResourceReport {
+        let Finished { index, result, duration_ms, attempts, guarded, notifications } = finished;
+        self.record_notifications(notifications);
         let mut report = self.settled(index, Outcome::Unchanged, None);
         report.duration_ms = duration_ms;
         report.attempts = attempts;
@@ -460,18 +582,66 @@ impl<'p> Run<'p> {
         report
     }
 
+    fn record_notifications(&mut self, notifications: Vec<NotificationReport>) {
+        for report in notifications {
+            if report.result == Outcome::Failed
+                && let Some(i) = self.plan.resources.iter().position(|r| r.id == report.receiver)
+            {
+                self.refresh_failed.push(i);
+            }
+            self.events.push(Event::Notified(report.clone()));
+            self.notifications.push(report);
+        }
+    }
+
+    /// The `delayed` notifications, once everything else has finished: each receiver that is
+    /// due is refreshed once, however many senders changed, even when other resources failed.
+    /// A receiver that did not deploy itself in this run keeps its refresh for the next run.
+    fn refresh_delayed(&mut self, applier: &Applier<'_>) {
+        for (receiver, senders) in std::mem::take(&mut self.delayed) {
+            let senders: Vec<String> = senders.iter().map(|&s| self.plan.resources[s].id.clone()).collect();
+            let own = self.reports[receiver].as_ref().map(|r| r.result);
+            let report = match own {
+                Some(Outcome::Changed | Outcome::Unchanged | Outcome::WouldChange) => {
+                    applier.refresh(receiver, Timing::Delayed, senders, self.dry_run)
+                }
+                // A dry run does not know what a receiver that was not evaluated would do.
+                Some(Outcome::NotEvaluated) => NotificationReport {
+                    receiver: self.plan.resources[receiver].id.clone(),
+                    timing: Timing::Delayed,
+                    senders,
+                    result: Outcome::WouldChange,
+                    error: None,
+                    duration_ms: 0.0,
+                },
+                // Its guards keep it from running, refreshes included.
+                Some(Outcome::Guarded) => continue,
+                _ => {
+                    self.refresh[receiver] = true;
+                    continue;
+                }
+            };
+            self.record_notifications(vec![report]);
+        }
+    }
+
     fn into_report(self, started: Instant) -> RunReport {
         let pending_refreshes = (0..self.plan.len())
             .filter(|&i| {
                 let done = self.reports[i]
                     .as_ref()
                     .is_some_and(|r| !self.dry_run && matches!(r.result, Outcome::Changed | Outcome::Unchanged));
-                self.refresh[i] && !done
+                (self.refresh[i] && !done) || self.refresh_failed.contains(&i)
             })
             .map(|i| self.plan.resources[i].id.clone())
             .collect();
         let resources = self.reports.into_iter().flatten().collect();
-        RunReport { resources, pending_refreshes, duration_ms: started.elapsed().as_secs_f64() * 1000.0 }
+        RunReport {
+            resources,
+            notifications: self.notifications,
+            pending_refreshes,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        }
     }
 }
 

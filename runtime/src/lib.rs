@@ -12,6 +12,8 @@
 //!   `fs::Symlink` and `exec::Run`;
 //! * [`meta`] applies a resource's meta parameters: noop, retries with their waits (through a
 //!   [`meta::Clock`]), counting semaphores acquired in sorted order, and `--sema N`;
+//! * [`notifications`] adds the order a notification's timing implies (immediately, before,
+//!   delayed) to a plan;
 //! * [`report`] is what a run says about each resource.
 //!
 //! The runtime reads only the IR (`modelc-ir`), never the compiler's own types, and knows
@@ -23,6 +25,7 @@ pub mod engine;
 pub mod handler;
 pub mod handlers;
 pub mod meta;
+pub mod notifications;
 pub mod plan;
 pub mod report;
 
@@ -33,4 +36,4 @@ pub use engine::{Observer, Options, Silent, run};
 pub use handler::{ContentSource, Handlers, MemoryContent};
 pub use meta::{Clock, SystemClock};
 pub use plan::{AgentSelection, Plan};
-pub use report::{Change, Outcome, ResourceReport, RunReport};
+pub use report::{Change, NotificationReport, Outcome, ResourceReport, RunReport};

@@ -68,6 +68,11 @@ pub struct Plan {
     pub pending_refresh: Vec<usize>,
     /// The edges [`Plan::add_autoedges`] added, `(after, before)`.
     pub autoedges: Vec<(usize, usize)>,
+    /// Per resource, the receivers of its notifications and their timing (`notifications.rs`).
+    pub notify: Vec<Vec<(usize, modelc_ir::Timing)>>,
+    /// Ordering-only edges `(after, before)`: `after` waits for `before` but runs even when
+    /// `before` fails.
+    pub soft: HashSet<(usize, usize)>,
 }
 
 impl Plan {
@@ -129,7 +134,19 @@ impl Plan {
             pending_refresh.iter().filter_map(|id| position.get(id.as_str()).copied()).collect();
         pending_refresh.sort_unstable();
         pending_refresh.dedup();
-        Plan { resources, dispositions, requires, dependents, missing, pending_refresh, autoedges: Vec::new() }
+        let mut plan = Plan {
+            resources,
+            dispositions,
+            requires,
+            dependents,
+            missing,
+            pending_refresh,
+            autoedges: Vec::new(),
+            notify: Vec::new(),
+            soft: HashSet::new(),
+        };
+        plan.add_notifications();
+        plan
     }
 
     /// Adds the edges the resources imply (`autoedge.rs`) between resources deployed here;

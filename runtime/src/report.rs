@@ -117,10 +117,31 @@ fn at_most_once(attempts: &u32) -> bool {
     *attempts <= 1
 }
 
+/// A refresh that a `before` or `delayed` notification caused: a run of the receiver's handler
+/// besides its own deploy. (An `immediately` notification refreshes the receiver in its own
+/// deploy, which comes right after the sender's: its report says `refreshed`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NotificationReport {
+    /// The receiver's id.
+    pub receiver: String,
+    pub timing: modelc_ir::Timing,
+    /// The senders that changed (or, in a dry run, would change), in plan order.
+    pub senders: Vec<String>,
+    /// `changed` (refreshed), `would-change` (dry run or noop: it would be refreshed), or
+    /// `failed`.
+    pub result: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration_ms: f64,
+}
+
 /// What a run did, resource by resource, in queue order.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
     pub resources: Vec<ResourceReport>,
+    /// The refreshes `before` and `delayed` notifications caused, in the order they ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notifications: Vec<NotificationReport>,
     /// Receivers whose refresh was due and did not happen (their run failed or was blocked):
     /// the next run refreshes them.
     pub pending_refreshes: Vec<String>,
@@ -137,6 +158,7 @@ impl RunReport {
     /// Whether every handled resource converged (or would, in a dry run).
     pub fn converged(&self) -> bool {
         !self.resources.iter().any(|r| r.result.is_problem())
+            && !self.notifications.iter().any(|n| n.result.is_problem())
     }
 
     pub fn get(&self, id: &str) -> Option<&ResourceReport> {

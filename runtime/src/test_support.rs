@@ -16,5 +16,6 @@ pub(crate) fn resource(entity_type: &str, agent: &str, key: &str, value: &str, r
         state: ResourceState::Available,
         source: Source { entity: entity_type.to_owned(), file: "main.cf".to_owned(), line: 1 },
         meta: Default::default(),
+        notify: Vec::new(),
     }
 }

@@ -3,28 +3,13 @@
 //! duplicating a stated edge, and not for resources with `autoedge` off.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
-use modelc_ir::{Meta, Resource, ResourceState, Source};
+use modelc_ir::{Meta, Resource};
 use modelc_runtime::{AgentSelection, Handlers, MemoryContent, Options, Outcome, Plan, Silent};
 use serde_json::json;
 
-fn resource(entity_type: &str, key: &str, value: &str, attributes: serde_json::Value) -> Resource {
-    let mut all = serde_json::Map::new();
-    all.insert(key.into(), json!(value));
-    all.extend(attributes.as_object().cloned().unwrap_or_default());
-    Resource {
-        id: format!("{entity_type}[local,{key}={value}]"),
-        entity_type: entity_type.into(),
-        agent: "local".into(),
-        attributes: all.into_iter().collect(),
-        requires: Vec::new(),
-        send_event: false,
-        receive_events: true,
-        resource_set: None,
-        state: ResourceState::Available,
-        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
-        meta: Meta::default(),
-    }
-}
+mod support;
+
+use support::keyed as resource;
 
 fn directory(path: &str) -> Resource {
     resource("fs::Directory", "path", path, json!({ "owner": null, "group": null, "permissions": null }))

@@ -64,6 +64,7 @@ fn probe_resource(name: &str, requires: &[&str], attributes: serde_json::Value) 
         state: ResourceState::Available,
         source: Source { entity: "test::Probe".into(), file: "main.cf".into(), line: 7 },
         meta: Default::default(),
+        notify: Vec::new(),
     }
 }
 

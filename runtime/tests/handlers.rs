@@ -38,6 +38,7 @@ fn resource(entity_type: &str, key: &str, value: &str, attributes: Value, requir
         state: ResourceState::Available,
         source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 3 },
         meta: Default::default(),
+        notify: Vec::new(),
     }
 }
 

@@ -9,36 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use modelc_ir::{Backoff, Meta, Resource, ResourceState, Source};
+use modelc_ir::{Backoff, Meta, Resource};
 use modelc_runtime::handler::{Context, Done, Handler};
-use modelc_runtime::{
-    AgentSelection, Change, Clock, Handlers, MemoryContent, Options, Outcome, Plan, RunReport, Silent,
-};
+use modelc_runtime::{Change, Clock, Handlers, Options, Outcome, RunReport};
 use serde_json::json;
 
-fn resource(entity_type: &str, name: &str, attributes: serde_json::Value, meta: Meta) -> Resource {
-    let mut all = serde_json::Map::new();
-    all.insert("name".into(), json!(name));
-    all.extend(attributes.as_object().cloned().unwrap_or_default());
-    Resource {
-        id: format!("{entity_type}[local,name={name}]"),
-        entity_type: entity_type.into(),
-        agent: "local".into(),
-        attributes: all.into_iter().collect(),
-        requires: Vec::new(),
-        send_event: false,
-        receive_events: true,
-        resource_set: None,
-        state: ResourceState::Available,
-        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
-        meta,
-    }
-}
+mod support;
 
-fn run(resources: Vec<Resource>, handlers: &Handlers, options: &Options) -> RunReport {
-    let plan = Plan::new(resources, &[], &AgentSelection::Named(vec!["local".into()]), handlers, &[]);
-    modelc_runtime::run(&plan, handlers, &MemoryContent::default(), options, &Silent)
-}
+use support::{named as resource, run};
 
 /// Counts the resources inside it at once, per semaphore name, and the most ever seen.
 #[derive(Default)]

@@ -369,3 +369,38 @@ fn the_graph_shows_autoedges_in_their_own_style() {
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(result_of(&report, "exec::Run"), "failed");
 }
+
+/// A delayed notification written in the model: a changed configuration file reloads a service
+/// once, at the end of the run, even though another resource failed; an unchanged file reloads
+/// nothing.
+#[test]
+fn a_delayed_notification_from_the_model_reloads_once_at_the_end() {
+    let body = r#"
+service = exec::Run(host=host, command="true", reload="sh -c 'echo reload >> $T/log'")
+a = fs::File(host=host, path="$T/a.conf", content="a\n", mode=644)
+b = fs::File(host=host, path="$T/b.conf", content="b\n", mode=644)
+a.notify_delayed = service
+b.notify_delayed = service
+exec::Run(host=host, command="false")
+"#;
+    let Some(dir) = project("notify", body) else { return };
+    let target = dir.join("target");
+    let (code, report) = deploy_json(&dir, &[]);
+    assert_eq!(code, 1, "`false` fails the run: {report:#}");
+    let notifications = report["notifications"].as_array().unwrap();
+    assert_eq!(notifications.len(), 1, "{report:#}");
+    assert_eq!(notifications[0]["timing"], "delayed");
+    assert_eq!(notifications[0]["result"], "changed");
+    assert_eq!(notifications[0]["senders"].as_array().unwrap().len(), 2);
+    assert_eq!(fs::read_to_string(target.join("log")).unwrap(), "reload\n", "one reload for two changed files");
+
+    let (_, again) = deploy_json(&dir, &[]);
+    assert!(again.get("notifications").is_none_or(|n| n.as_array().unwrap().is_empty()), "{again:#}");
+    assert_eq!(fs::read_to_string(target.join("log")).unwrap(), "reload\n", "nothing changed: no reload");
+
+    let out = modelc(&["compile", ".", "-o", "ir.json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ir: Value = serde_json::from_str(&fs::read_to_string(dir.join("ir.json")).unwrap()).unwrap();
+    let notify: Vec<&Value> = ir["resources"].as_array().unwrap().iter().filter_map(|r| r.get("notify")).collect();
+    assert_eq!(notify.len(), 2, "the two files carry their notification; nothing else has a `notify`");
+}

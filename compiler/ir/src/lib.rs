@@ -22,7 +22,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 pub use id::ResourceId;
-pub use meta::{Backoff, Meta};
+pub use meta::{Backoff, Meta, Notify, Timing};
 
 /// The format this crate reads and writes. Bumped on every incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
@@ -75,6 +75,10 @@ pub struct Resource {
     /// How the runtime deploys it; absent when it has the defaults.
     #[serde(default, skip_serializing_if = "Meta::is_default")]
     pub meta: Meta,
+    /// The resources this one notifies when it changes, with the timing of each (the model's
+    /// `notify_immediately`, `notify_delayed` and `notify_before`); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<Notify>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +156,7 @@ mod tests {
             state: ResourceState::Available,
             source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
             meta: Default::default(),
+            notify: Vec::new(),
         };
         Ir::new(
             vec![resource("a", Some("s"), &[]), resource("b", Some("s"), &["a"]), resource("c", None, &["b"])],

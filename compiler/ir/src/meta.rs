@@ -20,6 +20,10 @@ pub struct Meta {
     pub backoff: Backoff,
     /// Seconds a deploy may take before it fails; `None`: no limit.
     pub timeout: Option<f64>,
+    /// In continuous mode, check it every this many seconds instead of watching it for changes;
+    /// 0: check it once, at the start. `None`: watch it (or, for kinds that cannot be watched,
+    /// check it once).
+    pub poll: Option<f64>,
     /// Runs per second this resource's events may cause (a token bucket); `None`: no limit.
     pub limit: Option<f64>,
     /// How many runs the bucket lets through at once.
@@ -59,6 +63,7 @@ impl Default for Meta {
             delay: 0.0,
             backoff: Backoff::None,
             timeout: None,
+            poll: None,
             limit: None,
             burst: 1,
             sema: Vec::new(),
@@ -97,6 +102,38 @@ impl Meta {
         out.sort();
         out.dedup_by(|a, b| a.0 == b.0);
         Some(out)
+    }
+}
+
+/// A notification: when the resource that carries it changes, `target` is refreshed at `timing`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notify {
+    /// The receiver's id.
+    pub target: String,
+    pub timing: Timing,
+}
+
+/// When a notified resource is refreshed (Chef's timers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// Right after the sender changed, before anything else that requires the sender starts.
+    Immediately,
+    /// Once at the end of the run, however many senders changed, even when the run failed
+    /// elsewhere.
+    Delayed,
+    /// Before the sender changes: the sender is checked first, and only when it would change is
+    /// the receiver refreshed, then the sender applied.
+    Before,
+}
+
+impl Timing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Timing::Immediately => "immediately",
+            Timing::Delayed => "delayed",
+            Timing::Before => "before",
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! 1. [`shapes`]: per entity, how its instances become resources (declarations and defaults);
 //! 2. [`identity`]: each resource's id, agent and exported values; pruned when unknown;
 //! 3. `requires`: each resource's dependencies, resolved through entities that are not resources;
+//!    `notifications`: each resource's notifications with their timing, by receiver id;
 //! 4. `sets`: resource-set membership;
 //! 5. `validate`: duplicate ids, a resource in two sets, dependencies across sets, cycles;
 //! 6. `ownership` (partial compiles only): every member of a set belongs to the set's service.
@@ -14,6 +15,7 @@
 mod directories;
 mod functions;
 pub mod identity;
+mod notifications;
 mod ownership;
 mod requires;
 mod sets;
@@ -72,6 +74,7 @@ pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) ->
     let mut ir = Ir::new(resources, Vec::new());
     ir.files = std::mem::take(&mut refinery.files);
     refinery.requires(&mut ir);
+    refinery.notifications(&mut ir);
     refinery.directories(&mut ir, &shapes);
     let is_set: Vec<bool> =
         graph.entities.iter().map(|e| program.index.is_subtype(&e.fqn, sets::RESOURCE_SET)).collect();
@@ -197,6 +200,7 @@ impl Refinery<'_> {
                 state,
                 source: self.source(instance),
                 meta: self.meta_of(instance),
+                notify: Vec::new(),
             });
             self.instances.push(instance);
             self.fates.push(Fate::Exported(position));
@@ -233,6 +237,7 @@ impl Refinery<'_> {
             };
         }
         meta.timeout = number("timeout");
+        meta.poll = number("poll");
         meta.limit = number("limit");
         meta.burst = match get("burst") {
             Some(Value::Int(i)) => u32::try_from(*i).unwrap_or(1).max(1),

@@ -62,6 +62,7 @@ mod tests {
             state: modelc_ir::ResourceState::Available,
             source: modelc_ir::Source { entity: "t".into(), file: "main.cf".into(), line: 1 },
             meta: Default::default(),
+            notify: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@ fn resource(name: &str, set: Option<&str>, value: i64, requires: &[&str]) -> Res
         state: ResourceState::Available,
         source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
         meta: Default::default(),
+        notify: Vec::new(),
     }
 }
 

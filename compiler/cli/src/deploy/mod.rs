@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use modelc_ir::{Ir, Resource};
 use modelc_runtime::plan::Disposition;
 use modelc_runtime::{
-    AgentSelection, Handlers, MemoryContent, Observer, Options, Outcome, Plan, ResourceReport, RunReport,
+    AgentSelection, Handlers, MemoryContent, NotificationReport, Observer, Options, Outcome, Plan, ResourceReport,
+    RunReport,
 };
 use modelc_store::{Carryover, DeployRecord, DeployResult, SqliteStore, Store, StoreError};
 use nix::fcntl::{Flock, FlockArg};

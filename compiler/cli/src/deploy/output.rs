@@ -82,6 +82,7 @@ pub(super) fn print_json(
         "duration_ms": report.duration_ms,
         "summary": summary,
         "pending_refreshes": report.pending_refreshes,
+        "notifications": report.notifications,
         "resources": resources,
     });
     let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&document).unwrap_or_default());

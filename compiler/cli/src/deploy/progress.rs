@@ -62,6 +62,31 @@ impl Observer for Progress<'_, '_> {
         }
         let _ = write!(io.stdout, "{}", describe(report));
     }
+
+    fn notified(&self, report: &NotificationReport) {
+        if self.format != Format::Human {
+            return;
+        }
+        let mut io = self.io.borrow_mut();
+        if self.live {
+            let _ = write!(io.stderr, "\r\x1b[K");
+        }
+        let verb = match report.result {
+            Outcome::WouldChange => "would refresh",
+            Outcome::Failed => "refresh failed",
+            _ => "refreshed",
+        };
+        let _ = writeln!(
+            io.stdout,
+            "{verb:<13} {} ({} notification from {})",
+            report.receiver,
+            report.timing.as_str(),
+            report.senders.join(", ")
+        );
+        if let Some(error) = &report.error {
+            let _ = writeln!(io.stdout, "              {error}");
+        }
+    }
 }
 
 /// A finished resource as a few lines: result, id, why, and what changed.
