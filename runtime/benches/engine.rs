@@ -1,7 +1,8 @@
 //! The engine alone: N `std::testing::NullResource`s (a handler that does nothing) in a wide
 //! graph (no edges) and in a deep chain (each requires the one before), planned and run; the
 //! time per resource is the engine's overhead (target: at most 50 µs). Then 1,000 `fs::File`s
-//! deployed into an empty temporary directory and re-checked (all unchanged).
+//! deployed into an empty temporary directory and re-checked (all unchanged), one by one and
+//! as a group (autogroup).
 //!
 //! Run with `cargo bench -p modelc-runtime --bench engine` (optionally followed by `--` and
 //! the sizes, e.g. `-- 10000`).
@@ -99,37 +100,46 @@ fn main() {
     files(1_000);
 }
 
-/// 1,000 files of 4 KiB in one directory: the first deploy writes them, the second re-checks.
+/// 1,000 files of 4 KiB in one directory, applied one by one and then as a group (autogroup):
+/// the first deploy writes them, the second re-checks; with the disk flushes each made.
 fn files(n: usize) {
-    let dir = std::env::temp_dir().join(format!("modelc-bench-engine-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut content = MemoryContent::default();
-    let resources: Vec<Resource> = (0..n)
-        .map(|i| {
-            let text = format!("line {i}\n").repeat(4096 / 8);
-            let hash: String = Sha1::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-            content.0.insert(hash.clone(), text.into_bytes());
-            let path = dir.join(format!("f{i}.conf"));
-            let attributes = json!({"hash": hash, "owner": null, "group": null, "permissions": 644, "purged": false,
-                "via": {"method_name": "local", "name": ""}});
-            resource("fs::File", "path", path.to_str().unwrap(), attributes, vec![])
-        })
-        .collect();
-    let handlers = Handlers::builtin();
-    let selection = AgentSelection::Named(vec!["bench".into()]);
-    let options = Options { jobs: 2, dry_run: false, ..Options::default() };
-    for (what, expect) in [("deploy", Outcome::Changed), ("re-check", Outcome::Unchanged)] {
-        let started = Instant::now();
-        let plan = Plan::new(resources.clone(), &[], &selection, &handlers, &[]);
-        let report = modelc_runtime::run(&plan, &handlers, &content, &options, &Silent);
-        let elapsed = started.elapsed();
-        assert_eq!(report.count(expect), n, "{what}");
-        println!(
-            "{n} fs::File {what}: {:.1} ms ({:.1} µs per file)",
-            elapsed.as_secs_f64() * 1e3,
-            elapsed.as_secs_f64() * 1e6 / n as f64
-        );
+    for grouped in [false, true] {
+        let dir = std::env::temp_dir().join(format!("modelc-bench-engine-{}-{grouped}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut content = MemoryContent::default();
+        let resources: Vec<Resource> = (0..n)
+            .map(|i| {
+                let text = format!("line {i}\n").repeat(4096 / 8);
+                let hash: String = Sha1::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+                content.0.insert(hash.clone(), text.into_bytes());
+                let path = dir.join(format!("f{i}.conf"));
+                let attributes = json!({"hash": hash, "owner": null, "group": null, "permissions": 644,
+                    "purged": false, "via": {"method_name": "local", "name": ""}});
+                resource("fs::File", "path", path.to_str().unwrap(), attributes, vec![])
+            })
+            .collect();
+        let handlers = Handlers::builtin();
+        let selection = AgentSelection::Named(vec!["bench".into()]);
+        let options = Options { jobs: 2, dry_run: false, ..Options::default() };
+        let how = if grouped { "as a group" } else { "one by one" };
+        for (what, expect) in [("deploy", Outcome::Changed), ("re-check", Outcome::Unchanged)] {
+            let started = Instant::now();
+            let syncs = modelc_runtime::handlers::disk_syncs();
+            let mut plan = Plan::new(resources.clone(), &[], &selection, &handlers, &[]);
+            if grouped {
+                plan.add_autogroups(&handlers);
+            }
+            let report = modelc_runtime::run(&plan, &handlers, &content, &options, &Silent);
+            let elapsed = started.elapsed();
+            assert_eq!(report.count(expect), n, "{what}");
+            println!(
+                "{n} fs::File {what} {how}: {:.1} ms ({:.1} µs per file), {} disk flushes",
+                elapsed.as_secs_f64() * 1e3,
+                elapsed.as_secs_f64() * 1e6 / n as f64,
+                modelc_runtime::handlers::disk_syncs() - syncs
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -159,10 +159,10 @@ fn deliver(observer: &dyn Observer, plan: &Plan, event: Event) {
     }
 }
 
-/// A resource to deploy, by position, and whether it is to be refreshed.
+/// What a worker applies: one resource, or the members of a group that are to run (those not
+/// settled without running), by position, each with whether it is to be refreshed.
 struct Work {
-    index: usize,
-    refresh: bool,
+    members: Vec<(usize, bool)>,
 }
 
 /// What becomes of a resource whose requirements have all finished.
@@ -171,6 +171,8 @@ enum Ready {
     Run(Work),
     /// It is settled without running.
     Settled(ResourceReport),
+    /// It runs with its group, which waits for other members.
+    Held,
 }
 
 /// A handler's answer.
@@ -184,6 +186,8 @@ struct Finished {
     guarded: Option<String>,
     /// The receivers its `before` notifications refreshed.
     notifications: Vec<NotificationReport>,
+    /// The first member of the group it was applied with.
+    group: Option<String>,
 }
 
 /// One of the `jobs` workers. After running a resource it records the result itself and goes
@@ -213,11 +217,17 @@ impl Worker<'_, '_> {
                     _ => return,
                 },
             };
-            let finished = self.execute(work);
+            let finished = match work.members.as_slice() {
+                &[(index, refresh)] => vec![self.execute(index, refresh)],
+                members => self.execute_group(members),
+            };
             let (events, mut ready, all_done) = {
                 let mut run = self.shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let report = run.report_of(finished);
-                let ready = run.finish(report);
+                let mut ready = Vec::new();
+                for finished in finished {
+                    let report = run.report_of(finished);
+                    ready.extend(run.finish(report));
+                }
                 (std::mem::take(&mut run.events), ready, run.remaining == 0)
             };
             for event in events {
@@ -238,7 +248,7 @@ impl Worker<'_, '_> {
         }
     }
 
-    fn execute(&self, Work { index, refresh }: Work) -> Finished {
+    fn execute(&self, index: usize, refresh: bool) -> Finished {
         let resource = &self.plan.resources[index];
         let meta = &resource.meta;
         let noop = self.dry_run || meta.noop;
@@ -251,6 +261,7 @@ impl Worker<'_, '_> {
             attempts,
             guarded,
             notifications,
+            group: None,
         };
         let before: Vec<usize> = self.plan.receivers(index, Timing::Before).collect();
         let Some(semaphores) = self.semaphores_of(index, &before) else {
@@ -283,6 +294,53 @@ impl Worker<'_, '_> {
         let context = self.applier.context(resource, noop, refresh);
         let (result, attempts) = self.applier.apply(resource, &context);
         finished(result, attempts, None, notifications)
+    }
+
+    /// Applies a group's members in one handler call (`autogroup.rs`). Their meta parameters
+    /// are equal, semaphores apart: the guards run once, the group holds the union of the
+    /// semaphores, and members that fail are retried together.
+    fn execute_group(&self, members: &[(usize, bool)]) -> Vec<Finished> {
+        let start = Instant::now();
+        let resources: Vec<&Resource> = members.iter().map(|&(i, _)| &self.plan.resources[i]).collect();
+        let leader = Some(resources[0].id.clone());
+        let meta = &resources[0].meta;
+        let finish_all = |results: Vec<(Result<Done, String>, u32)>, guarded: Option<String>| -> Vec<Finished> {
+            let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
+            members
+                .iter()
+                .zip(results)
+                .map(|(&(index, _), (result, attempts))| Finished {
+                    index,
+                    result,
+                    duration_ms,
+                    attempts,
+                    guarded: guarded.clone(),
+                    notifications: Vec::new(),
+                    group: leader.clone(),
+                })
+                .collect()
+        };
+        let mut semaphores = Vec::new();
+        for resource in &resources {
+            match resource.meta.semaphores() {
+                Some(own) => semaphores.extend(own),
+                None => {
+                    let error = format!("the semaphores {:?} of its group are not all valid", resource.meta.sema);
+                    return finish_all(members.iter().map(|_| (Err(error.clone()), 0)).collect(), None);
+                }
+            }
+        }
+        if let Some(size) = self.options.sema {
+            semaphores.push((crate::meta::GLOBAL.to_owned(), size.max(1)));
+        }
+        semaphores.sort();
+        semaphores.dedup_by(|a, b| a.0 == b.0);
+        if let Some(reason) = crate::meta::guarded_out(meta) {
+            return finish_all(members.iter().map(|_| (Ok(Done::unchanged()), 0)).collect(), Some(reason));
+        }
+        let _held = self.semaphores.acquire(&semaphores);
+        let refresh: Vec<bool> = members.iter().map(|&(_, refresh)| refresh).collect();
+        finish_all(self.applier.apply_group(&resources, &refresh, self.dry_run || meta.noop), None)
     }
 
     /// The semaphores a resource holds while it deploys, sorted: its own, `--sema`'s, and for
@@ -344,6 +402,47 @@ impl Applier<'_> {
         }
     }
 
+    /// Applies a group with one handler call, then the members that failed again (together)
+    /// while their retries last; each member's result and how many times it ran.
+    fn apply_group(&self, members: &[&Resource], refresh: &[bool], noop: bool) -> Vec<(Result<Done, String>, u32)> {
+        let meta = &members[0].meta;
+        let mut results: Vec<(Result<Done, String>, u32)> = members.iter().map(|_| (Err(String::new()), 0)).collect();
+        let mut pending: Vec<usize> = (0..members.len()).collect();
+        loop {
+            let subset: Vec<&Resource> = pending.iter().map(|&i| members[i]).collect();
+            let contexts: Vec<Context<'_>> =
+                pending.iter().map(|&i| self.context(members[i], noop, refresh[i])).collect();
+            let outcome = match self.handlers.get(&members[0].entity_type) {
+                Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy_group(&subset, &contexts)))
+                    .unwrap_or_else(|panic| {
+                        vec![Err(format!("its handler panicked: {}", panic_message(&panic))); subset.len()]
+                    }),
+                None => vec![Err("no handler".to_owned()); subset.len()],
+            };
+            let outcome = if outcome.len() == subset.len() {
+                outcome
+            } else {
+                let error = format!("its handler gave {} results for a group of {}", outcome.len(), subset.len());
+                vec![Err(error); subset.len()]
+            };
+            let mut failed = Vec::new();
+            let mut most = 0;
+            for (&i, result) in pending.iter().zip(outcome) {
+                let attempts = results[i].1 + 1;
+                most = most.max(attempts);
+                if result.is_err() && (meta.retry < 0 || i64::from(attempts) <= meta.retry) {
+                    failed.push(i);
+                }
+                results[i] = (result, attempts);
+            }
+            if failed.is_empty() {
+                return results;
+            }
+            self.options.clock.sleep(crate::meta::retry_wait(meta, most, &*self.options.clock));
+            pending = failed;
+        }
+    }
+
     /// Refreshes `receiver` for a notification from `senders` (changing nothing when `noop` or
     /// the receiver's own noop says so).
     fn refresh(&self, receiver: usize, timing: Timing, senders: Vec<String>, noop: bool) -> NotificationReport {
@@ -399,6 +498,12 @@ struct Run<'p> {
     notifications: Vec<NotificationReport>,
     /// Receivers whose notification's refresh failed: the next run owes them one.
     refresh_failed: Vec<usize>,
+    /// Per group, the members that have neither become ready nor been settled.
+    group_waiting: Vec<usize>,
+    /// Per group, the members ready to run with it, with their refresh.
+    group_ready: Vec<Vec<(usize, bool)>>,
+    /// The resource waits to run with its group (or ran with it).
+    joined_group: Vec<bool>,
 }
 
 impl<'p> Run<'p> {
@@ -422,6 +527,9 @@ impl<'p> Run<'p> {
             delayed: std::collections::BTreeMap::new(),
             notifications: Vec::new(),
             refresh_failed: Vec::new(),
+            group_waiting: plan.groups.iter().map(Vec::len).collect(),
+            group_ready: vec![Vec::new(); plan.groups.len()],
+            joined_group: vec![false; n],
         }
     }
 
@@ -456,6 +564,7 @@ impl<'p> Run<'p> {
                 match self.ready(i) {
                     Ready::Run(dispatched) => work.push(dispatched),
                     Ready::Settled(report) => work.extend(self.finish(report)),
+                    Ready::Held => {}
                 }
             }
         }
@@ -473,9 +582,34 @@ impl<'p> Run<'p> {
             Ready::Settled(self.settled(i, Outcome::NotEvaluated, None))
         } else {
             self.state[i] = State::Running;
-            self.events.push(Event::Started(i));
-            Ready::Run(Work { index: i, refresh: self.refresh[i] })
+            let refresh = self.refresh[i];
+            match self.plan.group_of.get(i).copied().flatten() {
+                None => {
+                    self.events.push(Event::Started(i));
+                    Ready::Run(Work { members: vec![(i, refresh)] })
+                }
+                Some(g) => {
+                    self.joined_group[i] = true;
+                    self.group_ready[g].push((i, refresh));
+                    self.member_placed(g).map_or(Ready::Held, Ready::Run)
+                }
+            }
         }
+    }
+
+    /// One more member of group `g` is ready or settled; when none is left waiting, the group's
+    /// work (if any member is to run).
+    fn member_placed(&mut self, g: usize) -> Option<Work> {
+        self.group_waiting[g] -= 1;
+        if self.group_waiting[g] > 0 || self.group_ready[g].is_empty() {
+            return None;
+        }
+        let mut members = std::mem::take(&mut self.group_ready[g]);
+        members.sort_unstable();
+        for &(i, _) in &members {
+            self.events.push(Event::Started(i));
+        }
+        Some(Work { members })
     }
 
     /// Records a result and lets the resources that require it go on; returns those that can
@@ -491,6 +625,11 @@ impl<'p> Run<'p> {
             self.remaining -= 1;
             self.reports[index] = Some(report.clone());
             self.events.push(Event::Finished(report));
+            if let Some(g) = self.plan.group_of.get(index).copied().flatten()
+                && !self.joined_group[index]
+            {
+                work.extend(self.member_placed(g));
+            }
             let sender = &self.plan.resources[index];
             if matches!(outcome, Outcome::Changed | Outcome::WouldChange) {
                 for receiver in self.plan.receivers(index, Timing::Delayed) {
@@ -522,6 +661,7 @@ impl<'p> Run<'p> {
                             self.state[d] = State::Done(settled.result);
                             pending.push(settled);
                         }
+                        Ready::Held => {}
                     }
                 }
             }
@@ -542,15 +682,17 @@ impl<'p> Run<'p> {
             refreshed: false,
             duration_ms: 0.0,
             attempts: 0,
+            group: None,
             source: format!("{}:{}", r.source.file, r.source.line),
         }
     }
 
     /// The report of a resource whose handler ran.
     fn report_of(&mut self, finished: Finished) -> ResourceReport {
-        let Finished { index, result, duration_ms, attempts, guarded, notifications } = finished;
+        let Finished { index, result, duration_ms, attempts, guarded, notifications, group } = finished;
         self.record_notifications(notifications);
         let mut report = self.settled(index, Outcome::Unchanged, None);
+        report.group = group;
         report.duration_ms = duration_ms;
         report.attempts = attempts;
         if let Some(reason) = guarded {

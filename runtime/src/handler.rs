@@ -69,6 +69,18 @@ pub trait Handler: Send + Sync {
     /// Brings the machine to `resource`'s desired state (or, in a dry run, only says what
     /// differs). An error is reported on this resource only.
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String>;
+
+    /// Resources of this type with the same key can be applied together by
+    /// [`Handler::deploy_group`] for less work than one by one; `None` (the default): never.
+    fn group_key(&self, _resource: &Resource) -> Option<String> {
+        None
+    }
+
+    /// Applies resources that share a group key, each with its own context (a refresh may be
+    /// due for some); one result per member, in order. The default applies them one by one.
+    fn deploy_group(&self, members: &[&Resource], contexts: &[Context<'_>]) -> Vec<Result<Done, String>> {
+        members.iter().zip(contexts).map(|(resource, context)| self.deploy(resource, context)).collect()
+    }
 }
 
 /// The handlers of a runtime, by resource type.

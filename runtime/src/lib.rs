@@ -2,6 +2,7 @@
 //! machine.
 //!
 //! * [`autoedge`] adds the order resources imply (a file after its directory) to a plan;
+//! * [`autogroup`] groups resources a handler can apply together (files in one directory);
 //! * [`plan`] decides what a run does with each resource: deploy it, or say why not (another
 //!   agent's, no handler, an unknown value, a remote context), and adds purged copies of
 //!   removed `purge_on_delete` resources;
@@ -21,6 +22,7 @@
 #![allow(clippy::disallowed_methods, reason = "the runtime acts on this machine: files, processes, the clock")]
 
 pub mod autoedge;
+pub mod autogroup;
 pub mod engine;
 pub mod handler;
 pub mod handlers;

@@ -73,6 +73,11 @@ pub struct Plan {
     /// Ordering-only edges `(after, before)`: `after` waits for `before` but runs even when
     /// `before` fails.
     pub soft: HashSet<(usize, usize)>,
+    /// Groups of resources applied together (`autogroup.rs`), by position; each has two or
+    /// more members, in plan order.
+    pub groups: Vec<Vec<usize>>,
+    /// Per resource, its group in `groups`.
+    pub group_of: Vec<Option<usize>>,
 }
 
 impl Plan {
@@ -144,8 +149,11 @@ impl Plan {
             autoedges: Vec::new(),
             notify: Vec::new(),
             soft: HashSet::new(),
+            groups: Vec::new(),
+            group_of: Vec::new(),
         };
         plan.add_notifications();
+        plan.group_of = vec![None; plan.len()];
         plan
     }
 

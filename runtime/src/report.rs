@@ -109,6 +109,9 @@ pub struct ResourceReport {
     /// How many times its handler ran (more than once when it failed and had retries).
     #[serde(skip_serializing_if = "at_most_once")]
     pub attempts: u32,
+    /// The first member of the group it was applied with (autogroup), when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// Where the model creates it (`main.cf:12`).
     pub source: String,
 }

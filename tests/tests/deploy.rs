@@ -404,3 +404,25 @@ exec::Run(host=host, command="false")
     let notify: Vec<&Value> = ir["resources"].as_array().unwrap().iter().filter_map(|r| r.get("notify")).collect();
     assert_eq!(notify.len(), 2, "the two files carry their notification; nothing else has a `notify`");
 }
+
+/// Files of one directory are applied as a group, which the report shows on every member;
+/// `--no-autogroup` applies each on its own.
+#[test]
+fn files_of_one_directory_deploy_as_a_group_unless_asked_not_to() {
+    let body = r#"
+for n in ["a", "b", "c"]:
+    fs::File(host=host, path="$T/{{n}}.conf", content="{{n}}\n", mode=644)
+end
+"#;
+    let Some(dir) = project("autogroup", body) else { return };
+    let (code, report) = deploy_json(&dir, &["--dry-run"]);
+    assert_eq!(code, 0, "{report:#}");
+    let groups: Vec<&Value> = report["resources"].as_array().unwrap().iter().map(|r| &r["group"]).collect();
+    assert!(groups.iter().all(|g| g.is_string() && *g == groups[0]), "{report:#}");
+    let (code, report) = deploy_json(&dir, &["--no-autogroup"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(report["resources"].as_array().unwrap().iter().all(|r| r.get("group").is_none()), "{report:#}");
+    for n in ["a", "b", "c"] {
+        assert_eq!(fs::read_to_string(dir.join("target").join(format!("{n}.conf"))).unwrap(), format!("{n}\n"));
+    }
+}

@@ -128,6 +128,10 @@ pub enum Command {
         /// (a file after the directory that holds it, …; see docs/runtime.md).
         #[arg(long)]
         no_autoedges: bool,
+        /// Apply every resource on its own: without grouping those a handler can apply together
+        /// (the files of one directory, …; see docs/runtime.md).
+        #[arg(long)]
+        no_autogroup: bool,
         #[command(flatten)]
         store: StoreArg,
     },

@@ -133,7 +133,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             };
             export::export(path.as_deref(), &request, cli.format, color, io)
         }
-        Command::Deploy { path, ir, version, agents, jobs, dry_run, sema, no_autoedges, store } => {
+        Command::Deploy { path, ir, version, agents, jobs, dry_run, sema, no_autoedges, no_autogroup, store } => {
             let request = deploy::Request {
                 path,
                 ir,
@@ -144,6 +144,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
                 dry_run,
                 sema: sema.map(|n| n as usize),
                 no_autoedges,
+                no_autogroup,
             };
             deploy::deploy(&request, cli.format, color, io)
         }

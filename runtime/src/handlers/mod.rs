@@ -61,3 +61,9 @@ pub(crate) fn absolute_path(resource: &Resource, name: &str) -> Result<PathBuf, 
     }
     Ok(path)
 }
+
+/// How many times the file handlers flushed a file or a directory to disk in this process
+/// (for benchmarks and tests: what grouping saves).
+pub fn disk_syncs() -> u64 {
+    posix::disk_syncs()
+}

@@ -48,6 +48,8 @@ pub(crate) struct Request {
     pub sema: Option<usize>,
     /// `--no-autoedges`: only the edges the model states.
     pub no_autoedges: bool,
+    /// `--no-autogroup`: every resource applied on its own.
+    pub no_autogroup: bool,
 }
 
 /// What is deployed, and where it came from.
@@ -99,6 +101,10 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
     if !request.no_autoedges {
         plan.add_autoedges();
+    }
+    // After the autoedges: a group must respect every edge.
+    if !request.no_autogroup {
+        plan.add_autogroups(&handlers);
     }
     // A misspelt `--agent` would otherwise deploy nothing and call it converged.
     for agent in &request.agents {

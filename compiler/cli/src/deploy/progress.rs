@@ -95,6 +95,9 @@ pub(super) fn describe(report: &ResourceReport) -> String {
     if report.refreshed {
         text.push_str(" (refreshed)");
     }
+    if let Some(leader) = report.group.as_ref().filter(|leader| **leader != report.id) {
+        text.push_str(&format!(" (applied with {leader})"));
+    }
     text.push('\n');
     if let Some(error) = &report.error {
         text.push_str(&format!("              {error} ({})\n", report.source));
