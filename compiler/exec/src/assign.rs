@@ -275,7 +275,13 @@ impl<'a> Engine<'a> {
                 Diagnostic::new(&codes::TYPE_MISMATCH, format!("could not set {}: {message}", self.owner_text(cell))),
                 "invalid value",
             )),
-            Err(Misfit::Violated(message)) => Err(self.fail(
+            Err(Misfit::Violated { typedef, value, .. })
+                if let Some(problem) = modelc_sema::meta_params::problem(&typedef, &value) =>
+            {
+                let d = Diagnostic::new(&codes::INVALID_META_PARAMETER, problem.message).help(problem.help);
+                Err(self.fail(scope, span, d, &problem.label))
+            }
+            Err(Misfit::Violated { message, .. }) => Err(self.fail(
                 scope,
                 span,
                 Diagnostic::new(

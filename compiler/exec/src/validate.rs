@@ -17,8 +17,9 @@ use crate::engine::{Engine, Stop, TaskKind};
 pub(crate) enum Misfit {
     /// The base type rejects it.
     Invalid(String),
-    /// A typedef constraint rejects it.
-    Violated(String),
+    /// A typedef constraint rejects it: the typedef, the value that breaks it (as text), and
+    /// the message.
+    Violated { typedef: String, value: String, message: String },
     /// Evaluating a constraint failed.
     Failed(Box<Diagnostic>),
 }
@@ -73,10 +74,9 @@ impl<'a> Engine<'a> {
                     self.check_base(&def.base.clone(), value, depth + 1)?;
                 }
                 if !self.constraint_holds(fqn, value)? {
-                    return Err(Misfit::Violated(format!(
-                        "invalid value '{}', does not match the constraint of {fqn}",
-                        self.interpolate(value)
-                    )));
+                    let shown = self.interpolate(value);
+                    let message = format!("invalid value '{shown}', does not match the constraint of {fqn}");
+                    return Err(Misfit::Violated { typedef: fqn.clone(), value: shown, message });
                 }
                 true
             }

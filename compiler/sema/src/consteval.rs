@@ -129,7 +129,7 @@ pub enum Violation {
     /// The value is not of the type at all.
     Type(String),
     /// The value has the base type but fails the typedef's constraint.
-    Constraint { typedef: String, message: String },
+    Constraint { typedef: String, message: String, value: String },
 }
 
 /// Checks a constant against a declared type, typedef constraints included (where they can
@@ -177,6 +177,10 @@ fn validate_base(index: &ModelIndex, base: &BaseType, value: &Value, depth: usiz
                 return Err(Violation::Constraint {
                     typedef: fqn.clone(),
                     message: format!("Invalid value {}, does not match the constraint of {fqn}", repr(value)),
+                    value: match value {
+                        Value::Str(s) => s.to_string(),
+                        other => repr(other),
+                    },
                 });
             }
             true

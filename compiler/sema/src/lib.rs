@@ -19,6 +19,7 @@ mod declarations;
 pub mod hir;
 pub mod index;
 pub mod loading;
+pub mod meta_params;
 pub mod resolve;
 pub mod resources;
 mod suggest;

@@ -300,6 +300,14 @@ impl<'a> Checker<'a> {
                         .primary(self.file, value.span, message);
                         self.runtime(d);
                     }
+                    Err(Violation::Constraint { typedef, value: shown, .. })
+                        if let Some(problem) = crate::meta_params::problem(&typedef, &shown) =>
+                    {
+                        let d = Diagnostic::new(&codes::INVALID_META_PARAMETER, problem.message)
+                            .primary(self.file, value.span, problem.label)
+                            .help(problem.help);
+                        self.runtime(d);
+                    }
                     Err(Violation::Constraint { message, .. }) => {
                         let d = Diagnostic::new(
                             &codes::CONSTRAINT_VIOLATION,
