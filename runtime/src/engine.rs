@@ -38,6 +38,12 @@ pub struct Options {
     pub sema: Option<usize>,
     /// Where retries wait.
     pub clock: Arc<dyn Clock>,
+    /// Retry a failed resource within the run, as its meta parameters say. Continuous mode
+    /// turns this off: it retries on its own timers and keeps the counts across runs.
+    pub retries: bool,
+    /// Once set (Ctrl-C), resources that have not started are not started: they are
+    /// `interrupted`; those running finish.
+    pub interrupt: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Default for Options {
@@ -47,6 +53,8 @@ impl Default for Options {
             dry_run: false,
             sema: None,
             clock: Arc::new(SystemClock),
+            retries: true,
+            interrupt: Arc::default(),
         }
     }
 }
@@ -98,7 +106,7 @@ pub fn run(
 ) -> RunReport {
     let started = Instant::now();
     let jobs = options.jobs.max(1);
-    let mut run = Run::new(plan, options.dry_run);
+    let mut run = Run::new(plan, options.dry_run, Arc::clone(&options.interrupt));
     let first = run.start();
     for event in std::mem::take(&mut run.events) {
         deliver(observer, plan, event);
@@ -395,7 +403,7 @@ impl Applier<'_> {
             attempts += 1;
             let result = self.attempt(resource, context);
             let retries_left = meta.retry < 0 || i64::from(attempts) <= meta.retry;
-            if result.is_ok() || !retries_left {
+            if result.is_ok() || !retries_left || !self.options.retries {
                 return (result, attempts);
             }
             self.options.clock.sleep(crate::meta::retry_wait(meta, attempts, &*self.options.clock));
@@ -430,7 +438,8 @@ impl Applier<'_> {
             for (&i, result) in pending.iter().zip(outcome) {
                 let attempts = results[i].1 + 1;
                 most = most.max(attempts);
-                if result.is_err() && (meta.retry < 0 || i64::from(attempts) <= meta.retry) {
+                let retries_left = meta.retry < 0 || i64::from(attempts) <= meta.retry;
+                if result.is_err() && retries_left && self.options.retries {
                     failed.push(i);
                 }
                 results[i] = (result, attempts);
@@ -478,6 +487,8 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 struct Run<'p> {
     plan: &'p Plan,
     dry_run: bool,
+    /// Set when the run is interrupted: nothing more starts.
+    interrupt: Arc<std::sync::atomic::AtomicBool>,
     state: Vec<State>,
     /// Requirements not finished yet.
     waiting_on: Vec<usize>,
@@ -507,7 +518,7 @@ struct Run<'p> {
 }
 
 impl<'p> Run<'p> {
-    fn new(plan: &'p Plan, dry_run: bool) -> Run<'p> {
+    fn new(plan: &'p Plan, dry_run: bool, interrupt: Arc<std::sync::atomic::AtomicBool>) -> Run<'p> {
         let n = plan.len();
         let mut refresh = vec![false; n];
         for &i in &plan.pending_refresh {
@@ -516,6 +527,7 @@ impl<'p> Run<'p> {
         Run {
             plan,
             dry_run,
+            interrupt,
             state: vec![State::Waiting; n],
             waiting_on: plan.requires.iter().map(Vec::len).collect(),
             blockers: vec![Vec::new(); n],
@@ -580,6 +592,9 @@ impl<'p> Run<'p> {
             Ready::Settled(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
         } else if self.dry_run && self.unevaluated[i] {
             Ready::Settled(self.settled(i, Outcome::NotEvaluated, None))
+        } else if self.interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+            let error = "not started: the deploy was interrupted".to_owned();
+            Ready::Settled(self.settled(i, Outcome::Interrupted, Some(error)))
         } else {
             self.state[i] = State::Running;
             let refresh = self.refresh[i];

@@ -15,6 +15,8 @@
 //!   [`meta::Clock`]), counting semaphores acquired in sorted order, and `--sema N`;
 //! * [`notifications`] adds the order a notification's timing implies (immediately, before,
 //!   delayed) to a plan;
+//! * [`watch`] is continuous mode: a vertex per resource kept across versions, file-system
+//!   events and timers, token buckets, retries across runs;
 //! * [`report`] is what a run says about each resource.
 //!
 //! The runtime reads only the IR (`modelc-ir`), never the compiler's own types, and knows
@@ -30,6 +32,7 @@ pub mod meta;
 pub mod notifications;
 pub mod plan;
 pub mod report;
+pub mod watch;
 
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -6,11 +6,16 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-/// Where the engine waits between retries.
+/// Where the engine waits between retries, and what time it is for rate limits.
 pub trait Clock: Send + Sync {
     fn sleep(&self, duration: Duration);
     /// A number in [0, 1), for jitter.
     fn random(&self) -> f64;
+    /// Time since some fixed moment (monotonic): what token buckets and timers measure.
+    fn now(&self) -> Duration {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed()
+    }
 }
 
 /// The real clock: `thread::sleep`, and randomness from the operating system.

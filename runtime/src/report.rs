@@ -31,6 +31,8 @@ pub enum Outcome {
     Undeployable,
     /// It belongs to an agent this run does not handle; it was not looked at.
     NotHandled,
+    /// The run was interrupted (Ctrl-C) before it started.
+    Interrupted,
 }
 
 impl Outcome {
@@ -47,6 +49,7 @@ impl Outcome {
             Outcome::NoHandler => "no-handler",
             Outcome::Undeployable => "undeployable",
             Outcome::NotHandled => "not-handled",
+            Outcome::Interrupted => "interrupted",
         }
     }
 
@@ -60,7 +63,10 @@ impl Outcome {
 
     /// Whether this outcome makes the deploy fail (exit status 1).
     pub fn is_problem(self) -> bool {
-        matches!(self, Outcome::Failed | Outcome::Blocked | Outcome::NoHandler | Outcome::Undeployable)
+        matches!(
+            self,
+            Outcome::Failed | Outcome::Blocked | Outcome::NoHandler | Outcome::Undeployable | Outcome::Interrupted
+        )
     }
 }
 

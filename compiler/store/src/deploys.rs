@@ -4,9 +4,9 @@
 //!   deploys without its model;
 //! * one record per deploy (the version, when it started and ended, which agents it handled)
 //!   and per resource (its result, changes, error and duration): [`DeployRecord`];
-//! * receivers whose refresh a run could not do (the next run does it) and the resources with
-//!   `purge_on_delete` last deployed, per agent (a later version without one purges it):
-//!   [`Carryover`].
+//! * receivers whose refresh a run could not do (the next run does it), the resources with
+//!   `purge_on_delete` last deployed, per agent (a later version without one purges it), and
+//!   continuous mode's retry counters: [`Carryover`].
 //!
 //! Recording a run with its carryover is one transaction. The SQLite layout and queries are in
 //! `sqlite/deploys.rs`.
@@ -53,4 +53,7 @@ pub struct DeployResult {
 pub struct Carryover {
     pub pending_refreshes: Vec<(String, String)>,
     pub purgeable: Vec<Resource>,
+    /// Continuous mode's retry counters: `(id, agent, failed runs)` of resources that have
+    /// used some of their retries.
+    pub retry_counts: Vec<(String, String, u32)>,
 }

@@ -14,6 +14,7 @@ pub(super) fn print_summary(io: &mut Io<'_>, report: &RunReport, dry_run: bool) 
         Outcome::Guarded,
         Outcome::NoHandler,
         Outcome::Undeployable,
+        Outcome::Interrupted,
         Outcome::NotHandled,
     ];
     let counts: Vec<String> = order
@@ -69,6 +70,7 @@ pub(super) fn print_json(
         Outcome::NotEvaluated,
         Outcome::NoHandler,
         Outcome::Undeployable,
+        Outcome::Interrupted,
         Outcome::NotHandled,
     ] {
         summary.insert(outcome.as_str().to_owned(), report.count(outcome).into());

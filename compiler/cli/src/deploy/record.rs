@@ -59,5 +59,5 @@ pub(super) fn record(
         .iter()
         .filter_map(|id| plan.resources.iter().find(|r| r.id == *id).map(|r| (id.clone(), r.agent.clone())))
         .collect();
-    (record, Carryover { pending_refreshes, purgeable })
+    (record, Carryover { pending_refreshes, purgeable, retry_counts: Vec::new() })
 }

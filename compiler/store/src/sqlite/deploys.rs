@@ -3,7 +3,8 @@
 //! * `contents`: file content by sha1, with the version that first stored it;
 //! * `deploy_runs` and `deploy_results`: one row per deploy and per resource of it;
 //! * `pending_refreshes`: receivers owed a refresh, by agent;
-//! * `deployed_purgeable`: the `purge_on_delete` resources last deployed, by agent.
+//! * `deployed_purgeable`: the `purge_on_delete` resources last deployed, by agent;
+//! * `retry_counts`: continuous mode's failed runs per resource, by agent.
 
 use std::collections::HashMap;
 
@@ -39,6 +40,7 @@ CREATE TABLE IF NOT EXISTS deploy_results (
 );
 CREATE TABLE IF NOT EXISTS pending_refreshes (rid TEXT PRIMARY KEY, agent TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS deployed_purgeable (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS retry_counts (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, failures INTEGER NOT NULL);
 ";
 
 impl SqliteStore {
@@ -92,9 +94,16 @@ impl SqliteStore {
             }
             let mut forget_refreshes = tx.prepare_cached("DELETE FROM pending_refreshes WHERE agent = ?1")?;
             let mut forget_purgeable = tx.prepare_cached("DELETE FROM deployed_purgeable WHERE agent = ?1")?;
+            let mut forget_retries = tx.prepare_cached("DELETE FROM retry_counts WHERE agent = ?1")?;
             for agent in &record.agents {
                 forget_refreshes.execute([agent])?;
                 forget_purgeable.execute([agent])?;
+                forget_retries.execute([agent])?;
+            }
+            let mut retries =
+                tx.prepare_cached("INSERT OR REPLACE INTO retry_counts (rid, agent, failures) VALUES (?1, ?2, ?3)")?;
+            for (rid, agent, failures) in &carryover.retry_counts {
+                retries.execute(params![rid, agent, failures])?;
             }
             let mut refresh =
                 tx.prepare_cached("INSERT OR REPLACE INTO pending_refreshes (rid, agent) VALUES (?1, ?2)")?;
@@ -126,6 +135,18 @@ impl SqliteStore {
             ids.extend(query.query_map([agent], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?);
         }
         Ok(ids)
+    }
+
+    /// Continuous mode's retry counters of `agents`' resources: `(id, failed runs)`.
+    pub fn retry_counts(&self, agents: &[String]) -> Result<Vec<(String, u32)>, StoreError> {
+        let mut query =
+            self.db.prepare_cached("SELECT rid, failures FROM retry_counts WHERE agent = ?1 ORDER BY rid")?;
+        let mut counts = Vec::new();
+        for agent in agents {
+            let rows = query.query_map([agent], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?;
+            counts.extend(rows.collect::<Result<Vec<_>, _>>()?);
+        }
+        Ok(counts)
     }
 
     /// The resources with `purge_on_delete` last deployed by `agents`.

@@ -25,8 +25,9 @@ use crate::partial::{CurrentRow, MergePlan};
 use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, VersionInfo};
 
 /// The layout this code reads and writes. Version 2 added the runtime's tables
-/// (`crate::deploys`); a version-1 store gets them when it is opened.
-pub const SCHEMA_VERSION: i64 = 2;
+/// (`crate::deploys`), version 3 continuous mode's retry counters; an older store gets what it
+/// lacks when it is opened.
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// How long an export waits for another one to finish.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -125,8 +126,8 @@ impl SqliteStore {
             self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
         match schema {
             Some(SCHEMA_VERSION) => Ok(()),
-            Some(1) => {
-                // Layout 1 lacks only the runtime's tables: add them.
+            Some(1 | 2) => {
+                // Older layouts lack only runtime tables: add them.
                 let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 tx.execute_batch(deploys::SCHEMA)?;
                 tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION])?;
