@@ -132,6 +132,19 @@ pub enum Command {
         /// (the files of one directory, …; see docs/runtime.md).
         #[arg(long)]
         no_autogroup: bool,
+        /// Keep the machine converged after the first run (continuous mode): deploy the store's
+        /// latest version (or `--version N`), repair drift as it happens, check polled resources
+        /// on their interval, and swap in each version `modelc export` stores. Ctrl-C lets
+        /// running resources finish and exits (status 130)
+        #[arg(long)]
+        watch: bool,
+        /// With `--watch`: exit once nothing has changed for S seconds: 0 when everything
+        /// converged, 1 when a resource failed or is blocked
+        #[arg(long, value_name = "S", requires = "watch", value_parser = seconds)]
+        converged_timeout: Option<f64>,
+        /// With `--watch`: exit after S seconds in any case
+        #[arg(long, value_name = "S", requires = "watch", value_parser = seconds)]
+        max_runtime: Option<f64>,
         #[command(flatten)]
         store: StoreArg,
     },
@@ -230,5 +243,13 @@ impl Format {
             Format::Reference => command != "compile",
             Format::Dot | Format::Mermaid => command != "graph",
         }
+    }
+}
+
+/// A number of seconds: finite and not negative.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
+        _ => Err(format!("`{text}` is not a number of seconds (0 or more)")),
     }
 }

@@ -133,7 +133,21 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             };
             export::export(path.as_deref(), &request, cli.format, color, io)
         }
-        Command::Deploy { path, ir, version, agents, jobs, dry_run, sema, no_autoedges, no_autogroup, store } => {
+        Command::Deploy {
+            path,
+            ir,
+            version,
+            agents,
+            jobs,
+            dry_run,
+            sema,
+            no_autoedges,
+            no_autogroup,
+            watch,
+            converged_timeout,
+            max_runtime,
+            store,
+        } => {
             let request = deploy::Request {
                 path,
                 ir,
@@ -145,6 +159,10 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
                 sema: sema.map(|n| n as usize),
                 no_autoedges,
                 no_autogroup,
+                watch,
+                converged_timeout,
+                max_runtime,
+                interrupt: interrupt_on_ctrl_c(),
             };
             deploy::deploy(&request, cli.format, color, io)
         }
@@ -226,4 +244,17 @@ pub fn registered_codes() -> Vec<&'static str> {
 pub(crate) fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
     let _ = writeln!(io.stderr, "error: {message}");
     EXIT_USAGE
+}
+
+/// A flag Ctrl-C sets (SIGINT, and SIGTERM): a deploy lets running resources finish and starts
+/// no more. A second Ctrl-C while the flag is set exits at once (status 1).
+fn interrupt_on_ctrl_c() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The conditional shutdown is registered first, so it sees the flag before this
+        // signal sets it.
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 1, std::sync::Arc::clone(&flag));
+        let _ = signal_hook::flag::register(signal, std::sync::Arc::clone(&flag));
+    }
+    flag
 }

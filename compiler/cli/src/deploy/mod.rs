@@ -28,6 +28,7 @@ mod output;
 mod progress;
 mod record;
 mod status;
+mod watch;
 
 pub(crate) use status::status;
 
@@ -50,6 +51,14 @@ pub(crate) struct Request {
     pub no_autoedges: bool,
     /// `--no-autogroup`: every resource applied on its own.
     pub no_autogroup: bool,
+    /// `--watch`: continuous mode.
+    pub watch: bool,
+    /// `--converged-timeout S`: continuous mode stops once nothing changed for S seconds.
+    pub converged_timeout: Option<f64>,
+    /// `--max-runtime S`: continuous mode stops after S seconds.
+    pub max_runtime: Option<f64>,
+    /// Set by Ctrl-C: running resources finish, no more start.
+    pub interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What is deployed, and where it came from.
@@ -62,6 +71,9 @@ struct Desired {
 }
 
 pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    if request.watch {
+        return watch::deploy_watch(request, format, color, io);
+    }
     let desired = match desired(request, format, color, io) {
         Ok(desired) => desired,
         Err(status) => return status,
@@ -122,6 +134,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1),
         dry_run: request.dry_run,
         sema: request.sema,
+        interrupt: std::sync::Arc::clone(&request.interrupt),
         ..Options::default()
     };
     let started = modelc_store::utc_now();
@@ -151,6 +164,10 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     match format {
         Format::Json => print_json(io, &desired, &plan, &report, &agents, request.dry_run),
         _ => print_summary(io, &report, request.dry_run),
+    }
+    if request.interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        let _ = writeln!(io.stderr, "interrupted: running resources finished, no more were started");
+        return watch::EXIT_INTERRUPTED;
     }
     status
 }

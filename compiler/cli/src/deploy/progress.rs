@@ -33,6 +33,16 @@ impl<'a, 'io> Progress<'a, 'io> {
         );
     }
 
+    /// A line of its own on stderr (human format only).
+    pub(super) fn say(&self, text: &str) {
+        if self.format != Format::Human {
+            return;
+        }
+        self.clear();
+        let mut io = self.io.borrow_mut();
+        let _ = writeln!(io.stderr, "{text}");
+    }
+
     pub(super) fn clear(&self) {
         if self.live {
             let mut io = self.io.borrow_mut();

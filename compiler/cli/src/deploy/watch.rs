@@ -1,0 +1,239 @@
+//! `modelc deploy --watch`: continuous mode (`modelc_runtime::watch`) from the command line. It
+//! deploys the store's latest version (or `--version N`), then keeps the machine converged:
+//! drift is repaired as file-system events report it, polled resources are checked on their
+//! interval, and each version `modelc export` stores is swapped in as soon as the store file
+//! changes. Each step is recorded in the store with what it leaves for the next process (retry
+//! counts, refreshes owed, purgeable resources).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use modelc_runtime::watch::{Continuous, Limits, Progress as Step, Stop, Version, Versions};
+
+use super::*;
+
+/// Ctrl-C's exit status (128 + SIGINT), as shells report it.
+pub(super) const EXIT_INTERRUPTED: u8 = 130;
+
+pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    if request.ir.is_some() || request.dry_run {
+        let what = if request.dry_run { "--dry-run" } else { "--ir" };
+        return usage_error(io, &format!("--watch follows the store's versions; it cannot be combined with {what}"));
+    }
+    let store_path = match &request.path {
+        Some(_) => match modelc_driver::locate(request.path.as_deref(), &io.cwd) {
+            Ok(target) => crate::export::store_path(request.store.as_deref(), Some(&target), &io.cwd),
+            Err(error) => return usage_error(io, &error.to_string()),
+        },
+        None => crate::export::store_path(request.store.as_deref(), None, &io.cwd),
+    };
+    let mut versions = StoreVersions { path: store_path.clone() };
+    let first = match request.version {
+        Some(number) => versions.load(number).map(Some),
+        None => versions.newer(None),
+    };
+    let first = match first {
+        Ok(Some(version)) => version,
+        Ok(None) => {
+            let message = format!(
+                "--watch deploys the store's versions, and {} has none: run `modelc export` first",
+                store_path.display()
+            );
+            return usage_error(io, &message);
+        }
+        Err(message) => return usage_error(io, &message),
+    };
+    let _lock = match lock(io) {
+        Ok(lock) => lock,
+        Err(message) => return usage_error(io, &message),
+    };
+    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+    let selection = if request.agents.is_empty() {
+        AgentSelection::ThisMachine { host }
+    } else {
+        AgentSelection::Named(request.agents.clone())
+    };
+    let mut agents: Vec<String> = selection.agents(&first.resources).into_iter().collect();
+    agents.sort();
+    let carried = SqliteStore::open_existing(&store_path)
+        .and_then(|s| Ok((s.pending_refreshes(&agents)?, s.retry_counts(&agents)?, s.deployed_purgeable(&agents)?)));
+    let (pending, retry_counts, previous) = match carried {
+        Ok(carried) => carried,
+        Err(error) => return store_failure(io, format, color, &error, &store_path),
+    };
+    let handlers = Handlers::builtin();
+    let options = Options {
+        jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1),
+        sema: request.sema,
+        interrupt: Arc::clone(&request.interrupt),
+        ..Options::default()
+    };
+    let mut continuous = Continuous::new(&handlers, options, selection, !request.no_autoedges, !request.no_autogroup);
+    // What the last process deployed, so resources gone since are purged.
+    continuous.swap(previous, Arc::new(MemoryContent::default()), &[], &[]);
+    let number = first.number;
+    continuous.swap(first.resources, first.content, &pending, &retry_counts);
+    let limits = Limits {
+        converged_timeout: request.converged_timeout.map(Duration::from_secs_f64),
+        max_runtime: request.max_runtime.map(Duration::from_secs_f64),
+    };
+    let _ = writeln!(
+        io.stderr,
+        "watching: version {number} from {}, for agents {}{}",
+        store_path.display(),
+        agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+        limits
+            .converged_timeout
+            .map(|t| format!("; stops after {}s without change", t.as_secs_f64()))
+            .unwrap_or_default()
+    );
+    let mut current = Some(number);
+    let mut record_failed = None;
+    let stop = {
+        let progress = Progress::new(io, format, 0);
+        let stop = modelc_runtime::watch::run(
+            &mut continuous,
+            &mut versions,
+            current,
+            &limits,
+            &progress,
+            &mut |continuous, step| match step {
+                Step::Swapped { version, swap, .. } => {
+                    current = Some(version);
+                    progress.say(&format!(
+                        "version {version}: {} kept, {} new or changed, {} removed",
+                        swap.kept, swap.replaced, swap.removed
+                    ));
+                }
+                Step::Ran(report) => {
+                    if let Err(error) = record_step(&store_path, continuous, report, &agents, current) {
+                        record_failed = Some(error);
+                    }
+                }
+            },
+        );
+        progress.clear();
+        stop
+    };
+    if let Some(error) = record_failed {
+        let _ = writeln!(io.stderr, "error: a run could not be recorded in {}: {error}", store_path.display());
+    }
+    match stop {
+        Ok(Stop::Idle { converged: true }) => {
+            let _ = writeln!(io.stderr, "converged: nothing changed for the converged timeout");
+            EXIT_OK
+        }
+        Ok(Stop::Idle { converged: false }) => {
+            let _ = writeln!(
+                io.stderr,
+                "not converged: nothing changed for the converged timeout, but resources failed or are blocked"
+            );
+            EXIT_MODEL_ERRORS
+        }
+        Ok(Stop::MaxRuntime) => {
+            let converged = continuous.converged();
+            let _ = writeln!(
+                io.stderr,
+                "stopped: the maximum run time passed ({})",
+                if converged { "converged" } else { "not converged" }
+            );
+            if converged { EXIT_OK } else { EXIT_MODEL_ERRORS }
+        }
+        Ok(Stop::Interrupted) => {
+            let _ = writeln!(io.stderr, "interrupted: running resources finished, no more were started");
+            EXIT_INTERRUPTED
+        }
+        Err(message) => usage_error(io, &message),
+    }
+}
+
+/// Records one step of continuous mode: its results, and what the whole graph leaves for the
+/// next process.
+fn record_step(
+    store_path: &Path,
+    continuous: &Continuous<'_>,
+    report: &RunReport,
+    agents: &[String],
+    version: Option<u64>,
+) -> Result<u64, StoreError> {
+    let agent_of: HashMap<&str, &str> =
+        continuous.resources().iter().map(|r| (r.id.as_str(), r.agent.as_str())).collect();
+    let results = report
+        .resources
+        .iter()
+        .filter(|r| r.result != Outcome::NotHandled)
+        .map(|r| DeployResult {
+            id: r.id.clone(),
+            agent: agent_of.get(r.id.as_str()).copied().unwrap_or_default().to_owned(),
+            result: r.result.as_str().to_owned(),
+            changes: serde_json::to_value(&r.changes).unwrap_or_default(),
+            error: r.error.clone(),
+            duration_ms: r.duration_ms,
+            source: r.source.clone(),
+        })
+        .collect();
+    let now = modelc_store::utc_now();
+    let record = DeployRecord {
+        run: 0,
+        version,
+        source: version.map_or_else(|| "watch".to_owned(), |v| format!("watch of version {v}")),
+        started: now.clone(),
+        ended: now,
+        agents: agents.to_vec(),
+        converged: continuous.converged(),
+        results,
+    };
+    let state = continuous.carryover();
+    let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let purgeable = continuous
+        .resources()
+        .iter()
+        .filter(|r| agents.contains(&r.agent) && flag(r, "purge_on_delete") && !flag(r, "purged"))
+        .cloned()
+        .collect();
+    let carryover =
+        Carryover { pending_refreshes: state.pending_refreshes, purgeable, retry_counts: state.retry_counts };
+    SqliteStore::open(store_path)?.record_deploy(&record, &carryover)
+}
+
+/// The store's versions, for the loop: the newest one and the store's files, whose change
+/// means a version may have come.
+struct StoreVersions {
+    path: PathBuf,
+}
+
+impl StoreVersions {
+    fn load(&self, number: u64) -> Result<Version, String> {
+        let store = SqliteStore::open_existing(&self.path).map_err(|e| e.to_string())?;
+        let snapshot = store.snapshot(Some(number)).map_err(|e| e.to_string())?;
+        let hashes: Vec<String> = snapshot
+            .resources
+            .iter()
+            .filter_map(|r| r.attributes.get("hash").and_then(|h| h.as_str()).map(str::to_owned))
+            .collect();
+        let contents = store.contents(&hashes).map_err(|e| e.to_string())?;
+        Ok(Version { number, resources: snapshot.resources, content: Arc::new(MemoryContent(contents)) })
+    }
+}
+
+impl Versions for StoreVersions {
+    fn newer(&mut self, current: Option<u64>) -> Result<Option<Version>, String> {
+        let store = match SqliteStore::open_existing(&self.path) {
+            Ok(store) => store,
+            Err(StoreError::NotFound(_)) => return Ok(None),
+            Err(error) => return Err(error.to_string()),
+        };
+        let latest = store.versions().map_err(|e| e.to_string())?.last().map(|v| v.version);
+        match latest {
+            Some(number) if Some(number) != current => self.load(number).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        vec![self.path.clone(), PathBuf::from(wal)]
+    }
+}
