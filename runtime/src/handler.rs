@@ -94,12 +94,14 @@ impl Handlers {
         Handlers { by_type: HashMap::new() }
     }
 
-    /// The handlers this runtime ships: std's `testing::NullResource` and `AgentConfig`, the
+    /// The handlers this runtime ships: std's `testing::NullResource`, `AgentConfig` and
+    /// `Handover` (nothing to apply), the
     /// `fs` module's `File`, `Directory` and `Symlink`, and the `exec` module's `Run`.
     pub fn builtin() -> Handlers {
         let mut handlers = Handlers::empty();
         handlers.register("std::testing::NullResource", crate::handlers::null::NullHandler);
         handlers.register("std::AgentConfig", crate::handlers::null::AgentConfigHandler);
+        handlers.register("std::Handover", crate::handlers::null::AgentConfigHandler);
         handlers.register("fs::File", crate::handlers::file::FileHandler);
         handlers.register("fs::Directory", crate::handlers::directory::DirectoryHandler);
         handlers.register("fs::Symlink", crate::handlers::symlink::SymlinkHandler);

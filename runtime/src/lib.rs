@@ -17,6 +17,8 @@
 //!   delayed) to a plan;
 //! * [`watch`] is continuous mode: a vertex per resource kept across versions, file-system
 //!   events and timers, token buckets, retries across runs;
+//! * [`yamlgraph`] reads a YAML graph of resources and edges, and merges it with a compiled
+//!   model's at handover vertices;
 //! * [`report`] is what a run says about each resource.
 //!
 //! The runtime reads only the IR (`modelc-ir`), never the compiler's own types, and knows
@@ -33,6 +35,7 @@ pub mod notifications;
 pub mod plan;
 pub mod report;
 pub mod watch;
+pub mod yamlgraph;
 
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -426,3 +426,40 @@ end
         assert_eq!(fs::read_to_string(dir.join("target").join(format!("{n}.conf"))).unwrap(), format!("{n}\n"));
     }
 }
+
+/// `--graph`: a YAML graph merged with the model at a handover vertex deploys both sides in
+/// the order each states; an unmatched handover vertex stops the deploy naming it; a graph
+/// without handovers deploys alone.
+#[test]
+fn a_yaml_graph_merges_with_the_model_at_its_handover_vertex() {
+    let body = r#"
+point = std::Handover(name="app")
+fs::File(host=host, path="$T/from-model", content="model\n", mode=644, requires=[point])
+"#;
+    let Some(dir) = project("graph", body) else { return };
+    let target = dir.join("target");
+    let graph = format!(
+        "graph: other-tool\nresources:\n  - {{kind: file, name: first, fields: {{path: \"{t}/from-graph\", content: \"graph\\n\"}}}}\n  - {{kind: handover, name: app}}\n  - {{kind: exec, name: last, fields: {{command: \"sh -c 'cat {t}/from-graph {t}/from-model > {t}/both'\"}}}}\nedges:\n  - {{from: {{kind: file, name: first}}, to: {{kind: handover, name: app}}}}\n  - {{from: {{kind: handover, name: app}}, to: {{kind: exec, name: last}}}}\n",
+        t = target.display()
+    );
+    fs::write(dir.join("graph.yaml"), &graph).unwrap();
+    let (code, report) = deploy_json(&dir, &["--graph", "graph.yaml"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(fs::read_to_string(target.join("both")).unwrap(), "graph\nmodel\n", "the graph's file came first");
+    assert!(report["source"].as_str().unwrap().contains("with graph graph.yaml"), "{report:#}");
+
+    fs::write(dir.join("wrong.yaml"), "graph: g\nresources:\n  - {kind: handover, name: db}\n").unwrap();
+    let out = deploy(&dir, &["--graph", "wrong.yaml"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("handover vertex `db`"), "{}", out.stderr);
+    assert!(out.stderr.contains("std::Handover(name=\"app\") of the model has no match"), "{}", out.stderr);
+
+    let alone = format!(
+        "graph: alone\nresources:\n  - {{kind: file, name: a, fields: {{path: \"{}/alone\", content: \"a\"}}}}\n",
+        target.display()
+    );
+    fs::write(dir.join("alone.yaml"), alone).unwrap();
+    let out = modelc(&["--color", "never", "deploy", "--graph", "alone.yaml"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(fs::read_to_string(target.join("alone")).unwrap(), "a");
+}

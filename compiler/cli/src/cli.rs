@@ -132,6 +132,10 @@ pub enum Command {
         /// (the files of one directory, …; see docs/runtime.md).
         #[arg(long)]
         no_autogroup: bool,
+        /// A YAML graph of resources and edges (docs/runtime.md): deployed alone, or, with a
+        /// model (PATH, `--ir` or `--version`), merged with it at its handover vertices
+        #[arg(long, value_name = "FILE", conflicts_with = "watch")]
+        graph: Option<PathBuf>,
         /// Keep the machine converged after the first run (continuous mode): deploy the store's
         /// latest version (or `--version N`), repair drift as it happens, check polled resources
         /// on their interval, and swap in each version `modelc export` stores. Ctrl-C lets

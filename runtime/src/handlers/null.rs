@@ -1,6 +1,6 @@
 //! std's own resource types: `testing::NullResource` (nothing to deploy; fails when `fail` is
-//! true, for testing what a failure does) and `AgentConfig` (configures the reference's agents;
-//! nothing to apply on a machine).
+//! true, for testing what a failure does), and `AgentConfig` (configures the reference's agents)
+//! and `Handover` (where a YAML graph meets the model): nothing to apply on a machine.
 
 use modelc_ir::Resource;
 

@@ -51,6 +51,8 @@ pub(crate) struct Request {
     pub no_autoedges: bool,
     /// `--no-autogroup`: every resource applied on its own.
     pub no_autogroup: bool,
+    /// `--graph FILE`: a YAML graph, deployed alone or merged with the model.
+    pub graph: Option<PathBuf>,
     /// `--watch`: continuous mode.
     pub watch: bool,
     /// `--converged-timeout S`: continuous mode stops once nothing changed for S seconds.
@@ -179,8 +181,52 @@ fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreErro
     EXIT_USAGE
 }
 
-/// Reads what to deploy: an IR file, a stored version, or a fresh compile.
+/// Reads what to deploy: an IR file, a stored version, or a fresh compile, and the YAML graph
+/// `--graph` names, alone or merged with it.
 fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> Result<Desired, u8> {
+    let Some(file) = &request.graph else { return desired_model(request, format, color, io) };
+    let path = if file.is_absolute() { file.clone() } else { io.cwd.join(file) };
+    let graph = std::fs::read_to_string(&path)
+        .map_err(|e| usage_error(io, &format!("cannot read the graph {}: {e}", path.display())))
+        .and_then(|text| {
+            modelc_runtime::yamlgraph::parse(&text, &file.display().to_string())
+                .map_err(|errors| graph_errors(io, &errors))
+        })?;
+    let graph_content = graph.content.clone();
+    let alone = request.path.is_none() && request.ir.is_none() && request.version.is_none();
+    let mut desired = if alone {
+        let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
+        let source = format!("graph {}", file.display());
+        Desired {
+            ir: Ir::new(Vec::new(), Vec::new()),
+            version: None,
+            source,
+            content: MemoryContent::default(),
+            store_path,
+        }
+    } else {
+        let mut desired = desired_model(request, format, color, io)?;
+        desired.source = format!("{} with graph {}", desired.source, file.display());
+        desired.version = None;
+        desired
+    };
+    let model = std::mem::take(&mut desired.ir.resources);
+    desired.ir.resources =
+        modelc_runtime::yamlgraph::merge(model, graph).map_err(|errors| graph_errors(io, &errors))?;
+    desired.content.0.extend(graph_content.0);
+    Ok(desired)
+}
+
+/// A graph that cannot be deployed: every problem, and exit status 1.
+fn graph_errors(io: &mut Io<'_>, errors: &[String]) -> u8 {
+    for error in errors {
+        let _ = writeln!(io.stderr, "error: {error}");
+    }
+    EXIT_MODEL_ERRORS
+}
+
+/// Reads the model's desired state: an IR file, a stored version, or a fresh compile.
+fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> Result<Desired, u8> {
     if let Some(file) = &request.ir {
         let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
         let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);

@@ -1,0 +1,458 @@
+//! The YAML graph front end: resources and edges written by hand (or by another tool) in a YAML
+//! file, deployed alone or merged with a compiled model at named handover vertices (the
+//! langpuppet merge of mgmt, `../shared/spec/runtime.md` §4).
+//!
+//! ```yaml
+//! graph: web
+//! resources:
+//!   - kind: fs::File            # or file; fs::Directory (dir), fs::Symlink (symlink),
+//!     name: conf                #    exec::Run (exec), std::testing::NullResource (noop)
+//!     fields: {path: /srv/app.conf, content: "port = 80\n", mode: 644}
+//!     meta: {retry: 3, sema: ["disk:2"]}
+//!   - kind: handover            # where the compiled model's std::Handover(name="app") is
+//!     name: app
+//! edges:
+//!   - {from: {kind: file, name: conf}, to: {kind: handover, name: app}}
+//!   - {from: {kind: handover, name: app}, to: {kind: exec, name: reload}, notify: delayed}
+//! ```
+//!
+//! Everything is decoded strictly: an unknown key, kind or field, a missing field, a meta value
+//! the compiler would refuse, an edge to a vertex the file does not have, and a handover vertex
+//! with fields are errors, each naming what it is about, all reported at once (mgmt silently
+//! drops `meta:` blocks in its YAML graphs). A resource's id is `kind[agent,name=NAME]`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use modelc_ir::{Backoff, Meta, Notify, Resource, ResourceState, Source, Timing};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::handler::MemoryContent;
+
+/// The entity type of the compiled model's handover vertices.
+pub const HANDOVER_TYPE: &str = "std::Handover";
+
+/// A decoded graph.
+#[derive(Debug)]
+pub struct YamlGraph {
+    pub name: String,
+    /// Its resources, in file order; edges to and from handover vertices name them as
+    /// `handover:NAME` until [`merge`] puts the model's handover resources there.
+    pub resources: Vec<Resource>,
+    /// The content of its files, by sha1.
+    pub content: MemoryContent,
+    /// Its handover vertices: name → the ids of the graph's resources that come before it.
+    pub handovers: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GraphFile {
+    graph: String,
+    #[serde(default)]
+    #[allow(dead_code, reason = "free text for the reader")]
+    comment: Option<String>,
+    #[serde(default)]
+    resources: Vec<VertexSpec>,
+    #[serde(default)]
+    edges: Vec<EdgeSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VertexSpec {
+    kind: String,
+    name: String,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    fields: BTreeMap<String, Value>,
+    /// Decoded per resource (not with the file), so an unknown key is one error among the rest.
+    #[serde(default)]
+    meta: Option<serde_json::Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EdgeSpec {
+    from: End,
+    to: End,
+    #[serde(default)]
+    notify: Option<NotifySpec>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct End {
+    kind: String,
+    name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NotifySpec {
+    Flag(bool),
+    Timing(String),
+}
+
+/// Meta parameters, with the names `std::Meta` gives them in the model.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct MetaSpec {
+    noop: Option<bool>,
+    retry: Option<i64>,
+    retry_reset: Option<bool>,
+    delay: Option<f64>,
+    backoff: Option<String>,
+    backoff_cap: Option<f64>,
+    jitter: Option<bool>,
+    timeout: Option<f64>,
+    poll: Option<f64>,
+    limit: Option<f64>,
+    burst: Option<i64>,
+    sema: Option<Vec<String>>,
+    autoedge: Option<bool>,
+    autogroup: Option<bool>,
+    only_if: Option<String>,
+    not_if: Option<String>,
+    creates: Option<String>,
+}
+
+/// A kind: its resource type, the fields it requires and the ones it may have.
+struct Kind {
+    entity_type: &'static str,
+    required: &'static [&'static str],
+    optional: &'static [&'static str],
+}
+
+const KINDS: &[(&[&str], Kind)] = &[
+    (
+        &["fs::File", "file"],
+        Kind {
+            entity_type: "fs::File",
+            required: &["path"],
+            optional: &["content", "hash", "mode", "permissions", "owner", "group", "purged"],
+        },
+    ),
+    (
+        &["fs::Directory", "dir", "directory"],
+        Kind {
+            entity_type: "fs::Directory",
+            required: &["path"],
+            optional: &["mode", "permissions", "owner", "group", "purged"],
+        },
+    ),
+    (
+        &["fs::Symlink", "symlink"],
+        Kind { entity_type: "fs::Symlink", required: &["src", "dst"], optional: &["purged"] },
+    ),
+    (
+        &["exec::Run", "exec"],
+        Kind {
+            entity_type: "exec::Run",
+            required: &["command"],
+            optional: &[
+                "cwd",
+                "environment",
+                "path",
+                "reload",
+                "reload_only",
+                "timeout",
+                "returns",
+                "creates",
+                "unless",
+                "onlyif",
+                "skip_on_fail",
+            ],
+        },
+    ),
+    (
+        &["std::testing::NullResource", "noop"],
+        Kind { entity_type: "std::testing::NullResource", required: &[], optional: &["fail"] },
+    ),
+];
+
+fn kind(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|(names, _)| names.contains(&name)).map(|(_, kind)| kind)
+}
+
+fn is_handover(kind: &str) -> bool {
+    kind == "handover"
+}
+
+/// Decodes a graph file (`file` names it in messages). Every problem is reported.
+pub fn parse(text: &str, file: &str) -> Result<YamlGraph, Vec<String>> {
+    let spec: GraphFile = serde_yaml_ng::from_str(text).map_err(|e| vec![format!("{file}: {e}")])?;
+    let mut errors = Vec::new();
+    if spec.graph.trim().is_empty() {
+        errors.push(format!("{file}: `graph` names the graph; it is empty"));
+    }
+    let mut resources = Vec::new();
+    let mut content = MemoryContent::default();
+    let mut handovers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // (kind as written → canonical, name) → id
+    let mut ids: HashMap<(String, String), String> = HashMap::new();
+    for vertex in &spec.resources {
+        let what = format!("{file}: resource `{}` of kind `{}`", vertex.name, vertex.kind);
+        if is_handover(&vertex.kind) {
+            if !vertex.fields.is_empty() || vertex.meta.is_some() || vertex.agent.is_some() {
+                errors.push(format!(
+                    "{file}: handover vertex `{}` has fields: a handover vertex only names the point where the \
+                     compiled model's graph meets this one",
+                    vertex.name
+                ));
+            }
+            if handovers.insert(vertex.name.clone(), Vec::new()).is_some() {
+                errors.push(format!("{file}: handover vertex `{}` is listed twice", vertex.name));
+            }
+            continue;
+        }
+        let Some(kind) = kind(&vertex.kind) else {
+            let known: Vec<&str> = KINDS.iter().map(|(names, _)| names[0]).collect();
+            errors.push(format!("{what}: unknown kind; the kinds are {}, and `handover`", known.join(", ")));
+            continue;
+        };
+        match resource(vertex, kind, &mut content) {
+            Ok(resource) => {
+                let key = (kind.entity_type.to_owned(), vertex.name.clone());
+                if ids.insert(key, resource.id.clone()).is_some() {
+                    errors.push(format!("{what}: listed twice"));
+                    continue;
+                }
+                resources.push(resource);
+            }
+            Err(problems) => errors.extend(problems.into_iter().map(|p| format!("{what}: {p}"))),
+        }
+    }
+    let handover_names: std::collections::HashSet<String> = handovers.keys().cloned().collect();
+    let end_id = |end: &End| -> Result<String, String> {
+        if is_handover(&end.kind) {
+            return if handover_names.contains(&end.name) {
+                Ok(format!("handover:{}", end.name))
+            } else {
+                Err(format!("handover vertex `{}`", end.name))
+            };
+        }
+        let canonical = kind(&end.kind).map_or(end.kind.as_str(), |k| k.entity_type);
+        ids.get(&(canonical.to_owned(), end.name.clone())).cloned().ok_or(format!("`{}` `{}`", end.kind, end.name))
+    };
+    for (n, edge) in spec.edges.iter().enumerate() {
+        let timing = match &edge.notify {
+            None | Some(NotifySpec::Flag(false)) => None,
+            Some(NotifySpec::Flag(true)) => Some(Timing::Immediately),
+            Some(NotifySpec::Timing(t)) => match t.as_str() {
+                "immediately" => Some(Timing::Immediately),
+                "delayed" => Some(Timing::Delayed),
+                "before" => Some(Timing::Before),
+                other => {
+                    errors.push(format!(
+                        "{file}: edge {}: notify `{other}` is not true, false, `immediately`, `delayed` or `before`",
+                        n + 1
+                    ));
+                    None
+                }
+            },
+        };
+        let (from, to) = match (end_id(&edge.from), end_id(&edge.to)) {
+            (Ok(from), Ok(to)) => (from, to),
+            (Err(missing), _) | (_, Err(missing)) => {
+                errors.push(format!("{file}: edge {} names {missing}, which the graph does not have", n + 1));
+                continue;
+            }
+        };
+        if let Some(name) = to.strip_prefix("handover:") {
+            // What comes before the handover vertex comes before the model's handover resource.
+            handovers.entry(name.to_owned()).or_default().push(from.clone());
+            if timing.is_some() {
+                errors.push(format!("{file}: edge {}: a handover vertex has nothing to refresh", n + 1));
+            }
+            continue;
+        }
+        let Some(target) = resources.iter_mut().find(|r| r.id == to) else { continue };
+        target.requires.push(from.clone());
+        if let Some(timing) = timing {
+            if from.starts_with("handover:") {
+                errors.push(format!("{file}: edge {}: a handover vertex sends no notifications", n + 1));
+            } else if let Some(sender) = resources.iter_mut().find(|r| r.id == from) {
+                sender.notify.push(Notify { target: to.clone(), timing });
+            }
+        }
+    }
+    if errors.is_empty() { Ok(YamlGraph { name: spec.graph, resources, content, handovers }) } else { Err(errors) }
+}
+
+/// The resource a vertex describes, with its fields checked against its kind.
+fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Result<Resource, Vec<String>> {
+    let mut problems = Vec::new();
+    for field in vertex.fields.keys() {
+        if !kind.required.contains(&field.as_str()) && !kind.optional.contains(&field.as_str()) {
+            let allowed: Vec<&str> = kind.required.iter().chain(kind.optional).copied().collect();
+            problems.push(format!("unknown field `{field}`; its fields are {}", allowed.join(", ")));
+        }
+    }
+    for field in kind.required {
+        if !vertex.fields.contains_key(*field) {
+            problems.push(format!("it needs the field `{field}`"));
+        }
+    }
+    let agent = vertex.agent.clone().unwrap_or_else(|| "localhost".to_owned());
+    let mut attributes: indexmap::IndexMap<String, Value> = indexmap::IndexMap::new();
+    attributes.insert("name".to_owned(), json!(vertex.name));
+    for (field, value) in &vertex.fields {
+        let field = if field == "mode" { "permissions" } else { field.as_str() };
+        attributes.insert(field.to_owned(), value.clone());
+    }
+    if kind.entity_type == "fs::File" {
+        match (vertex.fields.get("content"), vertex.fields.get("hash")) {
+            (Some(Value::String(text)), None) => {
+                let hash = crate::handlers::posix::sha1_bytes(text.as_bytes());
+                content.0.insert(hash.clone(), text.as_bytes().to_vec());
+                attributes.shift_remove("content");
+                attributes.insert("hash".to_owned(), json!(hash));
+            }
+            (None, Some(Value::String(_))) => {}
+            (Some(_), Some(_)) => problems.push("give `content` or `hash`, not both".to_owned()),
+            (Some(_), None) => problems.push("its `content` is not a string".to_owned()),
+            (None, _) => problems.push("it needs the field `content` (or `hash`)".to_owned()),
+        }
+    }
+    if matches!(kind.entity_type, "fs::File" | "fs::Directory") {
+        for field in ["permissions", "owner", "group"] {
+            attributes.entry(field.to_owned()).or_insert(Value::Null);
+        }
+    }
+    let spec = match &vertex.meta {
+        Some(map) => serde_json::from_value::<MetaSpec>(Value::Object(map.clone())).map_err(|e| format!("meta: {e}")),
+        None => Ok(MetaSpec::default()),
+    };
+    let meta = match spec.map_err(|e| vec![e]).and_then(|spec| meta(&spec)) {
+        Ok(meta) => meta,
+        Err(errors) => {
+            problems.extend(errors);
+            Meta::default()
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Resource {
+        id: format!("{}[{agent},name={}]", kind.entity_type, vertex.name),
+        entity_type: kind.entity_type.to_owned(),
+        agent,
+        attributes,
+        requires: Vec::new(),
+        send_event: false,
+        receive_events: true,
+        resource_set: None,
+        state: ResourceState::Available,
+        source: Source { entity: kind.entity_type.to_owned(), file: "graph".to_owned(), line: 0 },
+        meta,
+        notify: Vec::new(),
+    })
+}
+
+/// Meta parameters checked as the compiler checks them (E0222's rules).
+fn meta(spec: &MetaSpec) -> Result<Meta, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut meta = Meta::default();
+    let seconds = |name: &str, value: Option<f64>, problems: &mut Vec<String>| match value {
+        Some(v) if !(v.is_finite() && v >= 0.0) => {
+            problems.push(format!("meta `{name}` is {v}; it is a number of seconds, 0 or more"));
+            None
+        }
+        other => other,
+    };
+    meta.noop = spec.noop.unwrap_or(false);
+    match spec.retry {
+        Some(n) if n < -1 => problems.push(format!("meta `retry` is {n}; it is -1 (until it succeeds), 0 or more")),
+        Some(n) => meta.retry = n,
+        None => {}
+    }
+    meta.retry_reset = spec.retry_reset.unwrap_or(false);
+    meta.delay = seconds("delay", spec.delay, &mut problems).unwrap_or(0.0);
+    let cap = seconds("backoff_cap", spec.backoff_cap, &mut problems).unwrap_or(60.0);
+    match spec.backoff.as_deref() {
+        None | Some("none") => {}
+        Some("exponential") => meta.backoff = Backoff::Exponential { cap, jitter: spec.jitter.unwrap_or(false) },
+        Some(other) => problems.push(format!("meta `backoff` is `{other}`; it is `none` or `exponential`")),
+    }
+    meta.timeout = seconds("timeout", spec.timeout, &mut problems);
+    meta.poll = seconds("poll", spec.poll, &mut problems);
+    meta.limit = seconds("limit", spec.limit, &mut problems);
+    match spec.burst {
+        Some(n) if n < 1 => problems.push(format!("meta `burst` is {n}; it lets at least 1 run through")),
+        Some(n) => meta.burst = u32::try_from(n).unwrap_or(u32::MAX),
+        None => {}
+    }
+    for id in spec.sema.iter().flatten() {
+        if modelc_ir::meta::parse_semaphore(id).is_none() {
+            problems.push(format!("meta `sema` has `{id}`; a semaphore is `name` or `name:N` with N ≥ 1"));
+        }
+    }
+    meta.sema = spec.sema.clone().unwrap_or_default();
+    meta.autoedge = spec.autoedge.unwrap_or(true);
+    meta.autogroup = spec.autogroup.unwrap_or(true);
+    meta.only_if = spec.only_if.clone();
+    meta.not_if = spec.not_if.clone();
+    meta.creates = spec.creates.clone();
+    if problems.is_empty() { Ok(meta) } else { Err(problems) }
+}
+
+/// The graph alone: a graph with handover vertices needs a model to meet.
+pub fn alone(graph: YamlGraph) -> Result<Vec<Resource>, Vec<String>> {
+    merge(Vec::new(), graph)
+}
+
+/// The compiled model's resources and the graph's, joined at the handover vertices: each of the
+/// graph's handover vertices is the model's `std::Handover` of the same name; what the graph
+/// orders before it comes before the model's handover resource, what it orders after it comes
+/// after. A handover of either side without its match is an error naming it.
+pub fn merge(model: Vec<Resource>, graph: YamlGraph) -> Result<Vec<Resource>, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut resources = model;
+    let model_handovers: HashMap<String, usize> = resources
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.entity_type == HANDOVER_TYPE)
+        .filter_map(|(i, r)| Some((r.attributes.get("name")?.as_str()?.to_owned(), i)))
+        .collect();
+    for name in graph.handovers.keys() {
+        if !model_handovers.contains_key(name) {
+            errors.push(format!(
+                "handover vertex `{name}` of graph `{}` has no match: the model has no std::Handover(name=\"{name}\")",
+                graph.name
+            ));
+        }
+    }
+    let mut unmatched: Vec<&String> = model_handovers.keys().filter(|n| !graph.handovers.contains_key(*n)).collect();
+    unmatched.sort();
+    for name in unmatched {
+        errors.push(format!(
+            "std::Handover(name=\"{name}\") of the model has no match: graph `{}` has no handover vertex `{name}`",
+            graph.name
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let handover_id = |name: &str| resources[model_handovers[name]].id.clone();
+    let ids: HashMap<String, String> =
+        graph.handovers.keys().map(|n| (format!("handover:{n}"), handover_id(n))).collect();
+    for (name, before) in &graph.handovers {
+        let at = model_handovers[name];
+        for id in before {
+            if !resources[at].requires.contains(id) {
+                resources[at].requires.push(id.clone());
+            }
+        }
+    }
+    for mut resource in graph.resources {
+        for required in &mut resource.requires {
+            if let Some(id) = ids.get(required.as_str()) {
+                *required = id.clone();
+            }
+        }
+        resources.push(resource);
+    }
+    Ok(resources)
+}
