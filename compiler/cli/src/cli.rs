@@ -58,8 +58,8 @@ pub enum Command {
         partial: bool,
     },
     /// Compile a model and draw its resource graph on stdout: resources, their requires edges
-    /// (`a -> b`: a requires b) and resource sets as clusters. `--format dot` (default) or
-    /// `--format mermaid`.
+    /// (`a -> b`: a requires b), notifications (bold, with their timing) and resource sets as
+    /// clusters. `--format dot` (default) or `--format mermaid`.
     Graph {
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,

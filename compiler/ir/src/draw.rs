@@ -1,6 +1,7 @@
 //! Pictures of the resource graph: DOT (Graphviz) and Mermaid, with resource sets as clusters,
 //! and the summary table printed on the terminal. An edge `a → b` means `a` requires `b`, as in
-//! the reference's `export -g`.
+//! the reference's `export -g`. Notifications are drawn from sender to receiver, bold, labelled
+//! with their timing.
 
 use std::fmt::Write as _;
 
@@ -42,6 +43,9 @@ pub fn dot_with(ir: &Ir, implied: &[(usize, usize)]) -> String {
     for (i, j) in implied {
         let _ = writeln!(out, "    {} -> {} [style=dashed, label=\"auto\"];", node(*i), node(*j));
     }
+    for (i, j, timing) in notifications(ir, &positions) {
+        let _ = writeln!(out, "    {} -> {} [style=bold, color=blue, label=\"notify {timing}\"];", node(i), node(j));
+    }
     out.push_str("}\n");
     out
 }
@@ -78,6 +82,9 @@ pub fn mermaid_with(ir: &Ir, implied: &[(usize, usize)]) -> String {
     }
     for (i, j) in implied {
         let _ = writeln!(out, "    r{i} -.->|auto| r{j}");
+    }
+    for (i, j, timing) in notifications(ir, &positions) {
+        let _ = writeln!(out, "    r{i} ==>|notify {timing}| r{j}");
     }
     out
 }
@@ -121,6 +128,16 @@ pub fn summary(ir: &Ir, max_sets: usize) -> String {
     out
 }
 
+/// Every notification as `(sender, receiver, timing)`, by position.
+fn notifications<'a>(
+    ir: &'a Ir,
+    positions: &'a std::collections::HashMap<&str, usize>,
+) -> impl Iterator<Item = (usize, usize, &'static str)> + 'a {
+    ir.resources.iter().enumerate().flat_map(move |(i, r)| {
+        r.notify.iter().filter_map(move |n| Some((i, *positions.get(n.target.as_str())?, n.timing.as_str())))
+    })
+}
+
 fn positions(ir: &Ir) -> std::collections::HashMap<&str, usize> {
     ir.resources.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect()
 }
@@ -147,6 +164,16 @@ mod tests {
         );
         assert!(text.contains("    r2 [label=\"test::R[internal,name=c]\"];\n"));
         assert!(text.contains("    r1 -> r0;\n    r2 -> r1;\n"));
+    }
+
+    #[test]
+    fn notifications_are_drawn_from_sender_to_receiver_with_their_timing() {
+        let mut ir = crate::tests::sample();
+        let target = ir.resources[0].id.clone();
+        ir.resources[1].notify.push(crate::Notify { target, timing: crate::Timing::Delayed });
+        assert!(dot(&ir).contains("r1 -> r0 [style=bold, color=blue, label=\"notify delayed\"];"), "{}", dot(&ir));
+        assert!(mermaid(&ir).contains("r1 ==>|notify delayed| r0"), "{}", mermaid(&ir));
+        assert!(!dot(&crate::tests::sample()).contains("notify"));
     }
 
     #[test]
