@@ -379,3 +379,24 @@ fn the_loop_stops_once_idle_for_its_converged_timeout() {
     assert_eq!(stop, Stop::Idle { converged: true });
     assert!(started.elapsed() >= Duration::from_millis(300), "it waited the whole idle time");
 }
+
+/// mgmt#930: a resource that keeps failing must not keep continuous mode waiting forever under
+/// a converged timeout; failures are not changes, and the stop says it did not converge.
+#[test]
+fn a_failing_resource_still_lets_the_loop_stop_and_says_so() {
+    let _alone = LOOP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let mut handlers = Handlers::empty();
+    handlers.register("test::Flaky", Flaky::default());
+    let meta = Meta { retry: -1, delay: 0.05, ..Meta::default() };
+    let failing = support::named("test::Flaky", "f", json!({ "fail_times": 1_000_000 }), meta);
+    let mut c = Continuous::new(&handlers, Options::default(), local(), true, true);
+    c.swap(vec![failing], Arc::new(MemoryContent::default()), &[], &[]);
+    let mut versions = Directory { dir: dir.path().join("none"), content: MemoryContent::default() };
+    let limits =
+        Limits { converged_timeout: Some(Duration::from_millis(300)), max_runtime: Some(Duration::from_secs(30)) };
+    let stop = modelc_runtime::watch::run(&mut c, &mut versions, None, &limits, &Silent, &mut |_, _| {}).unwrap();
+    assert_eq!(stop, Stop::Idle { converged: false });
+    let id = "test::Flaky[local,name=f]";
+    assert!(c.vertex(id).unwrap().failures > 1, "it was retried while the loop waited");
+}

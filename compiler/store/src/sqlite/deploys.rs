@@ -220,3 +220,35 @@ fn deploy(db: &Connection, run: u64) -> Result<DeployRecord, StoreError> {
         results,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(agents: &[&str]) -> DeployRecord {
+        DeployRecord {
+            run: 0,
+            version: None,
+            source: "test".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+            ended: "2026-01-01T00:00:01Z".into(),
+            agents: agents.iter().map(|a| (*a).to_owned()).collect(),
+            converged: false,
+            results: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn retry_counts_are_kept_per_agent_until_that_agent_records_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("store.sqlite")).unwrap();
+        let counts = vec![("r1".to_owned(), "a".to_owned(), 2), ("r2".to_owned(), "b".to_owned(), 5)];
+        store.record_deploy(&record(&["a", "b"]), &Carryover { retry_counts: counts, ..Carryover::default() }).unwrap();
+        assert_eq!(store.retry_counts(&["a".into()]).unwrap(), [("r1".to_owned(), 2)]);
+        assert_eq!(store.retry_counts(&["a".into(), "b".into()]).unwrap().len(), 2);
+        // Agent a records a run in which nothing failed: its counts go, b's stay.
+        store.record_deploy(&record(&["a"]), &Carryover::default()).unwrap();
+        assert!(store.retry_counts(&["a".into()]).unwrap().is_empty());
+        assert_eq!(store.retry_counts(&["b".into()]).unwrap(), [("r2".to_owned(), 5)]);
+    }
+}
