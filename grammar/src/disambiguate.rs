@@ -12,6 +12,9 @@
 //!   (`E[k=v]`, `x.rel[k=v]`) or a multiplicity (`[0:1]`) cannot be continued.
 //! * `not` followed by `in` is one [`Token::NotIn`] operator, so that a prefix `not` never
 //!   competes with it.
+//! * A multiplicity `[n]` after the unnamed end of a relation (`A.b [1] -- B [1]`) is dropped:
+//!   the reference accepts and ignores it (but not a range such as `[0:]`), as no relation end
+//!   is there to hold it.
 //! * The word `resource` followed by an entity name and `(` is [`Token::Resource`], which starts a
 //!   resource declaration (`resource Host(id=name)`), unless it ends an expression (`x = resource`
 //!   then a constructor `Host(...)` on the next line). `resource` stays an ordinary name
@@ -27,6 +30,7 @@ use crate::lexer::{Spanned, Token};
 /// Rewrites the context-dependent tokens of `tokens` in place and merges `not in`.
 pub(crate) fn disambiguate(tokens: &mut Vec<Spanned<'_>>) {
     merge_not_in(tokens);
+    drop_unnamed_end_multiplicities(tokens);
     mark_resource_declarations(tokens);
     // Open `[`s: (index, is a lookup bracket).
     let mut open_brackets: Vec<(usize, bool)> = Vec::new();
@@ -67,6 +71,43 @@ fn is_expression_subscript(inside: &[Spanned<'_>]) -> bool {
             | [Token::Colon, Token::Int(_)]
             | [Token::Int(_), Token::Colon, Token::Int(_)]
     )
+}
+
+/// Removes `[n]` after `-- Entity` (or `-- mod::Entity`) when no `.name` follows the entity.
+fn drop_unnamed_end_multiplicities(tokens: &mut Vec<Spanned<'_>>) {
+    let mut dropped = false;
+    for at in 0..tokens.len() {
+        if !matches!(tokens[at].1, Token::RelArrow(_)) {
+            continue;
+        }
+        let mut end = at + 1;
+        while let (Some(Token::Id(_)), Some(Token::PathSep)) =
+            (tokens.get(end).map(|t| &t.1), tokens.get(end + 1).map(|t| &t.1))
+        {
+            end += 2;
+        }
+        if !matches!(tokens.get(end).map(|t| &t.1), Some(Token::Cid(_))) {
+            continue;
+        }
+        let open = end + 1;
+        if !matches!(tokens.get(open).map(|t| &t.1), Some(Token::LBracket)) {
+            continue;
+        }
+        let Some(close) = tokens[open..].iter().position(|t| t.1 == Token::RBracket).map(|p| open + p) else {
+            continue;
+        };
+        let inside: Vec<&Token<'_>> = tokens[open + 1..close].iter().map(|(_, t, _)| t).collect();
+        // Only `[n]`: the reference rejects `[0:]` there.
+        if matches!(inside.as_slice(), [Token::Int(_)]) {
+            for token in &mut tokens[open..=close] {
+                token.0 = usize::MAX;
+            }
+            dropped = true;
+        }
+    }
+    if dropped {
+        tokens.retain(|(start, _, _)| *start != usize::MAX);
+    }
 }
 
 /// Turns `resource` into [`Token::Resource`] where it starts `resource Entity(` or

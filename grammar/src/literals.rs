@@ -80,14 +80,23 @@ fn interpolation_at(text: &str, offset: usize) -> Option<(Vec<Ident>, usize)> {
 }
 
 /// Splits `a.b.c` (starting at byte `start`) into identifiers with their own spans.
+/// The names of a dotted chain, each without the whitespace around it: the reference accepts
+/// spaces, tabs and newlines around the names and dots of an f-string field (`{ a .b }`).
 fn split_path(name: &str, start: usize) -> Vec<Ident> {
     let mut out = Vec::new();
     let mut offset = start;
     for segment in name.split('.') {
-        out.push(Ident { name: segment.to_owned(), span: Span::new(offset, offset + segment.len()) });
+        let leading = segment.len() - segment.trim_start_matches(is_blank).len();
+        let trimmed = segment.trim_matches(is_blank);
+        let at = offset + leading;
+        out.push(Ident { name: trimmed.to_owned(), span: Span::new(at, at + trimmed.len()) });
         offset += segment.len() + 1;
     }
     out
+}
+
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
 /// Decodes the escape at `body[at..]` (which starts with a backslash) into `out` and returns
@@ -319,12 +328,10 @@ impl FormatParser<'_, '_> {
             return Err(("expected '}' before end of string", self.at));
         }
         self.at += 1;
-        let trimmed = name.trim_matches(' ');
-        let path = if trimmed.is_empty() {
+        let path = if name.trim_matches(is_blank).is_empty() {
             Vec::new()
         } else {
-            let leading = name.len() - name.trim_start_matches(' ').len();
-            split_path(trimmed, self.body_start + name_start + leading)
+            split_path(name, self.body_start + name_start)
         };
         Ok(FStrField { path, conversion, spec, span: Span::new(self.body_start + open, self.body_start + self.at) })
     }
@@ -441,6 +448,15 @@ mod tests {
         assert_eq!(parts[0], FStrPart::Text("{x} ".to_owned()));
         let FStrPart::Field(positional) = &parts[3] else { panic!("{parts:?}") };
         assert!(positional.path.is_empty());
+    }
+
+    #[test]
+    fn whitespace_around_field_names_and_dots_is_dropped() {
+        let parts = fields("f\"{ \ta .\tb  . c }\"").expect("valid");
+        let FStrPart::Field(field) = &parts[0] else { panic!("{parts:?}") };
+        let names: Vec<&str> = field.path.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(field.path[0].span, Span::new(5, 6));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test support code")]
 
 pub mod catalogue;
+pub mod generate;
 pub mod store_cases;
+pub mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

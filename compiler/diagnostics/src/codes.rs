@@ -4,7 +4,8 @@
 //! Codes are stable: a code is never renumbered or reused for another problem, even after the
 //! problem it names stops being reported. Every code is produced by at least one test input
 //! (`tests/tests/codes.rs`). E0026 and W0002 were drafted and withdrawn before any release;
-//! they stay unused. Ranges: `E00xx` syntax, `E01xx` names and modules,
+//! they stay unused. E0401 (a resource type without identity) became the warning W0403 when
+//! the reference was found to accept such models. Ranges: `E00xx` syntax, `E01xx` names and modules,
 //! `E02xx` types, `E03xx` execution, `E04xx` resources, `E05xx` the store and export; `W0xxx` mirror them.
 
 use crate::Severity;
@@ -114,7 +115,6 @@ codes! {
     PLUGIN_FAILED = "E0309" "plugin-failed" Error;
     MISSING_DICT_KEY = "E0310" "missing-dict-key" Error;
     INCOMPLETE_EXECUTION = "E0311" "incomplete-execution" Error;
-    RESOURCE_WITHOUT_IDENTITY = "E0401" "resource-without-identity" Error;
     DUPLICATE_RESOURCE_ID = "E0402" "duplicate-resource-id" Error;
     INVALID_RESOURCE_VALUE = "E0403" "invalid-resource-value" Error;
     RESOURCE_IN_TWO_SETS = "E0404" "resource-in-two-sets" Error;
@@ -133,6 +133,7 @@ codes! {
     SET_MEMBERSHIP_MISMATCH = "E0509" "set-membership-mismatch" Error;
     REQUIREMENTS_LOST = "W0401" "requirements-lost" Warning;
     SET_MEMBER_NOT_EXPORTED = "W0402" "set-member-not-exported" Warning;
+    RESOURCE_WITHOUT_IDENTITY = "W0403" "resource-without-identity" Warning;
 }
 
 /// Looks a code up by its id, case-insensitively (`e0001` finds `E0001`).

@@ -104,15 +104,17 @@ impl<'a> Engine<'a> {
                         let at_upper = self.cell(cell).items().len() >= *upper as usize;
                         if at_upper {
                             let owner = self.owner_text(cell);
-                            return Err(self.fail(
-                                scope,
-                                span,
-                                Diagnostic::new(
-                                    &codes::RELATION_ARITY_EXCEEDED,
-                                    format!("exceeded relation arity on {owner}"),
-                                ),
-                                "one value too many",
-                            ));
+                            let mut d = Diagnostic::new(
+                                &codes::RELATION_ARITY_EXCEEDED,
+                                format!("exceeded relation arity on {owner}"),
+                            );
+                            // Where the instance that holds too many is made (the reference's
+                            // location for this error).
+                            if let crate::cells::Owner::Attribute { instance, .. } = self.cell(cell).owner {
+                                let holder = &self.instances[instance.0 as usize];
+                                d = d.secondary(holder.file, holder.span, "the instance is constructed here");
+                            }
+                            return Err(self.fail(scope, span, d, "one value too many"));
                         }
                         return Err(self.modified_after_freeze(cell, scope, span));
                     }

@@ -3,12 +3,13 @@
 //! cell per attribute, and the cap on runaway construction.
 
 use modelc_diagnostics::{Diagnostic, Span, codes};
-use modelc_sema::hir::{ConstructArg, EntityId, Expr};
+use modelc_sema::hir::{ConstructArg, EntityId, Expr, ExprKind};
 use modelc_sema::index::AttrKind;
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{CellId, CellKind, Instance, Owner, ScopeId, TaskId};
 use crate::engine::{Engine, Eval};
+use crate::plans::EntityPlan;
 
 /// Cap on nested construction (an instance constructed in an implementation of, or a loop over,
 /// an instance constructed the same way …): far beyond real models, it stops runaway recursion.
@@ -29,31 +30,52 @@ impl<'a> Engine<'a> {
         lhs: Option<(InstanceId, &'a str)>,
     ) -> Eval<Value> {
         let key = (expr as *const Expr, scope);
-        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
-            return Ok(value.clone());
-        }
         // An entity's plan id is its `EntityId`.
         let plan_id = entity.0;
         let plan = self.plans.get(plan_id);
+        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
+            let value = value.clone();
+            // Created on an earlier run that stopped in its nested constructors: finish them
+            // (those that finished return their memoised instances, a no-op to assign again).
+            if let Value::Instance(instance) = value {
+                self.construct_nested(task, plan, args, instance, scope, expr.span)?;
+            }
+            return Ok(value);
+        }
         let entity = plan.fqn;
         // The attributes given, by position in the plan. Relations given as another relation
         // (`A(xs=b.ys)`) are copied gradually, once the instance exists.
         let mut given: Vec<(u32, Value)> = Vec::with_capacity(plan.names.len());
         let mut forwards: Vec<(u32, CellId)> = Vec::new();
+        // Whether some argument is a constructor that needs this instance (see
+        // `builds_inverse`): it runs once this instance exists.
+        let mut nested = false;
+        // Arguments whose value is not known yet and that no index needs: the instance is made
+        // without them and each is assigned when its value comes (`TaskKind::SetLater`), as the
+        // reference does, so a constructor may read its own target or one built after it.
+        let mut later: Vec<(u32, &'a Expr)> = Vec::new();
         for arg in args {
             match arg {
                 ConstructArg::Keyword { name, position, value } => {
                     let Some(position) = *position else {
                         return Err(self.no_such_attribute(scope, entity_span, &name.text, entity));
                     };
+                    if self.builds_inverse(plan, position, value) {
+                        nested = true;
+                        continue;
+                    }
                     if matches!(plan.kinds[position as usize], CellKind::List { .. })
                         && let Some(from) = self.relation_source(task, value, scope)?
                     {
                         forwards.push((position, from));
                         continue;
                     }
-                    let value = self.eval(task, value, scope)?;
-                    given.push((position, value));
+                    let indexed = plan.indexes.iter().any(|index| index.positions.contains(&position));
+                    match self.eval(task, value, scope) {
+                        Ok(value) => given.push((position, value)),
+                        Err(crate::engine::Stop::Wait(_)) if !indexed => later.push((position, value)),
+                        Err(stop) => return Err(stop),
+                    }
                 }
                 ConstructArg::Splat(dict) => match self.eval(task, dict, scope)? {
                     Value::Dict(entries) => {
@@ -94,7 +116,7 @@ impl<'a> Engine<'a> {
         // Defaults are assigned like constructor arguments.
         let given_count = given.len();
         for (position, value) in &plan.defaults {
-            if !given[..given_count].iter().any(|(p, _)| p == position) {
+            if !given[..given_count].iter().any(|(p, _)| p == position) && !later.iter().any(|(p, _)| p == position) {
                 given.push((*position, value.clone()));
             }
         }
@@ -171,7 +193,68 @@ impl<'a> Engine<'a> {
         }
         let value = Value::Instance(instance);
         self.memoise(key, value.clone());
+        for (position, later_value) in later {
+            let setter = self.spawn(
+                crate::engine::TaskKind::SetLater { instance, position, value: later_value, span: expr.span },
+                scope,
+            );
+            self.hold_promise(setter, CellId(first + position));
+        }
+        if nested {
+            self.construct_nested(task, plan, args, instance, scope, expr.span)?;
+        }
         Ok(value)
+    }
+
+    /// Whether the argument for relation `position` is a constructor (or a list of them) of an
+    /// entity whose index holds the relation's inverse end: `A(b=B())` with `index B(a)`. The
+    /// reference sets that inverse end on the new `B` before checking its index, so `B` is
+    /// built after this instance, with this instance as its `a`.
+    fn builds_inverse(&self, plan: &EntityPlan<'a>, position: u32, value: &Expr) -> bool {
+        let Some(AttrKind::Relation { inverse: Some(inverse), .. }) = plan.defs.get(position as usize).map(|d| &d.kind)
+        else {
+            return false;
+        };
+        // A relation in this entity's own index must be known before this instance exists.
+        if plan.indexes.iter().any(|index| index.positions.contains(&position)) {
+            return false;
+        }
+        self.constructs_indexed_on(value, inverse.as_str())
+    }
+
+    fn constructs_indexed_on(&self, value: &Expr, inverse: &str) -> bool {
+        match &value.kind {
+            ExprKind::Construct { entity, .. } => {
+                let inner = self.plans.get(entity.0);
+                inner.position(inverse).is_some_and(|p| inner.indexes.iter().any(|i| i.positions.contains(&p)))
+            }
+            ExprKind::List(items) => items.iter().any(|item| self.constructs_indexed_on(item, inverse)),
+            _ => false,
+        }
+    }
+
+    /// Builds the constructors `builds_inverse` put off, now that `instance` exists, each
+    /// knowing the relation it is assigned to, and assigns them.
+    fn construct_nested(
+        &mut self,
+        task: TaskId,
+        plan: &'a EntityPlan<'a>,
+        args: &'a [ConstructArg],
+        instance: InstanceId,
+        scope: ScopeId,
+        span: Span,
+    ) -> Eval<()> {
+        let first = self.instances[instance.0 as usize].first.0;
+        for arg in args {
+            let ConstructArg::Keyword { position: Some(position), value, .. } = arg else { continue };
+            if !self.builds_inverse(plan, *position, value) {
+                continue;
+            }
+            let relation = plan.names[*position as usize];
+            let built = self.eval_with_lhs(task, value, scope, Some((instance, relation)))?;
+            self.assign(CellId(first + position), built, scope, span)?;
+        }
+        Ok(())
     }
 
     fn no_such_attribute(&self, scope: ScopeId, span: Span, name: &str, entity: &str) -> crate::engine::Stop {

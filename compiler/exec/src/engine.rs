@@ -48,6 +48,15 @@ pub(crate) enum TaskKind<'a> {
     },
     /// A relation annotation: a value that must be known.
     Annotation(&'a Expr),
+    /// A constructor argument whose value was not known when the instance was made (it may
+    /// read the constructor's own target, `a = T(id=1, v="{{a.id}}")`): it is assigned when it
+    /// is. The task holds a promise on the attribute until then.
+    SetLater {
+        instance: InstanceId,
+        position: u32,
+        value: &'a Expr,
+        span: Span,
+    },
     /// Typedef constraint evaluations (never scheduled).
     Constraint,
 }
@@ -287,6 +296,7 @@ impl<'a> Engine<'a> {
             let scope = self.new_scope(&self.program.units[unit].hir.top_level, None, None, unit);
             self.unit_scopes.push(scope);
         }
+        self.check_declared_defaults()?;
         for unit in 0..self.program.units.len() {
             let scope = self.unit_scopes[unit];
             let hir = self.program.units[unit].hir;
@@ -605,6 +615,51 @@ impl<'a> Engine<'a> {
     }
 
     /// A diagnostic pointing at `span` in the file of `scope`.
+    /// Every attribute default must fit its type, typedef constraint included, when the entity
+    /// is declared, not when an instance is made: the reference rejects a model whose default
+    /// breaks its type even if the entity is never constructed. (The checker decides the
+    /// constraints it can evaluate statically; this decides the rest, plugin calls included.)
+    fn check_declared_defaults(&mut self) -> Result<(), Halt> {
+        let index = self.program.index;
+        for (id, (fqn, _)) in index.entities.iter().enumerate() {
+            for (name, default) in self.program.own_defaults(id) {
+                let Some(default) = default else { continue };
+                let Some(def) = index.attribute(fqn, name) else { continue };
+                let modelc_sema::index::AttrKind::Value { ty, .. } = &def.kind else { continue };
+                let problem = match self.check_type(ty, &default.0) {
+                    Ok(()) => continue,
+                    Err(
+                        crate::validate::Misfit::Invalid(message) | crate::validate::Misfit::Violated { message, .. },
+                    ) => Diagnostic::new(
+                        &codes::INVALID_DEFAULT,
+                        format!("the default of `{fqn}.{name}` does not fit its type `{ty}`: {message}"),
+                    ),
+                    Err(crate::validate::Misfit::Failed(cause)) => {
+                        let mut d = Diagnostic::new(
+                            cause.code,
+                            format!(
+                                "the default of `{fqn}.{name}` cannot be checked: the constraint of `{ty}` fails: {}",
+                                cause.message
+                            ),
+                        )
+                        .note("a typedef constraint sees only `self`, the value being checked");
+                        if let Some(label) = cause.primary_label() {
+                            d = d.secondary(label.file, label.span, "in this constraint");
+                        }
+                        d
+                    }
+                };
+                let declared = self.program.declarations.get(&(fqn.clone(), name.clone())).copied();
+                let problem = match declared {
+                    Some((file, span)) => problem.primary(file, span, "this default"),
+                    None => problem,
+                };
+                return Err(Halt::Error(Box::new(problem)));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn fail(&self, scope: ScopeId, span: Span, diagnostic: Diagnostic, label: &str) -> Stop {
         Stop::Fail(Box::new(diagnostic.primary(self.file_of(scope), span, label)))
     }

@@ -244,6 +244,17 @@ impl<'a> Engine<'a> {
                     if value.is_unknown() {
                         return Ok(None);
                     }
+                    // A whole float is formatted as the int it equals (spec §1.5): `3.0` with
+                    // `:d` is `3`, with `:>4` is `   3`, with `!r` is `3`.
+                    if let Value::Float(f) = value
+                        && f.is_finite()
+                        && f.fract() == 0.0
+                        && f.abs() < 9.0e15
+                    {
+                        #[allow(clippy::cast_possible_truncation, reason = "whole and within i64")]
+                        let whole = f as i64;
+                        value = Value::Int(whole);
+                    }
                     // `!s` formats the `str()` of the value, `!r` and `!a` its `repr()`.
                     match field.conversion {
                         Some('s') => value = Value::str(self.interpolate(&value)),
@@ -386,7 +397,8 @@ impl<'a> Engine<'a> {
                 Some(items @ Value::List(_)) => items.clone(),
                 _ => Value::list(Vec::new()),
             }),
-            CellKind::Optional { .. } if c.value.is_none() => {
+            // Never set, or set to `null`: either way there is no value to read.
+            CellKind::Optional { .. } if c.value.as_ref().is_none_or(Value::is_null) => {
                 let owner = self.owner_text(cell);
                 Err(self.fail(
                     scope,

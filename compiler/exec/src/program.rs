@@ -119,6 +119,11 @@ impl<'a> Program<'a> {
         self.globals.get(unit)?.get(id.0 as usize).copied().flatten()
     }
 
+    /// The defaults entity `id` declares itself (not inherited ones), as written.
+    pub fn own_defaults(&self, id: usize) -> &'a [(String, Option<modelc_sema::hir::Constant>)] {
+        self.defaults.get(id).copied().flatten().map_or(&[], |(_, defaults)| defaults)
+    }
+
     /// The defaults that apply to a new instance of `entity`: own declarations win, then the
     /// parents, left-most first; `= undef` removes an inherited default.
     pub fn defaults_of(&self, entity: &str) -> Vec<(&'a str, Value)> {

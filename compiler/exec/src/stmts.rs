@@ -44,6 +44,14 @@ impl<'a> Engine<'a> {
                 }
                 self.listen_until_frozen(id, from)
             }
+            TaskKind::SetLater { instance, position, value, span } => {
+                let (instance, position, value, span): (_, u32, &'a Expr, modelc_diagnostics::Span) =
+                    (*instance, *position, value, *span);
+                let relation = self.plan_of_instance(instance).names[position as usize];
+                let built = self.eval_with_lhs(id, value, scope, Some((instance, relation)))?;
+                let first = self.instances[instance.0 as usize].first.0;
+                self.assign(crate::cells::CellId(first + position), built, scope, span)
+            }
             TaskKind::Annotation(expr) => {
                 let expr: &'a Expr = expr;
                 if self.eval(id, expr, scope)?.is_unknown() {
@@ -72,7 +80,7 @@ impl<'a> Engine<'a> {
             Stmt::Assign(assign) => self.execute_assign(id, &assign.target, assign.extend, &assign.value, scope),
             Stmt::Expr(expr) => self.eval(id, expr, scope).map(|_| ()),
             Stmt::If(if_) => {
-                self.take_eager_promises(id, &if_.eager, scope);
+                self.take_eager_promises(id, &if_.eager, scope)?;
                 for (condition, body) in &if_.branches {
                     match self.eval(id, condition, scope)? {
                         Value::Bool(true) => {
@@ -93,7 +101,7 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             Stmt::For(for_) => {
-                self.take_eager_promises(id, &for_.eager, scope);
+                self.take_eager_promises(id, &for_.eager, scope)?;
                 // A loop over a relation runs its body for each value as it arrives.
                 if let ExprKind::Attr { object, attr } = &for_.iterable.kind {
                     let object = self.eval(id, object, scope)?;
@@ -278,7 +286,7 @@ impl<'a> Engine<'a> {
 
     /// A value assigned to a relation: constructors in it learn the relation (its inverse may
     /// complete their index).
-    fn eval_with_lhs(
+    pub(crate) fn eval_with_lhs(
         &mut self,
         id: TaskId,
         value: &'a Expr,
@@ -306,15 +314,16 @@ impl<'a> Engine<'a> {
     /// `if` and `for` promise the relations their blocks add to (`v.attr = …` and
     /// `v.a.b += …`, with `v` from outside the blocks), so that those are not frozen before the
     /// blocks are emitted (spec §1.6). A target whose object is not known yet gets a hook that
-    /// takes the promise when it is.
-    fn take_eager_promises(&mut self, id: TaskId, targets: &'a [EagerTarget], scope: ScopeId) {
+    /// takes the promise when it is. Promising an attribute the instance does not have is an
+    /// error, as in the reference, even when the block that assigns it never runs.
+    fn take_eager_promises(&mut self, id: TaskId, targets: &'a [EagerTarget], scope: ScopeId) -> Eval<()> {
         if std::mem::replace(&mut self.tasks[id.0 as usize].eager_taken, true) {
-            return;
+            return Ok(());
         }
         for target in targets {
             match self.peek(&target.object, scope) {
-                Some(Value::Instance(i)) => {
-                    if let Some(cell) = self.attr_cell(i, &target.attr.text)
+                Some(object @ Value::Instance(_)) => {
+                    if let Some(cell) = self.attribute_cell(&object, &target.attr, scope)?
                         && self.cell(cell).is_delayed()
                     {
                         self.promise(id, cell);
@@ -326,6 +335,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        Ok(())
     }
 
     /// The value of a variable or attribute chain if every step of it is known now.
@@ -365,7 +375,12 @@ impl<'a> Engine<'a> {
             Err(Stop::Fail(_)) => return Ok(()),
             Err(stop) => return Err(stop),
         };
-        let Ok(Some(cell)) = self.attribute_cell(&object, attr, scope) else { return Ok(()) };
+        // An instance without the attribute is an error here, the assignment may never run.
+        let cell = match self.attribute_cell(&object, attr, scope) {
+            Ok(Some(cell)) => cell,
+            Err(stop) if matches!(object, Value::Instance(_)) => return Err(stop),
+            _ => return Ok(()),
+        };
         if !self.cell(cell).is_delayed() {
             return Ok(());
         }

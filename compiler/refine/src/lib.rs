@@ -279,9 +279,9 @@ impl Refinery<'_> {
         let fqn = &self.graph.entity_of(instance).fqn;
         let d = Diagnostic::new(
             &codes::RESOURCE_WITHOUT_IDENTITY,
-            format!("instances of `{fqn}` are resources, but nothing identifies them"),
+            format!("instances of `{fqn}` are resources, but nothing identifies them: they are not exported"),
         )
-        .primary(node.file, node.span, "a resource without an id")
+        .primary(node.file, node.span, "a resource without an id, not exported")
         .note(format!("`{fqn}` extends std::Resource, has no index and no resource declaration with an `id`"))
         .help(format!(
             "add an index (`index {}(name)`) or declare the id: `resource {}(id=name)`",

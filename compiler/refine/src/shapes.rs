@@ -63,7 +63,7 @@ pub enum Key {
     Declared(String, usize),
     /// The attributes of the entity's first index, in written order (name, position).
     Index(Vec<(String, usize)>),
-    /// Neither: the instances cannot be identified (E0401).
+    /// Neither: the instances cannot be identified (W0403: not exported).
     Missing,
 }
 

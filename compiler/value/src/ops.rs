@@ -270,26 +270,49 @@ pub fn cast(name: &str, value: &Value, describe: &dyn Fn(InstanceId) -> String) 
             Value::Int(i) => Value::Int(*i),
             #[allow(clippy::cast_possible_truncation, reason = "Python truncates towards zero")]
             Value::Float(f) if f.is_finite() => Value::Int(f.trunc() as i64),
-            Value::Str(s) => Value::Int(s.trim().parse::<i64>().map_err(|_| failed())?),
+            Value::Str(s) => Value::Int(python_number_text(s).parse::<i64>().map_err(|_| failed())?),
             _ => return Err(failed()),
         },
         "float" => match value {
             #[allow(clippy::cast_precision_loss, reason = "Python float()")]
             Value::Bool(_) | Value::Int(_) => Value::Float(value.as_int().unwrap_or(0) as f64),
             Value::Float(f) => Value::Float(*f),
-            Value::Str(s) => Value::Float(s.trim().parse::<f64>().map_err(|_| failed())?),
+            Value::Str(s) => Value::Float(python_number_text(s).parse::<f64>().map_err(|_| failed())?),
             _ => return Err(failed()),
         },
         _ => match value {
-            Value::Bool(_) | Value::Int(_) | Value::Float(_) => value.clone(),
+            // `number(true)` is 1: a bool is an int, as in Python.
+            Value::Bool(b) => Value::Int(i64::from(*b)),
+            Value::Int(_) | Value::Float(_) => value.clone(),
             #[allow(clippy::cast_precision_loss, reason = "Python float()")]
-            Value::Str(s) => match s.trim().parse::<i64>() {
-                Ok(i) => Value::Float(i as f64),
-                Err(_) => Value::Float(s.trim().parse::<f64>().map_err(|_| failed())?),
-            },
+            Value::Str(s) => {
+                let text = python_number_text(s);
+                match text.parse::<i64>() {
+                    Ok(i) => Value::Float(i as f64),
+                    Err(_) => Value::Float(text.parse::<f64>().map_err(|_| failed())?),
+                }
+            }
             _ => return Err(failed()),
         },
     })
+}
+
+/// The text of a number as Python's `int()` and `float()` read it: surrounding whitespace
+/// dropped, and digits grouped with single underscores (`1_000`, `1_0.5`) joined. An underscore
+/// anywhere else (`_1`, `1__0`, `1_`, `1_.5`) is left in place, so the parse fails, as in Python.
+fn python_number_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let text = text.trim();
+    if !text.contains('_') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let between_digits =
+        |i: usize| i > 0 && i + 1 < bytes.len() && bytes[i - 1].is_ascii_digit() && bytes[i + 1].is_ascii_digit();
+    if bytes.iter().enumerate().all(|(i, b)| *b != b'_' || between_digits(i)) {
+        std::borrow::Cow::Owned(text.replace('_', ""))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]
@@ -305,6 +328,20 @@ mod tests {
 
     fn ok(value: Value) -> String {
         format!("{:?}", Ok::<Value, String>(value))
+    }
+
+    #[test]
+    fn casts_read_digit_groups_as_python_does() {
+        let cast = |name: &str, text: &str| format!("{:?}", super::cast(name, &Value::str(text), &|_| String::new()));
+        assert_eq!(cast("int", "1_000"), ok(Value::Int(1000)));
+        assert_eq!(cast("float", "1_0.5"), ok(Value::Float(10.5)));
+        assert_eq!(cast("float", "1_0e1_0"), ok(Value::Float(1e11)));
+        assert_eq!(cast("number", " 2_5 "), ok(Value::Float(25.0)));
+        for bad in ["1__0", "_10", "10_", "1_.5", "1._5"] {
+            assert!(cast("int", bad).contains("Failed to cast"), "{bad}");
+        }
+        let number_of = |v: Value| format!("{:?}", super::cast("number", &v, &|_| String::new()));
+        assert_eq!(number_of(Value::Bool(true)), ok(Value::Int(1)));
     }
 
     #[test]

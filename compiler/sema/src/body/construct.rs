@@ -51,7 +51,7 @@ impl<'a> Checker<'a> {
                     // for index attributes, which it evaluates before the instance exists.
                     let in_index = self.index.indexes(&entity).iter().any(|i| i.contains(&name.name));
                     let inferred = self.check_expr(value, Some(Hint { attribute: Some(def), direct: !in_index }));
-                    self.check_value_fits(def, value, &inferred);
+                    self.check_value_fits(def, value, &inferred, super::Setting::First);
                 }
                 Arg::Splat(value) => {
                     has_splat = true;

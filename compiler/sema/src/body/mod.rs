@@ -234,7 +234,7 @@ impl<'a> Checker<'a> {
                 let hint = Some(Hint { attribute, direct: false });
                 let inferred = self.check_expr(value, hint);
                 if let Some(def) = attribute {
-                    self.check_value_fits(def, value, &inferred);
+                    self.check_value_fits(def, value, &inferred, Setting::MaybeAgain);
                 }
             }
             _ => {
@@ -282,12 +282,22 @@ impl<'a> Checker<'a> {
     }
 
     /// A value assigned to an attribute: constants must fit its type.
-    pub(super) fn check_value_fits(&mut self, def: &AttrDef, value: &Expr, inferred: &Inferred) {
+    pub(super) fn check_value_fits(&mut self, def: &AttrDef, value: &Expr, inferred: &Inferred, setting: Setting) {
         match &def.kind {
             AttrKind::Value { ty, .. } => {
                 let Some(constant) = consteval::eval(value, None) else { return };
                 match consteval::validate(self.index, ty, &constant) {
                     Ok(()) => {}
+                    // A number set again after an equal one is a no-op whatever its type
+                    // (`1.0` after `1`): whether this is the first value is known at run time.
+                    Err(Violation::Type(_))
+                        if setting == Setting::MaybeAgain
+                            && matches!(
+                                constant,
+                                modelc_value::Value::Int(_)
+                                    | modelc_value::Value::Float(_)
+                                    | modelc_value::Value::Bool(_)
+                            ) => {}
                     Err(Violation::Type(message)) => {
                         let d = Diagnostic::new(
                             &codes::TYPE_MISMATCH,
@@ -414,4 +424,13 @@ fn describe_cell(def: &AttrDef) -> String {
             format!("{target} [{}:{}]", bounds.lower, bounds.upper.map_or(String::new(), |u| u.to_string()))
         }
     }
+}
+
+/// Whether an attribute assignment is the instance's first value for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Setting {
+    /// In a constructor: the first value.
+    First,
+    /// A statement `x.a = v`: an equal value may have been set before.
+    MaybeAgain,
 }

@@ -23,7 +23,7 @@ use modelc_value::Value;
 
 use super::bind::BoundArgs;
 use super::error::PluginError;
-use super::net::{Version, parse_ip, parse_prefixed, parse_v4, parse_v6};
+use super::net::{Version, parse_prefixed, parse_v4, parse_v6};
 use text::{UrlKind, bad_param};
 
 type Result<T> = std::result::Result<T, PluginError>;
@@ -80,13 +80,32 @@ fn check(name: &str, v: &Value, params: &IndexMap<String, Value>) -> Result<bool
     })
 }
 
+/// `text` without the scope id of an IPv6 address (`fe80::1%eth0`, Python 3.9 and later), in
+/// the address part before any `/prefix`; `None` when the scope is empty or holds another `%`.
+/// Only IPv6 takes a scope: the address must still parse as one.
+fn without_v6_scope(text: &str) -> Option<String> {
+    let (address, prefix) = match text.split_once('/') {
+        Some((address, prefix)) => (address, Some(prefix)),
+        None => (text, None),
+    };
+    let address = match address.split_once('%') {
+        Some((address, scope)) if !scope.is_empty() && !scope.contains('%') && parse_v6(address).is_some() => address,
+        Some(_) => return None,
+        None => address,
+    };
+    Some(match prefix {
+        Some(prefix) => format!("{address}/{prefix}"),
+        None => address.to_owned(),
+    })
+}
+
 /// An address as text, or as an integer (Python's `IPv4Address(5)`).
 fn address(v: &Value, version: Version) -> bool {
     match v {
         Value::Str(s) => match version {
             Version::V4 => parse_v4(s).is_some(),
-            Version::V6 => parse_v6(s).is_some(),
-            Version::Any => parse_ip(s).is_some(),
+            Version::V6 => without_v6_scope(s).is_some_and(|s| parse_v6(&s).is_some()),
+            Version::Any => parse_v4(s).is_some() || without_v6_scope(s).is_some_and(|s| parse_v6(&s).is_some()),
         },
         Value::Int(i) => int_address(*i, version),
         _ => false,
@@ -104,7 +123,10 @@ fn int_address(i: i64, version: Version) -> bool {
 
 fn prefixed(v: &Value, version: Version, strict: bool) -> bool {
     match v {
-        Value::Str(s) => parse_prefixed(s, version, strict).is_some(),
+        Value::Str(s) => match version {
+            Version::V4 => parse_prefixed(s, version, strict).is_some(),
+            _ => without_v6_scope(s).is_some_and(|s| parse_prefixed(&s, version, strict).is_some()),
+        },
         Value::Int(i) => int_address(*i, version),
         _ => false,
     }
@@ -260,6 +282,12 @@ mod tests {
         assert!(ok("ipaddress.IPv6Address", Value::str("::1")));
         assert!(!ok("ipaddress.IPv6Address", Value::str("1.2.3.4")));
         assert!(ok("ipaddress.IPv6Network", Value::str("2001:db8::/32")));
+        // Scope ids, as Python 3.9 and later accept them.
+        assert!(ok("ipaddress.IPv6Address", Value::str("fe80::1%eth0")));
+        assert!(ok("ipaddress.IPv6Interface", Value::str("fe80::1%eth0/64")));
+        assert!(!ok("ipaddress.IPv6Address", Value::str("fe80::1%")));
+        assert!(!ok("ipaddress.IPv6Address", Value::str("fe80::1%a%b")));
+        assert!(!ok("ipaddress.IPv4Address", Value::str("1.2.3.4%eth0")));
         assert!(ok("pydantic.IPvAnyAddress", Value::str("fe80::1")));
         assert!(ok("pydantic.IPvAnyInterface", Value::str("::1/64")));
         assert!(!ok("pydantic.IPvAnyInterface", Value::str("x")));
