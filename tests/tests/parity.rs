@@ -81,3 +81,20 @@ fn modelc_gives_the_reference_results() {
     assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(agreeing + listed.len(), cases.len(), "differences.txt lists cases that do not exist");
 }
+
+/// `modelc check` rejects no model the reference accepts (it reports errors only where the code
+/// certainly runs; what it cannot decide is a warning at most).
+#[test]
+fn check_rejects_no_model_the_reference_accepts() {
+    let dir = scratch_dir("parity-check");
+    let mut rejected = Vec::new();
+    for case in recorded().iter().filter(|c| c.expect == "ok") {
+        std::fs::write(dir.join("main.cf"), &case.source).unwrap();
+        let out = modelc_tests::modelc(&["--format", "json", "check", "main.cf"], &dir);
+        let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+        if let Some(error) = diagnostics.iter().find(|d| d["severity"] == "error") {
+            rejected.push(format!("{}: {}: {}", case.id, error["code"], error["message"]));
+        }
+    }
+    assert!(rejected.is_empty(), "check rejects valid models:\n{}", rejected.join("\n"));
+}
