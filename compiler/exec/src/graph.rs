@@ -133,7 +133,7 @@ impl Engine<'_> {
             .collect();
         let empty = Value::list(Vec::new());
         let mut instances = Vec::with_capacity(self.instances.len());
-        let mut values = Vec::new();
+        let mut values = Vec::with_capacity(self.cells.len());
         for instance in &self.instances {
             let first = values.len() as u32;
             let count = self.plans.get(instance.plan).names.len() as u32;
