@@ -461,7 +461,10 @@ impl<'a> Checker<'a> {
                 continue;
             };
             let problem = match &def.kind {
-                AttrKind::Value { ty, .. } if ty.list || ty.base == BaseType::List => {
+                // A typed list (`string[]`) holds several values; a bare `list` or `dict`
+                // attribute holds one value (that happens to be a list), which the reference
+                // accepts in an index.
+                AttrKind::Value { ty, .. } if ty.list => {
                     Some(("list attributes", format!("`{}` is a list", attribute.name)))
                 }
                 AttrKind::Relation { bounds, .. } if bounds.is_optional() => {

@@ -318,7 +318,8 @@ impl ModelIndex {
                 let Ok(r) = scope.resolve_type(self, entity) else { continue };
                 let valid = attributes.iter().all(|a| {
                     self.attribute(&r.fqn, a).is_some_and(|def| match &def.kind {
-                        AttrKind::Value { ty, .. } => !ty.list && ty.base != BaseType::List,
+                        // A bare `list` or `dict` attribute holds one value; a typed list does not.
+                        AttrKind::Value { ty, .. } => !ty.list,
                         AttrKind::Relation { bounds, .. } => bounds.is_single() && !bounds.is_optional(),
                     })
                 });
