@@ -379,8 +379,8 @@ fn a_delayed_notification_from_the_model_reloads_once_at_the_end() {
 service = exec::Run(host=host, command="true", reload="sh -c 'echo reload >> $T/log'")
 a = fs::File(host=host, path="$T/a.conf", content="a\n", mode=644)
 b = fs::File(host=host, path="$T/b.conf", content="b\n", mode=644)
-a.notify_delayed = service
-b.notify_delayed = service
+std::Notify(sender=a, receiver=service)
+std::Notify(sender=b, receiver=service, timing="delayed")
 exec::Run(host=host, command="false")
 "#;
     let Some(dir) = project("notify", body) else { return };

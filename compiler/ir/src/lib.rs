@@ -76,7 +76,7 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "Meta::is_default")]
     pub meta: Meta,
     /// The resources this one notifies when it changes, with the timing of each (the model's
-    /// `notify_immediately`, `notify_delayed` and `notify_before`); absent when there are none.
+    /// `std::Notify` instances it sends); absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notify: Vec<Notify>,
 }

@@ -1,43 +1,52 @@
-//! Notifications with a timing: a resource's `notify_immediately`, `notify_delayed` and
-//! `notify_before` relations become its `notify` list in the IR, by receiver id. A receiver that
-//! is not exported (`export_if` false) is left out, as `requires` leaves it out.
+//! Notifications with a timing: every `std::Notify(sender=…, receiver=…, timing=…)` becomes an
+//! entry of its sender's `notify` list in the IR, by receiver id, in creation order. A sender or
+//! receiver that is not exported (`export_if` false) drops the notification, as `requires`
+//! drops such an edge. The relations point from the notification to the resources only, so a
+//! resource that sends none carries nothing for them.
 
 use modelc_ir::{Ir, Notify, Timing};
 use modelc_value::Value;
 
 use crate::{Fate, Refinery};
 
-const RELATIONS: [(&str, Timing); 3] = [
-    ("notify_immediately", Timing::Immediately),
-    ("notify_delayed", Timing::Delayed),
-    ("notify_before", Timing::Before),
-];
+/// The entity whose instances are notifications.
+const NOTIFY: &str = "std::Notify";
 
 impl Refinery<'_> {
     pub(crate) fn notifications(&self, ir: &mut Ir) {
         let graph = self.graph;
-        // Per entity, where each relation is (computed once per entity, not per resource).
-        let positions: Vec<[Option<usize>; 3]> = graph
-            .entities
-            .iter()
-            .map(|e| RELATIONS.map(|(name, _)| e.attributes.iter().position(|a| a == name)))
-            .collect();
-        for (p, &instance) in self.instances.iter().enumerate() {
-            let entity = graph.get(instance).entity as usize;
-            let mut notify = Vec::new();
-            for (at, (_, timing)) in positions[entity].iter().zip(RELATIONS) {
-                let Some(Value::List(receivers)) = at.map(|at| &graph.values(instance)[at]) else { continue };
-                for receiver in receivers.iter() {
-                    let Value::Instance(receiver) = receiver else { continue };
-                    if let Fate::Exported(q) = self.fates[receiver.0 as usize] {
-                        let target = ir.resources[q as usize].id.clone();
-                        if !notify.iter().any(|n: &Notify| n.target == target && n.timing == timing) {
-                            notify.push(Notify { target, timing });
-                        }
-                    }
-                }
+        let Some(entity) = graph.entities.iter().position(|e| e.fqn == NOTIFY) else { return };
+        let shape = &graph.entities[entity];
+        let at = |name: &str| shape.attributes.iter().position(|a| a == name);
+        let (Some(sender_at), Some(receiver_at), Some(timing_at)) = (at("sender"), at("receiver"), at("timing")) else {
+            return;
+        };
+        for index in 0..graph.instances.len() {
+            let instance = modelc_value::InstanceId(index as u32);
+            if graph.get(instance).entity as usize != entity {
+                continue;
             }
-            ir.resources[p].notify = notify;
+            let values = graph.values(instance);
+            let exported = |value: &Value| match value {
+                Value::Instance(i) => match self.fates[i.0 as usize] {
+                    Fate::Exported(q) => Some(q as usize),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let (Some(sender), Some(receiver)) = (exported(&values[sender_at]), exported(&values[receiver_at])) else {
+                continue;
+            };
+            let timing = match &values[timing_at] {
+                Value::Str(s) if &**s == "immediately" => Timing::Immediately,
+                Value::Str(s) if &**s == "before" => Timing::Before,
+                _ => Timing::Delayed,
+            };
+            let target = ir.resources[receiver].id.clone();
+            let list = &mut ir.resources[sender].notify;
+            if sender != receiver && !list.iter().any(|n| n.target == target && n.timing == timing) {
+                list.push(Notify { target, timing });
+            }
         }
     }
 }
