@@ -288,6 +288,10 @@ impl Worker<'_, '_> {
                 self.applier.attempt(resource, &probe).is_ok_and(|done| !done.changes.is_empty() || done.refreshed);
             if would_change {
                 for receiver in before {
+                    // A receiver its guards keep out is not refreshed either.
+                    if crate::meta::guarded_out(&self.plan.resources[receiver].meta).is_some() {
+                        continue;
+                    }
                     let report = self.applier.refresh(receiver, Timing::Before, vec![resource.id.clone()], noop);
                     let failed = report.result == Outcome::Failed;
                     notifications.push(report);
@@ -646,7 +650,9 @@ impl<'p> Run<'p> {
                 work.extend(self.member_placed(g));
             }
             let sender = &self.plan.resources[index];
-            if matches!(outcome, Outcome::Changed | Outcome::WouldChange) {
+            // A sender that changed, or in a dry run would: a noop sender in a real run
+            // changed nothing, so it refreshes nothing.
+            if outcome == Outcome::Changed || (self.dry_run && outcome == Outcome::WouldChange) {
                 for receiver in self.plan.receivers(index, Timing::Delayed) {
                     self.delayed.entry(receiver).or_default().push(index);
                 }

@@ -438,3 +438,24 @@ fn many_files_written_at_once_into_one_directory_all_land() {
     }
     assert_eq!(fs::read_dir(tmp.path()).unwrap().count(), 5200, "no temporary is left");
 }
+
+/// New content keeps the owner and group of the file it replaces when the model names none
+/// (the content is written as whoever deploys, then renamed over the file). Only root can
+/// give a file away, so this runs as root only.
+#[test]
+fn new_content_keeps_the_files_owner() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("owned");
+    fs::write(&path, "old\n").unwrap();
+    let daemon = (nix::unistd::Uid::from_raw(1), nix::unistd::Gid::from_raw(1));
+    nix::unistd::chown(&path, Some(daemon.0), Some(daemon.1)).unwrap();
+    let mut d = Deploy::new();
+    d.add_file(file(&path, "new\n", json!({}), &[]));
+    assert!(d.run(false).converged());
+    assert_eq!(fs::read_to_string(&path).unwrap(), "new\n");
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (1, 1), "the owner and group stay");
+}

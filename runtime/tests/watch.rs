@@ -375,8 +375,17 @@ fn the_loop_stops_once_idle_for_its_converged_timeout() {
     let limits =
         Limits { converged_timeout: Some(Duration::from_millis(300)), max_runtime: Some(Duration::from_secs(30)) };
     let started = std::time::Instant::now();
-    let stop = modelc_runtime::watch::run(&mut c, &mut versions, None, &limits, &Silent, &mut |_, _| {}).unwrap();
+    let mut steps = 0;
+    let stop = modelc_runtime::watch::run(&mut c, &mut versions, None, &limits, &Silent, &mut |_, p| {
+        if let Progress::Ran(_) = p {
+            steps += 1;
+        }
+    })
+    .unwrap();
     assert_eq!(stop, Stop::Idle { converged: true });
+    // The first run writes the file; its own write may ask for one check. Reading the file to
+    // check it is no drift: it must not ask for another check (that loop once ran 1,800 times).
+    assert!(steps <= 2, "{steps} steps for one file that nobody touched");
     assert!(started.elapsed() >= Duration::from_millis(300), "it waited the whole idle time");
 }
 
@@ -399,4 +408,50 @@ fn a_failing_resource_still_lets_the_loop_stop_and_says_so() {
     assert_eq!(stop, Stop::Idle { converged: false });
     let id = "test::Flaky[local,name=f]";
     assert!(c.vertex(id).unwrap().failures > 1, "it was retried while the loop waited");
+}
+
+#[test]
+fn a_limit_of_zero_drops_events_beyond_the_burst_and_never_spins() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.conf");
+    let (resource, content) = file(&path, "a\n", Meta { limit: Some(0.0), burst: 1, ..Meta::default() });
+    let id = resource.id.clone();
+    let handlers = Handlers::builtin();
+    let clock = Arc::new(FakeClock::default());
+    let mut c = continuous(&handlers, &clock);
+    c.swap(vec![resource], Arc::new(content), &[], &[]);
+    c.step(&Silent);
+    c.notice(&path);
+    assert!(c.step(&Silent).is_some(), "the burst's one token");
+    c.notice(&path);
+    assert!(c.step(&Silent).is_none(), "no token will ever come");
+    assert!(!c.has_work(), "nothing is left waiting (the loop would spin)");
+    assert_eq!(c.next_deadline(), None);
+    assert_eq!(runs_of(&c, &id), 2);
+}
+
+#[test]
+fn a_chain_never_runs_past_a_requirement_that_did_not_deploy() {
+    let counting = Counting::default();
+    let mut handlers = Handlers::empty();
+    handlers.register("test::Node", counting.clone());
+    handlers.register("test::Flaky", Flaky::default());
+    let clock = Arc::new(FakeClock::default());
+    let mut c = continuous(&handlers, &clock);
+    let z = support::named("test::Flaky", "z", json!({ "fail_times": 99 }), Meta::default());
+    let node = |name: &str, value: i64, after: &Resource| {
+        let mut r = support::named("test::Node", name, json!({ "value": value }), Meta::default());
+        r.requires.push(after.id.clone());
+        r
+    };
+    let y = node("y", 1, &z);
+    let x = node("x", 1, &y);
+    c.swap(vec![z.clone(), y.clone(), x.clone()], Arc::new(MemoryContent::default()), &[], &[]);
+    c.step(&Silent);
+    assert!(counting.0.lock().unwrap().is_empty(), "z failed: y and x are blocked");
+    // A new version changes y and x, not z (which keeps its failure).
+    let (y2, x2) = (node("y", 2, &z), node("x", 2, &y));
+    c.swap(vec![z, y2, x2], Arc::new(MemoryContent::default()), &[], &[]);
+    assert!(c.step(&Silent).is_none(), "y waits for z, and x for y");
+    assert!(counting.0.lock().unwrap().is_empty(), "{:?}", counting.0.lock().unwrap());
 }

@@ -433,8 +433,8 @@ end
 #[test]
 fn a_yaml_graph_merges_with_the_model_at_its_handover_vertex() {
     let body = r#"
-point = std::Handover(name="app")
-fs::File(host=host, path="$T/from-model", content="model\n", mode=644, requires=[point])
+made = fs::File(host=host, path="$T/from-model", content="model\n", mode=644)
+std::Handover(name="app", requires=[made])
 "#;
     let Some(dir) = project("graph", body) else { return };
     let target = dir.join("target");
@@ -445,7 +445,8 @@ fs::File(host=host, path="$T/from-model", content="model\n", mode=644, requires=
     fs::write(dir.join("graph.yaml"), &graph).unwrap();
     let (code, report) = deploy_json(&dir, &["--graph", "graph.yaml"]);
     assert_eq!(code, 0, "{report:#}");
-    assert_eq!(fs::read_to_string(target.join("both")).unwrap(), "graph\nmodel\n", "the graph's file came first");
+    // `last` came after the handover, which came after both files.
+    assert_eq!(fs::read_to_string(target.join("both")).unwrap(), "graph\nmodel\n");
     assert!(report["source"].as_str().unwrap().contains("with graph graph.yaml"), "{report:#}");
 
     fs::write(dir.join("wrong.yaml"), "graph: g\nresources:\n  - {kind: handover, name: db}\n").unwrap();

@@ -199,6 +199,8 @@ impl<'a> Engine<'a> {
                 scope,
             );
             self.hold_promise(setter, CellId(first + position));
+            // What evaluating the argument built before it had to wait is not built again.
+            self.hand_over_effects(task, setter);
         }
         if nested {
             self.construct_nested(task, plan, args, instance, scope, expr.span)?;

@@ -491,6 +491,24 @@ impl<'a> Engine<'a> {
     }
 
     /// Remembers the result of an effectful sub-expression for the running task.
+    /// Gives task `to` the effects task `from` has had so far (memoised constructors and
+    /// plugin calls, comprehension scopes): `to` evaluates again what `from` started, and must
+    /// not build a second instance of what `from` built.
+    pub(crate) fn hand_over_effects(&mut self, from: TaskId, to: TaskId) {
+        let mut memo: Vec<((*const Expr, ScopeId), Value)> = self.pending_memo.clone();
+        let mut bindings = Vec::new();
+        if let Some(state) = &self.tasks[from.0 as usize].state {
+            memo.extend(state.memo.iter().map(|(k, v)| (*k, v.clone())));
+            bindings.extend(state.bindings.iter().map(|(k, v)| (*k, *v)));
+        }
+        if memo.is_empty() && bindings.is_empty() {
+            return;
+        }
+        let state = self.tasks[to.0 as usize].state();
+        state.memo.extend(memo);
+        state.bindings.extend(bindings);
+    }
+
     pub(crate) fn memoise(&mut self, key: (*const Expr, ScopeId), value: Value) {
         self.pending_memo.push((key, value));
     }

@@ -114,11 +114,13 @@ fn deploy_file(
             (None, Some(meta)) => Some(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777),
             (None, None) => None,
         };
-        let owner = attributes.owner.as_deref().filter(|_| changes.iter().any(|c| c.field == "owner"));
-        let group = attributes.group.as_deref().filter(|_| changes.iter().any(|c| c.field == "group"));
+        // The new content replaces the file: it keeps the file's owner and group unless
+        // others are desired.
+        let ownership = (attributes.owner.as_deref(), attributes.group.as_deref());
+        let keep = current.as_ref();
         match stage {
-            Some(slot) => *slot = Some(posix::stage(&path, &content, mode, (owner, group))?),
-            None => posix::write_atomically(&path, &content, mode, (owner, group))?,
+            Some(slot) => *slot = Some(posix::stage(&path, &content, mode, ownership, keep)?),
+            None => posix::write_atomically(&path, &content, mode, ownership, keep)?,
         }
     } else {
         attributes.apply(&path, &changes)?;

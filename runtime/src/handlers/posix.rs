@@ -331,15 +331,26 @@ pub(crate) fn sync_file_system(_dir: &Path) -> Option<Result<(), String>> {
 pub(crate) struct Staged {
     temporary: PathBuf,
     target: PathBuf,
-    file: Option<fs::File>,
 }
 
-/// Writes `content` into a temporary file beside `target` (see [`Staged`]).
+/// Gives `path` the owner and group of the file it replaces (`existing`), so that new content
+/// does not also hand the file to whoever deploys. Best effort: only root can give a file away,
+/// and a deploy that could not is no worse off than before.
+fn keep_ownership(path: &Path, existing: &Metadata) {
+    let (uid, gid) = (existing.uid(), existing.gid());
+    if uid != nix::unistd::geteuid().as_raw() || gid != nix::unistd::getegid().as_raw() {
+        let _ = nix::unistd::chown(path, Some(Uid::from_raw(uid)), Some(Gid::from_raw(gid)));
+    }
+}
+
+/// Writes `content` into a temporary file beside `target` (see [`Staged`]), owned as `keep`
+/// (the file it replaces) unless `ownership` names an owner or group.
 pub(crate) fn stage(
     target: &Path,
     content: &[u8],
     mode: Option<u32>,
     ownership: (Option<&str>, Option<&str>),
+    keep: Option<&Metadata>,
 ) -> Result<Staged, String> {
     existing_parent(target)?;
     remove_stale_temporaries(target);
@@ -351,15 +362,19 @@ pub(crate) fn stage(
         .open(&temporary)
         .map_err(|e| io_message(&format!("cannot write in {}", target.parent().unwrap_or(target).display()), &e))?;
     // From here on, dropping `staged` removes the temporary.
-    let mut staged = Staged { temporary, target: target.to_owned(), file: None };
+    let staged = Staged { temporary, target: target.to_owned() };
     file.write_all(content).map_err(|e| io_message(&format!("cannot write {}", target.display()), &e))?;
+    if let Some(existing) = keep {
+        keep_ownership(&staged.temporary, existing);
+    }
     if let (Some(_), _) | (_, Some(_)) = ownership {
         chown(&staged.temporary, ownership.0, ownership.1)?;
     }
     if let Some(mode) = mode {
         set_mode(&staged.temporary, mode)?;
     }
-    staged.file = Some(file);
+    // Closed now: a group of thousands of files must not hold thousands of descriptors.
+    drop(file);
     Ok(staged)
 }
 
@@ -367,17 +382,13 @@ impl Staged {
     /// Flushes this file's content to disk.
     pub(crate) fn sync(&self) -> Result<(), String> {
         DISK_SYNCS.fetch_add(1, Ordering::Relaxed);
-        match &self.file {
-            Some(file) => {
-                file.sync_all().map_err(|e| io_message(&format!("cannot write {}", self.target.display()), &e))
-            }
-            None => Ok(()),
-        }
+        fs::File::open(&self.temporary)
+            .and_then(|file| file.sync_all())
+            .map_err(|e| io_message(&format!("cannot write {}", self.target.display()), &e))
     }
 
     /// Puts the content in place (a rename: atomic).
     pub(crate) fn commit(mut self) -> Result<(), String> {
-        self.file = None;
         let result = fs::rename(&self.temporary, &self.target)
             .map_err(|e| io_message(&format!("cannot replace {}", self.target.display()), &e));
         if result.is_ok() {
@@ -408,8 +419,9 @@ pub(crate) fn write_atomically(
     content: &[u8],
     mode: Option<u32>,
     ownership: (Option<&str>, Option<&str>),
+    keep: Option<&Metadata>,
 ) -> Result<(), String> {
-    let staged = stage(target, content, mode, ownership)?;
+    let staged = stage(target, content, mode, ownership, keep)?;
     staged.sync()?;
     staged.commit()?;
     match target.parent() {
@@ -436,7 +448,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.conf");
         fs::write(&target, "old").unwrap();
-        write_atomically(&target, b"new", Some(0o600), (None, None)).unwrap();
+        write_atomically(&target, b"new", Some(0o600), (None, None), None).unwrap();
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         assert_eq!(permissions_of(&fs::metadata(&target).unwrap()), 600);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
@@ -456,7 +468,7 @@ mod tests {
     #[test]
     fn a_missing_directory_is_named() {
         let dir = tempfile::tempdir().unwrap();
-        let error = write_atomically(&dir.path().join("no/such/f"), b"x", None, (None, None)).unwrap_err();
+        let error = write_atomically(&dir.path().join("no/such/f"), b"x", None, (None, None), None).unwrap_err();
         assert!(error.contains("does not exist, and the model does not manage it"), "{error}");
     }
 }

@@ -28,8 +28,9 @@ impl TokenBucket {
         self.at = now;
     }
 
-    /// Takes a token for a run now, or says how long until one is there.
-    pub fn take(&mut self, now: Duration) -> Result<(), Duration> {
+    /// Takes a token for a run now, or says how long until one is there (`None`: never, with a
+    /// limit of 0 once the burst is spent).
+    pub fn take(&mut self, now: Duration) -> Result<(), Option<Duration>> {
         self.refill(now);
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
@@ -37,9 +38,9 @@ impl TokenBucket {
         }
         if self.rate <= 0.0 {
             // A limit of 0: nothing beyond the burst, ever.
-            return Err(Duration::MAX);
+            return Err(None);
         }
-        Err(Duration::from_secs_f64((1.0 - self.tokens) / self.rate))
+        Err(Some(Duration::from_secs_f64((1.0 - self.tokens) / self.rate)))
     }
 }
 
@@ -52,10 +53,13 @@ mod tests {
         let at = |s: f64| Duration::from_secs_f64(s);
         let mut bucket = TokenBucket::new(Some(2.0), 3, at(0.0)).unwrap();
         assert!((0..3).all(|_| bucket.take(at(0.0)).is_ok()));
-        assert_eq!(bucket.take(at(0.0)), Err(at(0.5)));
-        assert_eq!(bucket.take(at(0.25)), Err(at(0.25)));
+        assert_eq!(bucket.take(at(0.0)), Err(Some(at(0.5))));
+        assert_eq!(bucket.take(at(0.25)), Err(Some(at(0.25))));
         assert!(bucket.take(at(0.5)).is_ok());
         assert!(bucket.take(at(10.0)).is_ok(), "refilled");
         assert!(TokenBucket::new(None, 1, at(0.0)).is_none());
+        let mut closed = TokenBucket::new(Some(0.0), 1, at(0.0)).unwrap();
+        assert!(closed.take(at(0.0)).is_ok());
+        assert_eq!(closed.take(at(1e6)), Err(None), "a limit of 0 never refills");
     }
 }

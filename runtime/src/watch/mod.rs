@@ -263,11 +263,17 @@ impl<'h> Continuous<'h> {
                 && v.event
                 && let Some(bucket) = &mut v.bucket
             {
-                match bucket.take(now) {
-                    Ok(()) => v.bucket_at = None,
-                    Err(wait) => {
+                match bucket.take(now).map_err(|wait| wait.and_then(|wait| now.checked_add(wait))) {
+                    Ok(()) => {}
+                    Err(Some(at)) => {
                         // The event waits for a token; more events join it.
-                        v.bucket_at = now.checked_add(wait);
+                        v.bucket_at = Some(at);
+                        continue;
+                    }
+                    // A limit of 0: no token ever comes, so events beyond the burst are dropped.
+                    Err(None) => {
+                        v.event = false;
+                        v.bucket_at = None;
                         continue;
                     }
                 }
@@ -275,18 +281,26 @@ impl<'h> Continuous<'h> {
             if v.poke || v.event {
                 v.poke = false;
                 v.event = false;
+                // Whatever made it run, a wait for a token is over: the run covers the event.
+                v.bucket_at = None;
                 due.push(i);
             }
         }
-        // A resource whose requirement (outside this run) did not deploy waits for it: the
-        // requirement's success asks it again.
-        let chosen: HashSet<usize> = due.iter().copied().collect();
-        due.retain(|&i| {
-            self.plan.requires[i]
-                .iter()
-                .all(|j| chosen.contains(j) || self.vertices[*j].last.is_none_or(Outcome::lets_dependents_run))
-        });
-        due
+        // A resource whose requirement did not deploy (outside this run, or left out of it in
+        // turn) waits for it: the requirement's success asks it again. Repeated until nothing
+        // more is left out, so a chain never runs past a requirement that is not there.
+        loop {
+            let chosen: HashSet<usize> = due.iter().copied().collect();
+            let before = due.len();
+            due.retain(|&i| {
+                self.plan.requires[i]
+                    .iter()
+                    .all(|j| chosen.contains(j) || self.vertices[*j].last.is_some_and(Outcome::lets_dependents_run))
+            });
+            if due.len() == before {
+                return due;
+            }
+        }
     }
 
     /// Takes a run's results into the vertices: retries, what to ask next.
@@ -480,6 +494,8 @@ pub fn run(
             if report.resources.iter().any(|r| r.result == Outcome::Changed) {
                 idle_since = Instant::now();
             }
+            // A step may have made (or removed) directories that hold watched resources.
+            watcher.watch_exactly(&directories(continuous));
             progress(continuous, Progress::Ran(&report));
             continue;
         }
