@@ -342,11 +342,7 @@ impl Worker<'_, '_> {
                 }
             }
         }
-        if let Some(size) = self.options.sema {
-            semaphores.push((crate::meta::GLOBAL.to_owned(), size.max(1)));
-        }
-        semaphores.sort();
-        semaphores.dedup_by(|a, b| a.0 == b.0);
+        let semaphores = self.in_acquisition_order(semaphores);
         if let Some(reason) = crate::meta::guarded_out(meta) {
             return finish_all(members.iter().map(|_| (Ok(Done::unchanged()), 0)).collect(), Some(reason));
         }
@@ -360,17 +356,23 @@ impl Worker<'_, '_> {
     /// senders from refreshing it at once. `None` when one of its own is malformed.
     fn semaphores_of(&self, index: usize, before: &[usize]) -> Option<Vec<(String, usize)>> {
         let mut semaphores = self.plan.resources[index].meta.semaphores()?;
-        if let Some(size) = self.options.sema {
-            semaphores.push((crate::meta::GLOBAL.to_owned(), size.max(1)));
-        }
         for &receiver in before {
             let resource = &self.plan.resources[receiver];
             semaphores.extend(resource.meta.semaphores().unwrap_or_default());
             semaphores.push((format!("~refresh {}", resource.id), 1));
         }
+        Some(self.in_acquisition_order(semaphores))
+    }
+
+    /// `semaphores` with `--sema`'s global one, each once, sorted by name: the order they are
+    /// taken in, so that two holders never wait for each other in a circle.
+    fn in_acquisition_order(&self, mut semaphores: Vec<(String, usize)>) -> Vec<(String, usize)> {
+        if let Some(size) = self.options.sema {
+            semaphores.push((crate::meta::GLOBAL.to_owned(), size.max(1)));
+        }
         semaphores.sort();
         semaphores.dedup_by(|a, b| a.0 == b.0);
-        Some(semaphores)
+        semaphores
     }
 }
 
@@ -406,8 +408,7 @@ impl Applier<'_> {
         loop {
             attempts += 1;
             let result = self.attempt(resource, context);
-            let retries_left = meta.retry < 0 || i64::from(attempts) <= meta.retry;
-            if result.is_ok() || !retries_left || !self.options.retries {
+            if result.is_ok() || !meta.retries_left(attempts) || !self.options.retries {
                 return (result, attempts);
             }
             self.options.clock.sleep(crate::meta::retry_wait(meta, attempts, &*self.options.clock));
@@ -442,8 +443,7 @@ impl Applier<'_> {
             for (&i, result) in pending.iter().zip(outcome) {
                 let attempts = results[i].1 + 1;
                 most = most.max(attempts);
-                let retries_left = meta.retry < 0 || i64::from(attempts) <= meta.retry;
-                if result.is_err() && retries_left && self.options.retries {
+                if result.is_err() && meta.retries_left(attempts) && self.options.retries {
                     failed.push(i);
                 }
                 results[i] = (result, attempts);

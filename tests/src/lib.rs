@@ -40,6 +40,18 @@ pub fn modelc_with(args: &[&str], cwd: &Path, terminal: bool, no_color: bool) ->
     Output { code, stdout: String::from_utf8(stdout).unwrap(), stderr: String::from_utf8(stderr).unwrap() }
 }
 
+/// Every `.cf` file below `dir` (in no particular order), appended to `out`.
+pub fn cf_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            cf_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "cf") {
+            out.push(path);
+        }
+    }
+}
+
 /// A fresh, empty directory under the system temp dir, unique to this process and call. The
 /// first call of a process removes the scratch directories of test processes that have ended.
 pub fn scratch_dir(name: &str) -> PathBuf {

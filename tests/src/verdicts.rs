@@ -110,3 +110,33 @@ pub fn listed_differences(text: &str) -> Vec<(&str, &str)> {
     }
     listed
 }
+
+/// Compiles every case and compares it with the reference's result, against the list of known
+/// differences in `listed_text` (the file `list_name`): a case that differs must be listed with
+/// the result modelc gives now, and a listed case must still differ. Panics with every
+/// disagreement.
+pub fn assert_listed_differences_exact(
+    cases: &[Case],
+    listed_text: &str,
+    list_name: &str,
+    dir: &Path,
+    printed: Printed,
+) {
+    let listed = listed_differences(listed_text);
+    let mut failures = Vec::new();
+    let mut agreeing = 0;
+    for case in cases {
+        let recorded = listed.iter().find(|(id, _)| *id == case.id).map(|(_, result)| *result);
+        match (disagreement(case, dir, printed), recorded) {
+            (None, None) => agreeing += 1,
+            (None, Some(_)) => failures.push(format!("{}: agrees now; remove it from {list_name}", case.id)),
+            (Some(why), None) => failures.push(format!("{}: {why}", case.id)),
+            (Some(why), Some(result)) if why != result => {
+                failures.push(format!("{}: the listed result changed; it is now\n  = {why}", case.id));
+            }
+            (Some(_), Some(_)) => {}
+        }
+    }
+    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(agreeing + listed.len(), cases.len(), "{list_name} lists cases that do not exist");
+}

@@ -2,20 +2,9 @@
 //! diagnostics, and `modelc check` on each module reports only what is genuinely missing.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use modelc_tests::{modelc, shared_dir};
-
-fn cf_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            cf_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "cf") {
-            out.push(path);
-        }
-    }
-}
+use modelc_tests::{cf_files, modelc, shared_dir};
 
 #[test]
 fn every_corpus_file_parses_without_diagnostics() {

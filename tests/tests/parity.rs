@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use modelc_tests::verdicts::{Printed, disagreement, listed_differences};
+use modelc_tests::verdicts::{Printed, assert_listed_differences_exact};
 use modelc_tests::{Case, scratch_dir};
 
 fn parity_dir() -> &'static Path {
@@ -28,7 +28,7 @@ fn every_case_and_generated_model_is_recorded_as_it_is_now() {
     let mut stale = Vec::new();
     let cases = parity_dir().join("cases");
     let mut files = Vec::new();
-    collect(&cases, &mut files);
+    modelc_tests::cf_files(&cases, &mut files);
     for file in &files {
         let id = file.strip_prefix(parity_dir()).unwrap().with_extension("").to_str().unwrap().to_owned();
         let source = std::fs::read_to_string(file).unwrap();
@@ -47,39 +47,11 @@ fn every_case_and_generated_model_is_recorded_as_it_is_now() {
     assert!(generated.len() >= 200);
 }
 
-fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "cf") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn modelc_gives_the_reference_results() {
     let listed_text = std::fs::read_to_string(parity_dir().join("differences.txt")).unwrap();
-    let listed = listed_differences(&listed_text);
-    let cases = recorded();
     let dir = scratch_dir("parity");
-    let mut failures = Vec::new();
-    let mut agreeing = 0;
-    for case in &cases {
-        let recorded = listed.iter().find(|(id, _)| *id == case.id).map(|(_, result)| *result);
-        match (disagreement(case, &dir, Printed::AnyOrder), recorded) {
-            (None, None) => agreeing += 1,
-            (None, Some(_)) => failures.push(format!("{}: agrees now; remove it from differences.txt", case.id)),
-            (Some(why), None) => failures.push(format!("{}: {why}", case.id)),
-            (Some(why), Some(result)) if why != result => {
-                failures.push(format!("{}: the listed result changed; it is now\n  = {why}", case.id));
-            }
-            (Some(_), Some(_)) => {}
-        }
-    }
-    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(agreeing + listed.len(), cases.len(), "differences.txt lists cases that do not exist");
+    assert_listed_differences_exact(&recorded(), &listed_text, "differences.txt", &dir, Printed::AnyOrder);
 }
 
 /// `modelc check` rejects no model the reference accepts (it reports errors only where the code

@@ -19,7 +19,7 @@ use modelc_tests::modelc;
 fn source_of(input: &Path, root: &Path) -> String {
     let files: Vec<PathBuf> = if input.file_name().is_some_and(|n| n == "main.cf") {
         let mut files = Vec::new();
-        collect_cf(input.parent().unwrap(), &mut files);
+        modelc_tests::cf_files(input.parent().unwrap(), &mut files);
         files.sort();
         files
     } else {
@@ -32,17 +32,6 @@ fn source_of(input: &Path, root: &Path) -> String {
             format!("--- {name}\n{}", std::fs::read_to_string(f).unwrap())
         })
         .collect()
-}
-
-fn collect_cf(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect_cf(&path, out);
-        } else if path.extension().is_some_and(|e| e == "cf") {
-            out.push(path);
-        }
-    }
 }
 
 /// The summary's timing changes from run to run.

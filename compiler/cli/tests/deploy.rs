@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
+mod support;
+
+use support::modules;
+
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("modelc-test-{}-deploy-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch("deploy", name)
 }
 
 /// `modelc` in `dir`, with its own deploy lock file.
@@ -21,24 +22,6 @@ fn modelc(dir: &Path, lock: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
     command.current_dir(dir).env("MODELC_DEPLOY_LOCK", lock).env_remove("NO_COLOR");
     command
-}
-
-/// The corpus of public modules in the shared reference material, when it is there (and
-/// required when `MODELC_SHARED` names the material explicitly).
-fn modules() -> Option<PathBuf> {
-    let explicit = std::env::var_os("MODELC_SHARED");
-    let shared = explicit
-        .clone()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let modules = shared.join("corpus/inmanta-modules");
-    if modules.join("fs").is_dir() {
-        return Some(modules);
-    }
-    // Told where the material is, the suite must run, not skip.
-    assert!(explicit.is_none(), "MODELC_SHARED names no module corpus at {}", modules.display());
-    eprintln!("skipping: no module corpus at {} (set MODELC_SHARED)", modules.display());
-    None
 }
 
 #[test]

@@ -9,12 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("modelc-test-{}-watch-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(dir.join("target")).unwrap();
-    dir
-}
+mod support;
+
+use support::modules;
 
 fn modelc(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
@@ -22,25 +19,11 @@ fn modelc(dir: &Path) -> Command {
     command
 }
 
-fn modules() -> Option<PathBuf> {
-    let explicit = std::env::var_os("MODELC_SHARED");
-    let shared = explicit
-        .clone()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    let modules = shared.join("corpus/inmanta-modules");
-    if modules.join("fs").is_dir() {
-        return Some(modules);
-    }
-    assert!(explicit.is_none(), "MODELC_SHARED names no module corpus at {}", modules.display());
-    eprintln!("skipping: no module corpus at {} (set MODELC_SHARED)", modules.display());
-    None
-}
-
 /// A project using fs and exec with `body` after a local host; `$T` is its target directory.
 fn project(name: &str, body: &str) -> Option<PathBuf> {
     let modules = modules()?;
-    let dir = scratch(name);
+    let dir = support::scratch("watch", name);
+    fs::create_dir_all(dir.join("target")).unwrap();
     fs::write(dir.join("project.yml"), format!("name: {name}\nmodulepath: {}\n", modules.display())).unwrap();
     write_model(&dir, body);
     Some(dir)

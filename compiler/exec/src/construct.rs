@@ -70,10 +70,11 @@ impl<'a> Engine<'a> {
                         forwards.push((position, from));
                         continue;
                     }
-                    let indexed = plan.indexes.iter().any(|index| index.positions.contains(&position));
                     match self.eval(task, value, scope) {
                         Ok(value) => given.push((position, value)),
-                        Err(crate::engine::Stop::Wait(_)) if !indexed => later.push((position, value)),
+                        Err(crate::engine::Stop::Wait(_)) if !plan.is_indexed(position) => {
+                            later.push((position, value))
+                        }
                         Err(stop) => return Err(stop),
                     }
                 }
@@ -109,7 +110,7 @@ impl<'a> Engine<'a> {
                 self.attr_def(owner, relation).map(|d| &d.kind)
             && let Some(position) = plan.position(inverse)
             && !given.iter().any(|(p, _)| *p == position)
-            && plan.indexes.iter().any(|index| index.positions.contains(&position))
+            && plan.is_indexed(position)
         {
             given.push((position, Value::Instance(owner)));
         }
@@ -218,7 +219,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         // A relation in this entity's own index must be known before this instance exists.
-        if plan.indexes.iter().any(|index| index.positions.contains(&position)) {
+        if plan.is_indexed(position) {
             return false;
         }
         self.constructs_indexed_on(value, inverse.as_str())
@@ -228,7 +229,7 @@ impl<'a> Engine<'a> {
         match &value.kind {
             ExprKind::Construct { entity, .. } => {
                 let inner = self.plans.get(entity.0);
-                inner.position(inverse).is_some_and(|p| inner.indexes.iter().any(|i| i.positions.contains(&p)))
+                inner.position(inverse).is_some_and(|p| inner.is_indexed(p))
             }
             ExprKind::List(items) => items.iter().any(|item| self.constructs_indexed_on(item, inverse)),
             _ => false,

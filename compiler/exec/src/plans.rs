@@ -36,6 +36,11 @@ pub(crate) struct PlannedIndex<'a> {
 }
 
 impl EntityPlan<'_> {
+    /// Whether the attribute at `position` is part of one of the entity's indexes.
+    pub(crate) fn is_indexed(&self, position: u32) -> bool {
+        self.indexes.iter().any(|index| index.positions.contains(&position))
+    }
+
     pub(crate) fn position(&self, name: &str) -> Option<u32> {
         self.positions.get(name).copied()
     }

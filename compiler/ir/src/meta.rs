@@ -81,6 +81,11 @@ impl Meta {
         *self == Meta::default()
     }
 
+    /// Whether a resource that failed `failures` times may be tried again (`retry` -1: always).
+    pub fn retries_left(&self, failures: u32) -> bool {
+        self.retry < 0 || i64::from(failures) <= self.retry
+    }
+
     /// The wait before retry number `attempt` (1 for the first retry), without jitter.
     pub fn retry_delay(&self, attempt: u32) -> f64 {
         match &self.backoff {

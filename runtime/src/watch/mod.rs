@@ -322,7 +322,7 @@ impl<'h> Continuous<'h> {
             match r.result {
                 Outcome::Failed => {
                     v.failures += 1;
-                    if meta.retry < 0 || i64::from(v.failures) <= meta.retry {
+                    if meta.retries_left(v.failures) {
                         let wait = crate::meta::retry_wait(meta, v.failures, &*self.options.clock);
                         v.retry_at = now.checked_add(wait);
                     }

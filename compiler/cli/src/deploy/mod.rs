@@ -235,19 +235,11 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
     }
     if let Some(number) = request.version {
         let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
-        let loaded = SqliteStore::open_existing(&store_path).and_then(|store| {
-            let snapshot = store.snapshot(Some(number))?;
-            let hashes: Vec<String> = snapshot
-                .resources
-                .iter()
-                .filter_map(|r| r.attributes.get("hash").and_then(|h| h.as_str()).map(str::to_owned))
-                .collect();
-            Ok((snapshot, store.contents(&hashes)?))
-        });
-        let (snapshot, contents) = loaded.map_err(|error| store_failure(io, format, color, &error, &store_path))?;
-        let ir = Ir::new(snapshot.resources, Vec::new());
+        let (resources, content) = stored_version(&store_path, number)
+            .map_err(|error| store_failure(io, format, color, &error, &store_path))?;
+        let ir = Ir::new(resources, Vec::new());
         let source = format!("version {number}");
-        return Ok(Desired { ir, version: Some(number), source, content: MemoryContent(contents), store_path });
+        return Ok(Desired { ir, version: Some(number), source, content, store_path });
     }
     let target =
         modelc_driver::locate(request.path.as_deref(), &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
@@ -267,6 +259,19 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
     let content = MemoryContent::of_ir(&exported.ir);
     let source = format!("compile of {}", target_name(&target));
     Ok(Desired { ir: exported.ir, version, source, content, store_path })
+}
+
+/// A stored version's resources and the file content they name, as deploys read them.
+fn stored_version(store_path: &Path, number: u64) -> Result<(Vec<Resource>, MemoryContent), StoreError> {
+    let store = SqliteStore::open_existing(store_path)?;
+    let snapshot = store.snapshot(Some(number))?;
+    let hashes: Vec<String> = snapshot
+        .resources
+        .iter()
+        .filter_map(|r| r.attributes.get("hash").and_then(|h| h.as_str()).map(str::to_owned))
+        .collect();
+    let contents = store.contents(&hashes)?;
+    Ok((snapshot.resources, MemoryContent(contents)))
 }
 
 fn target_name(target: &modelc_driver::Target) -> String {

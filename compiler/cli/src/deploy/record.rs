@@ -2,6 +2,33 @@
 
 use super::*;
 
+/// The results of a run as the store records them (the resources this run handled), each
+/// with its agent, which `agent_of` finds.
+pub(super) fn deploy_results<'r>(
+    report: &'r RunReport,
+    agent_of: impl Fn(&'r ResourceReport) -> &'r str,
+) -> Vec<DeployResult> {
+    report
+        .resources
+        .iter()
+        .filter(|r| r.result != Outcome::NotHandled)
+        .map(|r| DeployResult {
+            id: r.id.clone(),
+            agent: agent_of(r).to_owned(),
+            result: r.result.as_str().to_owned(),
+            changes: serde_json::to_value(&r.changes).unwrap_or_default(),
+            error: r.error.clone(),
+            duration_ms: r.duration_ms,
+            source: r.source.clone(),
+        })
+        .collect()
+}
+
+/// A boolean attribute of a resource; missing is false.
+pub(super) fn flag(resource: &Resource, name: &str) -> bool {
+    resource.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
 /// The run as the store records it, and what it leaves for the next run.
 pub(super) fn record(
     desired: &Desired,
@@ -11,20 +38,7 @@ pub(super) fn record(
     started: String,
     ended: String,
 ) -> (DeployRecord, Carryover) {
-    let results = report
-        .resources
-        .iter()
-        .filter(|r| r.result != Outcome::NotHandled)
-        .map(|r| DeployResult {
-            id: r.id.clone(),
-            agent: plan.resources[r.index].agent.clone(),
-            result: r.result.as_str().to_owned(),
-            changes: serde_json::to_value(&r.changes).unwrap_or_default(),
-            error: r.error.clone(),
-            duration_ms: r.duration_ms,
-            source: r.source.clone(),
-        })
-        .collect();
+    let results = deploy_results(report, |r| plan.resources[r.index].agent.as_str());
     let record = DeployRecord {
         run: 0,
         version: desired.version,
@@ -36,7 +50,6 @@ pub(super) fn record(
         results,
     };
     let in_version: HashSet<&str> = desired.ir.resources.iter().map(|r| r.id.as_str()).collect();
-    let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
     let mut purgeable = Vec::new();
     for report in &report.resources {
         let resource = &plan.resources[report.index];

@@ -159,20 +159,7 @@ fn record_step(
 ) -> Result<u64, StoreError> {
     let agent_of: HashMap<&str, &str> =
         continuous.resources().iter().map(|r| (r.id.as_str(), r.agent.as_str())).collect();
-    let results = report
-        .resources
-        .iter()
-        .filter(|r| r.result != Outcome::NotHandled)
-        .map(|r| DeployResult {
-            id: r.id.clone(),
-            agent: agent_of.get(r.id.as_str()).copied().unwrap_or_default().to_owned(),
-            result: r.result.as_str().to_owned(),
-            changes: serde_json::to_value(&r.changes).unwrap_or_default(),
-            error: r.error.clone(),
-            duration_ms: r.duration_ms,
-            source: r.source.clone(),
-        })
-        .collect();
+    let results = super::record::deploy_results(report, |r| agent_of.get(r.id.as_str()).copied().unwrap_or_default());
     let now = modelc_store::utc_now();
     let record = DeployRecord {
         run: 0,
@@ -185,7 +172,7 @@ fn record_step(
         results,
     };
     let state = continuous.carryover();
-    let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let flag = super::record::flag;
     let purgeable = continuous
         .resources()
         .iter()
@@ -205,15 +192,8 @@ struct StoreVersions {
 
 impl StoreVersions {
     fn load(&self, number: u64) -> Result<Version, String> {
-        let store = SqliteStore::open_existing(&self.path).map_err(|e| e.to_string())?;
-        let snapshot = store.snapshot(Some(number)).map_err(|e| e.to_string())?;
-        let hashes: Vec<String> = snapshot
-            .resources
-            .iter()
-            .filter_map(|r| r.attributes.get("hash").and_then(|h| h.as_str()).map(str::to_owned))
-            .collect();
-        let contents = store.contents(&hashes).map_err(|e| e.to_string())?;
-        Ok(Version { number, resources: snapshot.resources, content: Arc::new(MemoryContent(contents)) })
+        let (resources, content) = super::stored_version(&self.path, number).map_err(|e| e.to_string())?;
+        Ok(Version { number, resources, content: Arc::new(content) })
     }
 }
 

@@ -1,0 +1,30 @@
+//! What the CLI's process tests share: scratch directories and the shared module corpus.
+#![allow(dead_code, reason = "each test file uses part of it")]
+
+use std::path::{Path, PathBuf};
+
+/// A fresh, empty directory for test `name` of suite `suite`, unique to this process.
+pub(crate) fn scratch(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("modelc-test-{}-{suite}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The corpus of public modules in the shared reference material, when it is there (and
+/// required when `MODELC_SHARED` names the material explicitly).
+pub(crate) fn modules() -> Option<PathBuf> {
+    let explicit = std::env::var_os("MODELC_SHARED");
+    let shared = explicit
+        .clone()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
+    let modules = shared.join("corpus/inmanta-modules");
+    if modules.join("fs").is_dir() {
+        return Some(modules);
+    }
+    // Told where the material is, the suite must run, not skip.
+    assert!(explicit.is_none(), "MODELC_SHARED names no module corpus at {}", modules.display());
+    eprintln!("skipping: no module corpus at {} (set MODELC_SHARED)", modules.display());
+    None
+}
