@@ -92,6 +92,8 @@ pub struct Continuous<'h> {
     autogroup: bool,
     plan: Plan,
     vertices: Vec<Vertex>,
+    /// The watched resources by the path they manage (set at each swap: events look here).
+    watched: HashMap<PathBuf, Vec<usize>>,
     content: Arc<dyn ContentSource + Send>,
     next_serial: u64,
 }
@@ -115,6 +117,7 @@ impl<'h> Continuous<'h> {
             autogroup,
             plan,
             vertices: Vec::new(),
+            watched: HashMap::new(),
             content: Arc::new(crate::handler::MemoryContent::default()),
             next_serial: 1,
         }
@@ -182,6 +185,14 @@ impl<'h> Continuous<'h> {
             }
         }
         self.plan = plan;
+        self.watched = HashMap::new();
+        for i in 0..self.plan.len() {
+            if self.is_watched(i)
+                && let Some(path) = watcher::watched_path(&self.plan.resources[i])
+            {
+                self.watched.entry(path).or_default().push(i);
+            }
+        }
         self.vertices = vertices;
         self.content = content;
         swap
@@ -190,14 +201,11 @@ impl<'h> Continuous<'h> {
     /// Something happened at `path`: the resources that manage it are asked for a check.
     /// Returns how many.
     pub fn notice(&mut self, path: &Path) -> usize {
-        let mut asked = 0;
-        for (i, resource) in self.plan.resources.iter().enumerate() {
-            if watcher::watched_path(resource).is_some_and(|own| own == path) && self.is_watched(i) {
-                self.vertices[i].event = true;
-                asked += 1;
-            }
+        let Some(asked) = self.watched.get(path) else { return 0 };
+        for &i in asked {
+            self.vertices[i].event = true;
         }
-        asked
+        asked.len()
     }
 
     /// Whether resource `i` is watched for changes (rather than polled or checked once).
@@ -207,11 +215,7 @@ impl<'h> Continuous<'h> {
 
     /// The directories to watch: where the watched resources are.
     pub fn watch_directories(&self) -> BTreeSet<PathBuf> {
-        (0..self.plan.len())
-            .filter(|&i| self.is_watched(i))
-            .filter_map(|i| watcher::watched_path(&self.plan.resources[i]))
-            .filter_map(|path| path.parent().map(Path::to_owned))
-            .collect()
+        self.watched.keys().filter_map(|path| path.parent().map(Path::to_owned)).collect()
     }
 
     /// Runs every vertex that was asked for a check and may run now, as one engine run; `None`
