@@ -59,9 +59,8 @@ impl<'a> Engine<'a> {
                     self.check_instance(&value, target, cell, scope, span)?;
                 }
                 let file = self.file_of(scope);
-                let c = self.cell_mut(cell);
-                c.value = Some(value.clone());
-                c.set_at = Some((file, span));
+                self.cell_mut(cell).value = Some(value.clone());
+                self.set_site(cell, file, span);
                 self.freeze(cell);
                 if !value.is_null() {
                     self.set_inverse(cell, &value, scope, span)?;
@@ -110,7 +109,7 @@ impl<'a> Engine<'a> {
                             );
                             // Where the instance that holds too many is made (the reference's
                             // location for this error).
-                            if let crate::cells::Owner::Attribute { instance, .. } = self.cell(cell).owner {
+                            if let crate::cells::Owner::Attribute { instance, .. } = self.owner_of(cell) {
                                 let holder = &self.instances[instance.0 as usize];
                                 d = d.secondary(holder.file, holder.span, "the instance is constructed here");
                             }
@@ -120,8 +119,8 @@ impl<'a> Engine<'a> {
                     }
                     self.push_list_item(cell, item.clone());
                     self.maybe_queue(cell);
-                    for k in 0..self.cell(cell).listeners().len() {
-                        let listener = self.cell(cell).listeners()[k];
+                    for k in 0..self.listeners(cell).len() {
+                        let listener = self.listeners(cell)[k];
                         self.run_queue.push_back(listener);
                     }
                     if !unknown {
@@ -170,9 +169,8 @@ impl<'a> Engine<'a> {
             return Err(self.double_set(cell, &value, scope, span));
         }
         let file = self.file_of(scope);
-        let c = self.cell_mut(cell);
-        c.value = Some(value);
-        c.set_at = Some((file, span));
+        self.cell_mut(cell).value = Some(value);
+        self.set_site(cell, file, span);
         self.wake(cell);
         Ok(())
     }
@@ -190,12 +188,13 @@ impl<'a> Engine<'a> {
             ),
         )
         .note("variables and attributes are assigned once; assigning an equal value again is allowed");
-        if let Some((file, at)) = c.set_at {
+        let site = self.site_of(cell);
+        if let Some((file, at)) = site {
             d = d.secondary(file, at, "first set here");
         }
-        if let Owner::Attribute { instance, .. } = &c.owner {
+        if let Owner::Attribute { instance, .. } = self.owner_of(cell) {
             let i = &self.instances[instance.0 as usize];
-            if c.set_at != Some((i.file, i.span)) {
+            if site != Some((i.file, i.span)) {
                 d = d.secondary(i.file, i.span, "the instance is constructed here");
             }
         }
@@ -249,7 +248,7 @@ impl<'a> Engine<'a> {
 
     /// Sets the other end of a bidirectional relation.
     fn set_inverse(&mut self, cell: CellId, value: &Value, scope: ScopeId, span: Span) -> Eval<()> {
-        let (Owner::Attribute { instance, position }, Value::Instance(target)) = (self.cell(cell).owner, value) else {
+        let (Owner::Attribute { instance, position }, Value::Instance(target)) = (self.owner_of(cell), value) else {
             return Ok(());
         };
         let target = *target;

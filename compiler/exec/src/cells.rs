@@ -1,8 +1,10 @@
 //! The run-time state: single-assignment cells, instances and scopes (spec execution §1.2).
 //!
-//! Sized for models with millions of cells: names are borrowed from the program (`'a`), an
-//! instance's cells are contiguous (attribute `k` of an instance is cell `first + k`), and
-//! what only some cells need (waiters, listeners) is boxed.
+//! Sized for models with millions of cells (a cell is 40 bytes): names are borrowed from the
+//! program (`'a`), an instance's cells are contiguous (attribute `k` of an instance is cell
+//! `first + k`), what is only read for messages (owner names, where a value was set) is a
+//! number into a table of the engine, and what only some cells have (waiters, listeners) lives
+//! in a map beside them.
 
 use modelc_diagnostics::{FileId, Span};
 use modelc_sema::types::ValueType;
@@ -41,7 +43,7 @@ impl CellKind<'_> {
     }
 }
 
-/// Where a cell belongs, for messages.
+/// Where a cell belongs, for messages (`Engine::owner_of` derives it from `Cell::owner`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Owner<'a> {
     /// A variable; `None` is the `self` of a typedef constraint.
@@ -74,23 +76,25 @@ pub(crate) struct Waits {
 pub(crate) struct Cell<'a> {
     /// Shared: attribute cells point at their entity plan's kind.
     pub kind: &'a CellKind<'a>,
-    pub owner: Owner<'a>,
     /// The value of a single cell. A list cell holds its values, in arrival order and without
     /// duplicates, as a `Value::List` once it has any, or `Value::Null` when it was nulled.
     pub value: Option<Value>,
-    pub waits: Option<Box<Waits>>,
+    /// Whose it is, read with the kind: an attribute's instance (its position is the cell's
+    /// offset from the instance's first cell), a lookup's number, or a variable's name in
+    /// `Engine::variable_names`.
+    pub owner: u32,
+    /// Where the value was set, for double-set messages: `Engine::sites` entry + 1 (0: unset).
+    pub site: u32,
     /// Statements that promised to add to the cell and have not finished.
     pub providers: u32,
     pub frozen: bool,
     /// In the scheduler's wait queue (see `Engine::wait_queue`).
     pub queued: bool,
-    /// Where the value was set, for double-set messages.
-    pub set_at: Option<(FileId, Span)>,
 }
 
 impl<'a> Cell<'a> {
-    pub(crate) fn new(kind: &'a CellKind<'a>, owner: Owner<'a>) -> Cell<'a> {
-        Cell { kind, owner, value: None, waits: None, providers: 0, frozen: false, queued: false, set_at: None }
+    pub(crate) fn new(kind: &'a CellKind<'a>, owner: u32) -> Cell<'a> {
+        Cell { kind, value: None, owner, site: 0, providers: 0, frozen: false, queued: false }
     }
 
     pub(crate) fn is_multi(&self) -> bool {
@@ -139,18 +143,6 @@ impl<'a> Cell<'a> {
             _ => true,
         }
     }
-
-    pub(crate) fn waiters(&self) -> &[TaskId] {
-        self.waits.as_ref().map_or(&[], |w| &w.waiters)
-    }
-
-    pub(crate) fn listeners(&self) -> &[TaskId] {
-        self.waits.as_ref().map_or(&[], |w| &w.listeners)
-    }
-
-    pub(crate) fn waits_mut(&mut self) -> &mut Waits {
-        self.waits.get_or_insert_with(Box::default)
-    }
 }
 
 /// An entity instance.
@@ -197,7 +189,7 @@ mod sizes {
     /// The engine holds millions of these: growth here is memory and time on large models.
     #[test]
     fn run_time_records_stay_small() {
-        assert!(size_of::<super::Cell<'_>>() <= 96);
+        assert!(size_of::<super::Cell<'_>>() <= 40);
         assert!(size_of::<super::Scope>() <= 32);
         assert!(size_of::<super::Instance>() <= 64);
         assert!(size_of::<crate::engine::Task<'_>>() <= 56);

@@ -131,12 +131,20 @@ pub struct World {
     pub now: i64,
     pub module_files: crate::module_files::ModuleFiles,
     pub passwords: Passwords,
-    /// A monotonic clock: when given, execution reports its counts and the time of each of its
-    /// phases in `Outcome::profile`.
-    pub profile: Option<fn() -> std::time::Instant>,
+    /// When given, execution reports its counts and the time and memory of each of its phases
+    /// in `Outcome::profile`.
+    pub profile: Option<Probe>,
     /// Set by someone else to stop the run (the language server, when the model changed
     /// under it): execution polls it every few hundred steps and stops with `Outcome::cancelled`.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// What profiling reads: a monotonic clock, and the process's resident memory in bytes
+/// (`None` where the platform does not say).
+#[derive(Debug, Clone, Copy)]
+pub struct Probe {
+    pub clock: fn() -> std::time::Instant,
+    pub resident: fn() -> Option<u64>,
 }
 
 /// Why a run stopped before the end.
@@ -214,6 +222,16 @@ pub(crate) struct Engine<'a> {
     pub(crate) constraint_task: Option<TaskId>,
     /// Relation annotations whose value is unknown: an error at the end (spec §1.9).
     pub(crate) unknown_annotations: Vec<(ScopeId, &'a Expr)>,
+    /// The tasks waiting for or listening to a cell: few cells have any, so they live here
+    /// rather than in every cell.
+    waits: FxHashMap<CellId, crate::cells::Waits>,
+    /// The names variable cells are owned by (`Cell::owner`), each once; `None` is the `self`
+    /// of a typedef constraint.
+    variable_names: Vec<Option<&'a modelc_sema::hir::Name>>,
+    variable_numbers: FxHashMap<*const modelc_sema::hir::Name, u32>,
+    /// Where values were set (`Cell::site`), each place once.
+    sites: Vec<(FileId, Span)>,
+    site_numbers: FxHashMap<(FileId, Span), u32>,
 }
 
 impl<'a> Engine<'a> {
@@ -249,14 +267,72 @@ impl<'a> Engine<'a> {
             constraint_cache: FxHashMap::default(),
             constraint_task: None,
             unknown_annotations: Vec::new(),
+            waits: FxHashMap::default(),
+            variable_names: vec![None],
+            variable_numbers: FxHashMap::default(),
+            sites: Vec::new(),
+            site_numbers: FxHashMap::default(),
         }
     }
 
     pub(crate) fn new_cell(&mut self, kind: &'a CellKind<'a>, owner: Owner<'a>) -> CellId {
         let id = CellId(self.cells.len() as u32);
+        let owner = match owner {
+            Owner::Variable(None) => 0,
+            Owner::Variable(Some(name)) => {
+                let names = &mut self.variable_names;
+                *self.variable_numbers.entry(std::ptr::from_ref(name)).or_insert_with(|| {
+                    names.push(Some(name));
+                    names.len() as u32 - 1
+                })
+            }
+            Owner::Attribute { instance, .. } => instance.0,
+            Owner::Lookup(n) => n,
+        };
         self.cells.push(Cell::new(kind, owner));
         self.maybe_queue(id);
         id
+    }
+
+    /// Where a cell belongs (see `Cell::owner`).
+    pub(crate) fn owner_of(&self, cell: CellId) -> Owner<'a> {
+        let c = self.cell(cell);
+        match c.kind {
+            CellKind::Variable => Owner::Variable(self.variable_names[c.owner as usize]),
+            CellKind::Lookup => Owner::Lookup(c.owner),
+            _ => {
+                let instance = InstanceId(c.owner);
+                Owner::Attribute { instance, position: cell.0 - self.instances[c.owner as usize].first.0 }
+            }
+        }
+    }
+
+    /// Records where a cell's value was set.
+    pub(crate) fn set_site(&mut self, cell: CellId, file: FileId, span: Span) {
+        let sites = &mut self.sites;
+        let number = *self.site_numbers.entry((file, span)).or_insert_with(|| {
+            sites.push((file, span));
+            sites.len() as u32 - 1
+        });
+        self.cell_mut(cell).site = number + 1;
+    }
+
+    /// Where a cell's value was set, if it was.
+    pub(crate) fn site_of(&self, cell: CellId) -> Option<(FileId, Span)> {
+        let site = self.cell(cell).site;
+        (site > 0).then(|| self.sites[site as usize - 1])
+    }
+
+    pub(crate) fn waiters(&self, cell: CellId) -> &[TaskId] {
+        self.waits.get(&cell).map_or(&[], |w| &w.waiters)
+    }
+
+    pub(crate) fn listeners(&self, cell: CellId) -> &[TaskId] {
+        self.waits.get(&cell).map_or(&[], |w| &w.listeners)
+    }
+
+    pub(crate) fn waits_mut(&mut self, cell: CellId) -> &mut crate::cells::Waits {
+        self.waits.entry(cell).or_default()
     }
 
     /// Puts a relation cell in the wait queue when it may be complete: not frozen, no open
@@ -373,7 +449,7 @@ impl<'a> Engine<'a> {
     /// at run time (templates).
     pub(crate) fn scope_var(&self, scope: ScopeId, name: &str) -> Option<CellId> {
         let s = self.scope(scope);
-        (s.first_var.0..s.first_var.0 + s.var_count).map(CellId).find(|cell| match self.cell(*cell).owner {
+        (s.first_var.0..s.first_var.0 + s.var_count).map(CellId).find(|cell| match self.owner_of(*cell) {
             Owner::Variable(Some(local)) => local.text == name,
             Owner::Variable(None) => name == "self",
             _ => false,
@@ -436,9 +512,8 @@ impl<'a> Engine<'a> {
                 if self.cell(cell).is_ready() {
                     self.run_queue.push_back(id);
                 } else {
-                    let c = self.cell_mut(cell);
-                    c.waits_mut().waiters.push(id);
-                    if c.is_delayed() {
+                    self.waits_mut(cell).waiters.push(id);
+                    if self.cell(cell).is_delayed() {
                         self.waited.insert(cell);
                     }
                 }
@@ -534,8 +609,11 @@ impl<'a> Engine<'a> {
 
     /// Wakes the tasks waiting for a cell that just completed.
     pub(crate) fn wake(&mut self, cell: CellId) {
-        if let Some(waits) = self.cell_mut(cell).waits.as_mut() {
+        if let Some(waits) = self.waits.get_mut(&cell) {
             let waiters = std::mem::take(&mut waits.waiters);
+            if waits.listeners.is_empty() {
+                self.waits.remove(&cell);
+            }
             self.run_queue.extend(waiters);
         }
     }
@@ -569,8 +647,7 @@ impl<'a> Engine<'a> {
             .copied()
             .filter(|c| self.cells[c.0 as usize].providers > 0)
             .filter_map(|c| {
-                let first =
-                    self.cell(c).waiters().iter().filter(|t| !self.tasks[t.0 as usize].done).map(|t| t.0).min()?;
+                let first = self.waiters(c).iter().filter(|t| !self.tasks[t.0 as usize].done).map(|t| t.0).min()?;
                 Some((first, c))
             })
             .min()
@@ -615,7 +692,7 @@ impl<'a> Engine<'a> {
 
     /// Whether an unfinished task waits for the cell (gradual listeners do not count).
     fn waited_on(&self, cell: CellId) -> bool {
-        self.cell(cell).waiters().iter().any(|t| !self.tasks[t.0 as usize].done)
+        self.waiters(cell).iter().any(|t| !self.tasks[t.0 as usize].done)
     }
 
     pub(crate) fn freeze(&mut self, cell: CellId) {
@@ -624,7 +701,7 @@ impl<'a> Engine<'a> {
             return;
         }
         c.frozen = true;
-        let listeners = c.waits.as_mut().map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
+        let listeners = self.waits.get_mut(&cell).map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
         self.waited.remove(&cell);
         // A loop over the relation runs once more: it catches up on values it has not seen
         // yet, and finishes (releasing its promises) because the relation is complete.

@@ -415,7 +415,7 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn owner_text(&self, cell: CellId) -> String {
-        match self.cell(cell).owner {
+        match self.owner_of(cell) {
             crate::cells::Owner::Variable(name) => {
                 format!("variable `{}`", name.map_or("self", |n| n.text.as_str()))
             }

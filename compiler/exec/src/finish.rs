@@ -12,7 +12,7 @@ impl Engine<'_> {
     pub(crate) fn final_checks(&mut self) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
         for cell in self.parked.values() {
-            if let Owner::Lookup(n) = self.cell(*cell).owner {
+            if let Owner::Lookup(n) = self.owner_of(*cell) {
                 let lookup = &self.lookups[n as usize];
                 errors.push(
                     Diagnostic::new(

@@ -35,7 +35,7 @@ use modelc_diagnostics::Diagnostic;
 
 use crate::engine::Engine;
 
-pub use engine::{Passwords, World};
+pub use engine::{Passwords, Probe, World};
 pub use graph::{InstanceGraph, InstanceNode};
 pub use module_files::{ModuleFile, ModuleFiles};
 pub use program::{Program, Unit};
@@ -62,12 +62,12 @@ pub struct Outcome {
 /// Executes a program to the end and validates the result.
 pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     // Profiling reads the clock the caller hands in (`World::profile`), never its own.
-    let clock = world.profile;
-    let started = clock.map(|now| now());
+    let probe = world.profile;
+    let started = probe.map(|probe| (probe.clock)());
     let mut phases = Vec::new();
     let mut phase = |name: &'static str| {
-        if let (Some(now), Some(started)) = (clock, started) {
-            phases.push((name, now().duration_since(started)));
+        if let (Some(probe), Some(started)) = (probe, started) {
+            phases.push((name, (probe.clock)().duration_since(started), (probe.resident)()));
         }
     };
     let plans = plans::Plans::new(program);
@@ -94,7 +94,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     outcome.printed = std::mem::take(&mut engine.printed);
     outcome.new_passwords = std::mem::take(&mut engine.new_passwords);
     outcome.diagnostics.append(&mut engine.warnings);
-    if clock.is_some() {
+    if probe.is_some() {
         // Kept for profiling large models: `MODELC_EXEC_STATS=1 modelc compile …`.
         let counts = format!(
             "cells {} instances {} scopes {} tasks {} steps {}",
@@ -106,8 +106,13 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
         );
         drop(engine);
         phase("drop");
-        let times: Vec<String> =
-            phases.iter().map(|(name, at)| format!("{name} {:.1} ms", at.as_secs_f64() * 1e3)).collect();
+        let times: Vec<String> = phases
+            .iter()
+            .map(|(name, at, resident)| {
+                let memory = resident.map(|bytes| format!(" ({} MiB)", bytes >> 20)).unwrap_or_default();
+                format!("{name} {:.1} ms{memory}", at.as_secs_f64() * 1e3)
+            })
+            .collect();
         outcome.profile = Some(format!("{counts}; {}", times.join(", ")));
     }
     outcome

@@ -241,8 +241,8 @@ impl<'a> Engine<'a> {
         if self.cell(cell).frozen {
             return Ok(());
         }
-        if !self.cell(cell).listeners().contains(&id) {
-            self.cell_mut(cell).waits_mut().listeners.push(id);
+        if !self.listeners(cell).contains(&id) {
+            self.waits_mut(cell).listeners.push(id);
         }
         Err(Stop::Listen)
     }
@@ -275,7 +275,7 @@ impl<'a> Engine<'a> {
         }
         let task = self.create_task(TaskKind::Forward { from, to, seen: items.len(), span }, scope);
         self.hold_promise(task, to);
-        self.cell_mut(from).waits_mut().listeners.push(task);
+        self.waits_mut(from).listeners.push(task);
         // Copying can add to the source itself (through inverse relations): those values are
         // copied on the listener's first run.
         if self.cell(from).items().len() > items.len() {

@@ -30,7 +30,7 @@ pub(crate) type ConstraintCache<'a> = FxHashMap<(&'a str, CachedValue), bool>;
 
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) enum CachedValue {
-    Str(std::sync::Arc<str>),
+    Str(modelc_value::ArcStr),
     Int(i64),
 }
 
@@ -93,7 +93,7 @@ impl<'a> Engine<'a> {
         let Some((fqn, (unit, constraint))) = self.program.constraints.get_key_value(fqn) else { return Ok(true) };
         let (unit, constraint) = (*unit, *constraint);
         let key = match value {
-            Value::Str(s) => Some((fqn.as_str(), CachedValue::Str(std::sync::Arc::clone(s)))),
+            Value::Str(s) => Some((fqn.as_str(), CachedValue::Str(s.clone()))),
             Value::Int(i) => Some((fqn.as_str(), CachedValue::Int(*i))),
             _ => None,
         };

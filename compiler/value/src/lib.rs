@@ -17,6 +17,7 @@ mod ord;
 
 use std::sync::Arc;
 
+pub use arcstr::ArcStr;
 pub use indexmap::IndexMap;
 
 pub use display::{cast_string, interpolate, print_string, py_repr, py_str_repr, write_repr};
@@ -35,7 +36,8 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Arc<str>),
+    /// A thin shared string (one pointer), so that a value is two words.
+    Str(arcstr::ArcStr),
     List(Arc<Vec<Value>>),
     Dict(Arc<IndexMap<String, Value>>),
     Instance(InstanceId),
@@ -45,7 +47,7 @@ pub enum Value {
 
 impl Value {
     /// A string value.
-    pub fn str(s: impl Into<Arc<str>>) -> Value {
+    pub fn str(s: impl Into<arcstr::ArcStr>) -> Value {
         Value::Str(s.into())
     }
 

@@ -272,7 +272,7 @@ impl Shared {
             Value::Bool(b) => MjValue::from(*b),
             Value::Int(i) => MjValue::from(*i),
             Value::Float(f) => MjValue::from(*f),
-            Value::Str(s) => MjValue::from(s.clone()),
+            Value::Str(s) => MjValue::from(s.as_str()),
             Value::List(items) => items.iter().map(|i| self.to_mj(i)).collect(),
             Value::Dict(entries) => MjValue::from_pairs(entries.iter().map(|(k, v)| (k.as_str(), self.to_mj(v)))),
             Value::Instance(id) => MjValue::from_object(InstanceObject { id: *id, shared: self.clone() }),
