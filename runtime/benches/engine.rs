@@ -62,7 +62,8 @@ fn with_all_meta(mut resources: Vec<Resource>) -> Vec<Resource> {
             limit: Some(10.0),
             burst: 2,
             ..Default::default()
-        };
+        }
+        .into();
         if let Some(next) = ids.get(i + 1) {
             r.notify.push(modelc_ir::Notify { target: next.clone(), timing: modelc_ir::Timing::Delayed });
         }
@@ -147,7 +148,7 @@ fn storm(n: usize) {
         json!({"hash": hash, "owner": null, "group": null, "permissions": null}),
         vec![],
     );
-    file.meta = modelc_ir::Meta { limit: Some(1.0), burst: 3, ..Default::default() };
+    file.meta = modelc_ir::Meta { limit: Some(1.0), burst: 3, ..Default::default() }.into();
     let id = file.id.clone();
     let handlers = Handlers::builtin();
     let selection = AgentSelection::Named(vec!["bench".into()]);

@@ -346,7 +346,7 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
         resource_set: None,
         state: ResourceState::Available,
         source: Source { entity: kind.entity_type.to_owned(), file: "graph".to_owned(), line: 0 },
-        meta,
+        meta: meta.into(),
         notify: Vec::new(),
     })
 }

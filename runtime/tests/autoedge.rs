@@ -61,7 +61,7 @@ fn a_file_listed_before_its_directory_deploys_after_it() {
 #[test]
 fn implied_edges_follow_symlinks_commands_and_the_nearest_directory() {
     let mut link = resource("fs::Symlink", "dst", "/srv/link", json!({ "src": "/srv/app/bin/tool" }));
-    link.meta = Meta::default();
+    link.meta = Meta::default().into();
     let run = resource("exec::Run", "command", "/srv/app/bin/tool --init", json!({ "cwd": "/srv/app" }));
     let resources = vec![
         link,

@@ -44,7 +44,8 @@ fn file(path: &Path, text: &str, meta: Meta) -> (Resource, MemoryContent) {
     use sha1::Digest as _;
     let hash = format!("{:x}", sha1::Sha1::digest(text.as_bytes()));
     let attributes = json!({ "hash": hash, "owner": null, "group": null, "permissions": null });
-    let resource = Resource { meta, ..support::keyed("fs::File", "path", path.to_str().unwrap(), attributes) };
+    let resource =
+        Resource { meta: meta.into(), ..support::keyed("fs::File", "path", path.to_str().unwrap(), attributes) };
     let mut content = MemoryContent::default();
     content.0.insert(hash, text.as_bytes().to_vec());
     (resource, content)

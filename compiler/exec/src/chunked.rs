@@ -35,6 +35,14 @@ impl<T> Chunked<T> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.chunks.iter().flatten()
     }
+
+    /// Frees the chunks that hold only elements below `index`, for a table read once from the
+    /// front while it is taken apart: those elements must not be read again.
+    pub(crate) fn release_below(&mut self, index: usize) {
+        for chunk in &mut self.chunks[..index >> CHUNK_BITS] {
+            *chunk = Vec::new();
+        }
+    }
 }
 
 impl<T> Index<usize> for Chunked<T> {
@@ -67,5 +75,9 @@ mod tests {
         assert_eq!(chunked[39_999], 39_999);
         chunked[20_000] = 7;
         assert_eq!(chunked.iter().filter(|v| **v == 7).count(), 2);
+        chunked.release_below(35_000);
+        assert_eq!(chunked.iter().count(), 40_000 - 32_768, "the two chunks below 32,768 are freed");
+        assert_eq!(chunked[32_768], 32_768);
+        assert_eq!(chunked[39_999], 39_999);
     }
 }

@@ -294,6 +294,37 @@ impl<'a> Engine<'a> {
         id
     }
 
+    /// The sizes of the run, for profiles.
+    pub(crate) fn counts(&self) -> String {
+        format!(
+            "cells {} instances {} scopes {} tasks {} steps {}",
+            self.cells.len(),
+            self.instances.len(),
+            self.scopes.len(),
+            self.tasks.len(),
+            self.steps
+        )
+    }
+
+    /// Frees what only running needs (tasks, scopes, queues, indexes, waiters), once the run
+    /// and its checks are over: cells and instances stay.
+    pub(crate) fn release_run_state(&mut self) {
+        self.tasks = Chunked::default();
+        self.scopes = Chunked::default();
+        self.run_queue = VecDeque::new();
+        self.wait_queue = VecDeque::new();
+        self.zero_waiters = Vec::new();
+        self.waited = std::collections::BTreeSet::new();
+        self.index = FxHashMap::default();
+        self.members = FxHashMap::default();
+        self.heirs = FxHashMap::default();
+        self.waits = FxHashMap::default();
+        self.applied_beyond_64 = rustc_hash::FxHashSet::default();
+        self.site_numbers = FxHashMap::default();
+        self.sites = Vec::new();
+        self.constraint_cache = FxHashMap::default();
+    }
+
     /// Where a cell belongs (see `Cell::owner`).
     pub(crate) fn owner_of(&self, cell: CellId) -> Owner<'a> {
         let c = self.cell(cell);

@@ -9,6 +9,7 @@ use modelc_diagnostics::{FileId, Span};
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{CellKind, ScopeId};
+use crate::chunked::Chunked;
 use crate::engine::Engine;
 
 /// Every instance of a compile, in construction order (`InstanceId` = position).
@@ -120,7 +121,9 @@ impl InstanceGraph {
 
 impl Engine<'_> {
     /// The instance graph, with the values moved out of the cells (after the final checks:
-    /// every value is known; the engine is not used afterwards).
+    /// every value is known). It takes the engine apart as it goes, so that the graph and the
+    /// engine's tables are not both held in full: the engine is not used afterwards, but for
+    /// its instances.
     pub(crate) fn graph(&mut self) -> InstanceGraph {
         let entities = self
             .plans
@@ -131,13 +134,26 @@ impl Engine<'_> {
                 attributes: plan.names.iter().map(|n| (*n).to_owned()).collect(),
             })
             .collect();
+        let creators: Vec<Option<InstanceId>> = self.instances.iter().map(|i| self.creator_of(i.origin)).collect();
+        let file_names = self.program.units.iter().map(|u| (u.file_id, u.display_name.clone())).collect();
+        let mut merges: Vec<Construction> = Vec::with_capacity(self.merges.len());
+        let mut seen = rustc_hash::FxHashSet::default();
+        for (instance, scope, span) in std::mem::take(&mut self.merges) {
+            let creator = self.creator_of(scope);
+            if seen.insert((instance, creator, span.start)) {
+                merges.push(Construction { instance, creator, file: self.file_of(scope), span });
+            }
+        }
+        self.release_run_state();
         let empty = Value::list(Vec::new());
+        let counts: Vec<u32> = self.instances.iter().map(|i| self.plans.get(i.plan).names.len() as u32).collect();
         let mut instances = Vec::with_capacity(self.instances.len());
-        let mut values = Vec::with_capacity(self.cells.len());
-        for instance in &self.instances {
+        let mut values = Vec::with_capacity(counts.iter().map(|n| *n as usize).sum());
+        for (n, instance) in self.instances.iter().enumerate() {
             let first = values.len() as u32;
-            let count = self.plans.get(instance.plan).names.len() as u32;
-            for k in 0..count {
+            // Instances own ascending runs of cells: everything below this one is read.
+            self.cells.release_below(instance.first.0 as usize);
+            for k in 0..counts[n] {
                 let c = &mut self.cells[(instance.first.0 + k) as usize];
                 values.push(match (c.kind, c.value.take()) {
                     (CellKind::List { .. }, Some(items @ Value::List(_))) => items,
@@ -152,18 +168,10 @@ impl Engine<'_> {
                 span: instance.span,
                 line,
                 first,
-                creator: self.creator_of(instance.origin),
+                creator: creators[n],
             });
         }
-        let file_names = self.program.units.iter().map(|u| (u.file_id, u.display_name.clone())).collect();
-        let mut merges: Vec<Construction> = Vec::with_capacity(self.merges.len());
-        let mut seen = rustc_hash::FxHashSet::default();
-        for (instance, scope, span) in std::mem::take(&mut self.merges) {
-            let creator = self.creator_of(scope);
-            if seen.insert((instance, creator, span.start)) {
-                merges.push(Construction { instance, creator, file: self.file_of(scope), span });
-            }
-        }
+        self.cells = Chunked::default();
         InstanceGraph { entities, instances, values, file_names, merges }
     }
 

@@ -73,11 +73,13 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     let plans = plans::Plans::new(program);
     let mut engine = Engine::new(program, &plans, world);
     let mut outcome = Outcome::default();
+    let mut counts = String::new();
     match engine.run() {
         Ok(()) => {
             phase("run");
             outcome.diagnostics = engine.final_checks();
             phase("final checks");
+            counts = engine.counts();
             // Only a complete model has a graph: every attribute holds its final value.
             if !outcome.diagnostics.iter().any(Diagnostic::is_error) {
                 outcome.graph = engine.graph();
@@ -96,14 +98,6 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     outcome.diagnostics.append(&mut engine.warnings);
     if probe.is_some() {
         // Kept for profiling large models: `MODELC_EXEC_STATS=1 modelc compile …`.
-        let counts = format!(
-            "cells {} instances {} scopes {} tasks {} steps {}",
-            engine.cells.len(),
-            engine.instances.len(),
-            engine.scopes.len(),
-            engine.tasks.len(),
-            engine.steps
-        );
         drop(engine);
         phase("drop");
         let times: Vec<String> = phases

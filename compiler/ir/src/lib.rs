@@ -22,7 +22,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 pub use id::ResourceId;
-pub use meta::{Backoff, Meta, Notify, Timing};
+pub use meta::{Backoff, Meta, Notify, ResourceMeta, Timing};
 
 /// The format this crate reads and writes. Bumped on every incompatible change.
 pub const FORMAT_VERSION: u32 = 1;
@@ -73,8 +73,8 @@ pub struct Resource {
     /// Where its instance was created.
     pub source: Source,
     /// How the runtime deploys it; absent when it has the defaults.
-    #[serde(default, skip_serializing_if = "Meta::is_default")]
-    pub meta: Meta,
+    #[serde(default, skip_serializing_if = "ResourceMeta::is_default")]
+    pub meta: ResourceMeta,
     /// The resources this one notifies when it changes, with the timing of each (the model's
     /// `std::Notify` instances it sends); absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -81,6 +81,12 @@ impl Meta {
         *self == Meta::default()
     }
 
+    /// The defaults, shared by every resource that has them.
+    fn shared_default() -> &'static Meta {
+        static DEFAULT: std::sync::LazyLock<Meta> = std::sync::LazyLock::new(Meta::default);
+        &DEFAULT
+    }
+
     /// Whether a resource that failed `failures` times may be tried again (`retry` -1: always).
     pub fn retries_left(&self, failures: u32) -> bool {
         self.retry < 0 || i64::from(failures) <= self.retry
@@ -171,5 +177,50 @@ mod tests {
         let meta = Meta { delay: 1.0, backoff: Backoff::Exponential { cap: 5.0, jitter: false }, ..Meta::default() };
         let waits: Vec<f64> = (1..=5).map(|n| meta.retry_delay(n)).collect();
         assert_eq!(waits, [1.0, 2.0, 4.0, 5.0, 5.0]);
+    }
+}
+
+/// A resource's meta parameters: a [`Meta`] to read, held only when it differs from the
+/// defaults. Most resources have the defaults, and a `Meta` is some 200 bytes: at half a
+/// million resources that is 100 MB of defaults. It serialises as the `Meta` it reads as.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResourceMeta(Option<Box<Meta>>);
+
+impl ResourceMeta {
+    pub fn is_default(&self) -> bool {
+        self.0.as_deref().is_none_or(Meta::is_default)
+    }
+}
+
+impl From<Meta> for ResourceMeta {
+    fn from(meta: Meta) -> ResourceMeta {
+        ResourceMeta((!meta.is_default()).then(|| Box::new(meta)))
+    }
+}
+
+impl std::ops::Deref for ResourceMeta {
+    type Target = Meta;
+
+    fn deref(&self) -> &Meta {
+        self.0.as_deref().unwrap_or_else(|| Meta::shared_default())
+    }
+}
+
+impl std::ops::DerefMut for ResourceMeta {
+    /// Writing gives the resource its own copy.
+    fn deref_mut(&mut self) -> &mut Meta {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl Serialize for ResourceMeta {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ResourceMeta, D::Error> {
+        Meta::deserialize(deserializer).map(ResourceMeta::from)
     }
 }

@@ -28,7 +28,7 @@ use modelc_exec::Program;
 use modelc_exec::graph::InstanceGraph;
 use modelc_ir::{Ir, Resource, ResourceState, Source};
 use modelc_value::{InstanceId, Value};
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher as _;
 
 use crate::identity::Identity;
 use crate::shapes::Shapes;
@@ -120,8 +120,13 @@ impl Refinery<'_> {
                 names
             })
             .collect();
-        let mut resources: Vec<Resource> = Vec::new();
-        let mut by_id: FxHashMap<String, u32> = FxHashMap::default();
+        // Reserved for every instance that may be a resource: growing by doubling would hold
+        // the old and the new array at once, and leave up to half of the new one unused.
+        let candidates = graph.instances.iter().filter(|node| shapes.shape(node.entity).is_some()).count();
+        let mut resources: Vec<Resource> = Vec::with_capacity(candidates);
+        // Queue positions by id: the ids themselves are in `resources`, not copied here.
+        let mut by_id: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(candidates);
+        let hash_id = |id: &str| rustc_hash::FxBuildHasher.hash_one(id);
         let mut without_identity: IndexMap<u32, ()> = IndexMap::new();
         self.fates = Vec::with_capacity(graph.instances.len());
         for i in 0..graph.instances.len() as u32 {
@@ -182,12 +187,13 @@ impl Refinery<'_> {
             let flag = |at: Option<usize>, default: bool| at.and_then(|at| values[at].py_bool()).unwrap_or(default);
             let id_text = id.to_string();
             let position = resources.len() as u32;
-            if let Some(&first) = by_id.get(&id_text) {
+            let hash = hash_id(&id_text);
+            if let Some(&first) = by_id.find(hash, |p| resources[*p as usize].id == id_text) {
                 self.report_duplicate_id(&id_text, self.instances[first as usize], instance);
                 self.fates.push(Fate::Dropped);
                 continue;
             }
-            by_id.insert(id_text.clone(), position);
+            by_id.insert_unique(hash, position, |p| hash_id(&resources[*p as usize].id));
             resources.push(Resource {
                 id: id_text,
                 entity_type: id.entity_type,
@@ -199,7 +205,7 @@ impl Refinery<'_> {
                 resource_set: None,
                 state,
                 source: self.source(instance),
-                meta: self.meta_of(instance),
+                meta: self.meta_of(instance).into(),
                 notify: Vec::new(),
             });
             self.instances.push(instance);

@@ -22,14 +22,14 @@ pub(crate) fn keyed(entity_type: &str, key: &str, value: &str, attributes: serde
         resource_set: None,
         state: ResourceState::Available,
         source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
-        meta: Meta::default(),
+        meta: Meta::default().into(),
         notify: Vec::new(),
     }
 }
 
 /// A resource named `name`, with these attributes and meta parameters.
 pub(crate) fn named(entity_type: &str, name: &str, attributes: serde_json::Value, meta: Meta) -> Resource {
-    Resource { meta, ..keyed(entity_type, "name", name, attributes) }
+    Resource { meta: meta.into(), ..keyed(entity_type, "name", name, attributes) }
 }
 
 /// The plan of `resources` for agent `local`.
