@@ -202,7 +202,7 @@ fn disposition(resource: &Resource, agents: &HashSet<String>, handlers: &Handler
     }
     if resource.state == ResourceState::Undefined {
         let unknown: Vec<&str> =
-            resource.attributes.iter().filter(|(_, v)| contains_undefined(v)).map(|(name, _)| name.as_str()).collect();
+            resource.attributes.iter().filter(|(_, v)| contains_undefined(v)).map(|(name, _)| name).collect();
         return Disposition::Undeployable(format!(
             "it has values not known at compile time ({}); it is deployed once a compile knows them",
             if unknown.is_empty() { "an attribute".to_owned() } else { unknown.join(", ") }
@@ -291,7 +291,7 @@ mod tests {
     #[test]
     fn this_machine_handles_its_host_localhost_and_local_agent_configs() {
         let mut config = resource("std::AgentConfig", "internal", "agentname", "edge", &[]);
-        config.attributes.insert("uri".into(), "local:".into());
+        config.attributes.insert("uri", "local:".into());
         let resources = vec![config, resource("std::testing::NullResource", "edge", "name", "a", &[])];
         let agents = AgentSelection::ThisMachine { host: "box".into() }.agents(&resources);
         assert!(agents.contains("box") && agents.contains("localhost") && agents.contains("edge"));
@@ -301,13 +301,13 @@ mod tests {
     #[test]
     fn only_exactly_local_contexts_run_here() {
         let mut r = resource("fs::File", "h", "path", "/x", &[]);
-        r.attributes.insert("via".into(), serde_json::json!({"method_name": "local", "name": ""}));
+        r.attributes.insert("via", serde_json::json!({"method_name": "local", "name": ""}));
         assert_eq!(not_local(&r), None);
-        r.attributes.insert("via".into(), serde_json::json!({"method_name": "ssh", "hostname": "10.0.0.1"}));
+        r.attributes.insert("via", serde_json::json!({"method_name": "ssh", "hostname": "10.0.0.1"}));
         assert!(not_local(&r).unwrap().contains("`ssh` to `10.0.0.1`"));
-        r.attributes.insert("via".into(), serde_json::json!({"method_name": "sudo", "name": ""}));
+        r.attributes.insert("via", serde_json::json!({"method_name": "sudo", "name": ""}));
         assert!(not_local(&r).unwrap().contains("`sudo`"));
-        r.attributes.insert("via".into(), serde_json::json!({"method_name": "local", "via": {"method_name": "ssh"}}));
+        r.attributes.insert("via", serde_json::json!({"method_name": "local", "via": {"method_name": "ssh"}}));
         assert!(not_local(&r).is_some());
     }
 
@@ -317,7 +317,7 @@ mod tests {
         let mut file = resource("fs::File", "h", "path", "/d/f", &[&dir.id]);
         let mut kept = resource("fs::File", "h", "path", "/k", &[]);
         for r in [&mut dir, &mut file, &mut kept] {
-            r.attributes.insert("purge_on_delete".into(), true.into());
+            r.attributes.insert("purge_on_delete", true.into());
         }
         let copies = purged_copies(std::slice::from_ref(&kept), &[dir.clone(), file.clone(), kept.clone()]);
         assert_eq!(copies.len(), 2);

@@ -296,7 +296,7 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
         }
     }
     let agent = vertex.agent.clone().unwrap_or_else(|| "localhost".to_owned());
-    let mut attributes: indexmap::IndexMap<String, Value> = indexmap::IndexMap::new();
+    let mut attributes = modelc_ir::Attributes::new();
     attributes.insert("name".to_owned(), json!(vertex.name));
     for (field, value) in &vertex.fields {
         let field = if field == "mode" { "permissions" } else { field.as_str() };
@@ -318,7 +318,9 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
     }
     if matches!(kind.entity_type, "fs::File" | "fs::Directory") {
         for field in ["permissions", "owner", "group"] {
-            attributes.entry(field.to_owned()).or_insert(Value::Null);
+            if !attributes.contains_key(field) {
+                attributes.insert(field, Value::Null);
+            }
         }
     }
     let spec = match &vertex.meta {

@@ -185,7 +185,7 @@ fn a_blocked_member_does_not_hold_back_the_others_and_failing_members_are_retrie
     let mut blocked = batch("blocked", Some("g"), Meta { retry: 1, ..Meta::default() });
     blocked.requires.push(failing.id.clone());
     let mut flaky = batch("flaky", Some("g"), Meta { retry: 1, ..Meta::default() });
-    flaky.attributes.insert("fail_first".into(), json!(true));
+    flaky.attributes.insert("fail_first", json!(true));
     let steady = batch("steady", Some("g"), Meta { retry: 1, ..Meta::default() });
     let (report, calls) = run_batch(vec![failing, blocked, flaky, steady], &Options { jobs: 2, ..Options::default() });
     assert_eq!(calls, [vec!["flaky".to_owned(), "steady".to_owned()], vec!["flaky".to_owned()]]);

@@ -164,7 +164,7 @@ fn a_changed_sender_refreshes_its_receivers_and_a_missed_refresh_is_kept_for_the
 
     // The next run: nothing changes, but the failed receiver still gets its refresh.
     let mut quiet = sender;
-    quiet.attributes.insert("change".into(), json!(false));
+    quiet.attributes.insert("change", json!(false));
     let fixed = probe_resource("failing-receiver", &["sender"], json!({}));
     let plan = Plan::new(vec![quiet, fixed], &[], &local(), &handlers, &report.pending_refreshes);
     let next = modelc_runtime::run(&plan, &handlers, &MemoryContent::default(), &jobs(2), &Silent);

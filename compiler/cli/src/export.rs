@@ -182,7 +182,7 @@ pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, c
                 let mut entry = serde_json::Map::new();
                 entry.insert("id".into(), r.id.clone().into());
                 for (name, value) in &r.attributes {
-                    entry.insert(name.clone(), value.clone());
+                    entry.insert(name.to_owned(), value.clone());
                 }
                 entry.insert("requires".into(), r.requires.clone().into());
                 entry.insert("resource_set".into(), r.resource_set.clone().into());

@@ -52,7 +52,7 @@ impl<'a> Engine<'a> {
                     }
                     return Err(self.double_set(cell, &value, scope, span));
                 }
-                if self.cell(cell).frozen {
+                if self.cell(cell).frozen() {
                     return Err(self.modified_after_freeze(cell, scope, span));
                 }
                 if !value.is_null() && !value.is_unknown() {
@@ -99,7 +99,7 @@ impl<'a> Engine<'a> {
                             continue;
                         }
                     }
-                    if self.cell(cell).frozen {
+                    if self.cell(cell).frozen() {
                         let at_upper = self.cell(cell).items().len() >= *upper as usize;
                         if at_upper {
                             let owner = self.owner_text(cell);

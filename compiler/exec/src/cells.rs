@@ -1,6 +1,6 @@
 //! The run-time state: single-assignment cells, instances and scopes (spec execution §1.2).
 //!
-//! Sized for models with millions of cells (a cell is 40 bytes): names are borrowed from the
+//! Sized for models with millions of cells (a cell is 32 bytes): names are borrowed from the
 //! program (`'a`), an instance's cells are contiguous (attribute `k` of an instance is cell
 //! `first + k`), what is only read for messages (owner names, where a value was set) is a
 //! number into a table of the engine, and what only some cells have (waiters, listeners) lives
@@ -83,18 +83,46 @@ pub(crate) struct Cell<'a> {
     /// offset from the instance's first cell), a lookup's number, or a variable's name in
     /// `Engine::variable_names`.
     pub owner: u32,
-    /// Where the value was set, for double-set messages: `Engine::sites` entry + 1 (0: unset).
-    pub site: u32,
-    /// Statements that promised to add to the cell and have not finished.
-    pub providers: u32,
-    pub frozen: bool,
-    /// In the scheduler's wait queue (see `Engine::wait_queue`).
-    pub queued: bool,
+    /// Two flags and a number in one word: `FROZEN`, `QUEUED`, and below them where the value
+    /// was set, for double-set messages (`Engine::sites` entry + 1; 0: unset). The statements
+    /// that promised to add to a cell are counted in `Engine::providers`.
+    state: u32,
 }
+
+/// The relation is complete: nothing more may be added.
+const FROZEN: u32 = 1 << 31;
+/// In the scheduler's wait queue (see `Engine::wait_queue`).
+const QUEUED: u32 = 1 << 30;
+const SITE: u32 = QUEUED - 1;
 
 impl<'a> Cell<'a> {
     pub(crate) fn new(kind: &'a CellKind<'a>, owner: u32) -> Cell<'a> {
-        Cell { kind, value: None, owner, site: 0, providers: 0, frozen: false, queued: false }
+        Cell { kind, value: None, owner, state: 0 }
+    }
+
+    pub(crate) fn frozen(&self) -> bool {
+        self.state & FROZEN != 0
+    }
+
+    pub(crate) fn set_frozen(&mut self) {
+        self.state |= FROZEN;
+    }
+
+    pub(crate) fn queued(&self) -> bool {
+        self.state & QUEUED != 0
+    }
+
+    pub(crate) fn set_queued(&mut self, queued: bool) {
+        self.state = if queued { self.state | QUEUED } else { self.state & !QUEUED };
+    }
+
+    /// `Engine::sites` entry + 1 of where the value was set; 0: unset.
+    pub(crate) fn site(&self) -> u32 {
+        self.state & SITE
+    }
+
+    pub(crate) fn set_site(&mut self, site: u32) {
+        self.state = (self.state & !SITE) | (site & SITE);
     }
 
     pub(crate) fn is_multi(&self) -> bool {
@@ -109,8 +137,8 @@ impl<'a> Cell<'a> {
     /// Complete: readers may have its value.
     pub(crate) fn is_ready(&self) -> bool {
         match self.kind {
-            CellKind::List { .. } => self.frozen || self.is_nulled(),
-            CellKind::Optional { .. } => self.frozen || self.value.is_some(),
+            CellKind::List { .. } => self.frozen() || self.is_nulled(),
+            CellKind::Optional { .. } => self.frozen() || self.value.is_some(),
             _ => self.value.is_some(),
         }
     }
@@ -173,9 +201,10 @@ pub(crate) struct Instance {
 pub(crate) struct Scope {
     pub first_var: CellId,
     pub var_count: u32,
-    pub parent: Option<ScopeId>,
-    /// Implementation bodies and `when` conditions: the instance whose attributes are visible.
-    pub instance: Option<InstanceId>,
+    /// `parent()`, `NONE` for none (an `Option` would double the field).
+    parent: u32,
+    /// `instance()`, `NONE` for none.
+    instance: u32,
     /// The file the code is written in.
     pub unit: u32,
     /// How deep in construction the code runs: 0 at the top level; in an implementation, its
@@ -184,13 +213,44 @@ pub(crate) struct Scope {
     pub depth: u32,
 }
 
+const NONE: u32 = u32::MAX;
+
+impl Scope {
+    pub(crate) fn new(
+        first_var: CellId,
+        var_count: u32,
+        parent: Option<ScopeId>,
+        instance: Option<InstanceId>,
+        unit: u32,
+        depth: u32,
+    ) -> Scope {
+        Scope {
+            first_var,
+            var_count,
+            parent: parent.map_or(NONE, |p| p.0),
+            instance: instance.map_or(NONE, |i| i.0),
+            unit,
+            depth,
+        }
+    }
+
+    pub(crate) fn parent(&self) -> Option<ScopeId> {
+        (self.parent != NONE).then_some(ScopeId(self.parent))
+    }
+
+    /// Implementation bodies and `when` conditions: the instance whose attributes are visible.
+    pub(crate) fn instance(&self) -> Option<InstanceId> {
+        (self.instance != NONE).then_some(InstanceId(self.instance))
+    }
+}
+
 #[cfg(test)]
 mod sizes {
     /// The engine holds millions of these: growth here is memory and time on large models.
     #[test]
     fn run_time_records_stay_small() {
-        assert!(size_of::<super::Cell<'_>>() <= 40);
-        assert!(size_of::<super::Scope>() <= 32);
+        assert!(size_of::<super::Cell<'_>>() <= 32);
+        assert!(size_of::<super::Scope>() <= 24);
         assert!(size_of::<super::Instance>() <= 64);
         assert!(size_of::<crate::engine::Task<'_>>() <= 56);
     }

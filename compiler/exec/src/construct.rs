@@ -303,8 +303,8 @@ impl<'a> Engine<'a> {
         let mut current = Some(scope);
         while let Some(id) = current {
             let s = self.scope(id);
-            current = s.parent;
-            if let Some(instance) = s.instance {
+            current = s.parent();
+            if let Some(instance) = s.instance() {
                 let here = format!("{} ({})", self.entity_of(instance), self.constructed_at(instance));
                 if chain.len() < 4 && chain.last() != Some(&here) {
                     chain.push(here);

@@ -172,7 +172,7 @@ pub(crate) struct Engine<'a> {
     pub(crate) program: &'a Program<'a>,
     pub(crate) world: World,
     pub(crate) cells: Chunked<Cell<'a>>,
-    pub(crate) instances: Vec<Instance>,
+    pub(crate) instances: Chunked<Instance>,
     pub(crate) scopes: Chunked<Scope>,
     pub(crate) plans: &'a crate::plans::Plans<'a>,
     /// `(entity, ancestor)` → whether it is a subtype (a cache: relation values are checked
@@ -225,6 +225,9 @@ pub(crate) struct Engine<'a> {
     /// The tasks waiting for or listening to a cell: few cells have any, so they live here
     /// rather than in every cell.
     waits: FxHashMap<CellId, crate::cells::Waits>,
+    /// Per relation cell with open promises, how many statements promised to add to it and
+    /// have not finished (absent: none).
+    providers: FxHashMap<CellId, u32>,
     /// The names variable cells are owned by (`Cell::owner`), each once; `None` is the `self`
     /// of a typedef constraint.
     variable_names: Vec<Option<&'a modelc_sema::hir::Name>>,
@@ -240,7 +243,7 @@ impl<'a> Engine<'a> {
             program,
             world,
             cells: Chunked::default(),
-            instances: Vec::new(),
+            instances: Chunked::default(),
             scopes: Chunked::default(),
             plans,
             applied_beyond_64: rustc_hash::FxHashSet::default(),
@@ -268,6 +271,7 @@ impl<'a> Engine<'a> {
             constraint_task: None,
             unknown_annotations: Vec::new(),
             waits: FxHashMap::default(),
+            providers: FxHashMap::default(),
             variable_names: vec![None],
             variable_numbers: FxHashMap::default(),
             sites: Vec::new(),
@@ -319,6 +323,7 @@ impl<'a> Engine<'a> {
         self.members = FxHashMap::default();
         self.heirs = FxHashMap::default();
         self.waits = FxHashMap::default();
+        self.providers = FxHashMap::default();
         self.applied_beyond_64 = rustc_hash::FxHashSet::default();
         self.site_numbers = FxHashMap::default();
         self.sites = Vec::new();
@@ -345,12 +350,12 @@ impl<'a> Engine<'a> {
             sites.push((file, span));
             sites.len() as u32 - 1
         });
-        self.cell_mut(cell).site = number + 1;
+        self.cell_mut(cell).set_site(number + 1);
     }
 
     /// Where a cell's value was set, if it was.
     pub(crate) fn site_of(&self, cell: CellId) -> Option<(FileId, Span)> {
-        let site = self.cell(cell).site;
+        let site = self.cell(cell).site();
         (site > 0).then(|| self.sites[site as usize - 1])
     }
 
@@ -371,8 +376,8 @@ impl<'a> Engine<'a> {
     /// turns out to be open, and it comes back when that promise is kept.
     pub(crate) fn maybe_queue(&mut self, cell: CellId) {
         let c = &self.cells[cell.0 as usize];
-        if c.is_delayed() && !c.frozen && !c.queued && c.providers == 0 && c.lower_met() {
-            self.cells[cell.0 as usize].queued = true;
+        if c.is_delayed() && !c.frozen() && !c.queued() && c.lower_met() && !self.providers.contains_key(&cell) {
+            self.cells[cell.0 as usize].set_queued(true);
             self.wait_queue.push_back(cell);
         }
     }
@@ -465,14 +470,7 @@ impl<'a> Engine<'a> {
             (None, Some(parent)) => self.scope(parent).depth,
             (None, None) => 0,
         };
-        self.scopes.push(Scope {
-            first_var,
-            var_count: block.locals.len() as u32,
-            parent,
-            instance,
-            unit: unit as u32,
-            depth,
-        });
+        self.scopes.push(Scope::new(first_var, block.locals.len() as u32, parent, instance, unit as u32, depth));
         id
     }
 
@@ -578,7 +576,17 @@ impl<'a> Engine<'a> {
         let state = self.tasks[id.0 as usize].state();
         if !state.promises.contains(&cell) {
             state.promises.push(cell);
-            self.cells[cell.0 as usize].providers += 1;
+            *self.providers.entry(cell).or_default() += 1;
+        }
+    }
+
+    /// A promise on `cell` is kept (or handed over): one provider fewer.
+    pub(crate) fn release_provider(&mut self, cell: CellId) {
+        if let Some(count) = self.providers.get_mut(&cell) {
+            *count -= 1;
+            if *count == 0 {
+                self.providers.remove(&cell);
+            }
         }
     }
 
@@ -624,8 +632,7 @@ impl<'a> Engine<'a> {
         task.done = true;
         let Some(state) = task.state.take() else { return };
         for cell in state.promises {
-            let c = self.cell_mut(cell);
-            c.providers = c.providers.saturating_sub(1);
+            self.release_provider(cell);
             self.maybe_queue(cell);
         }
     }
@@ -661,7 +668,7 @@ impl<'a> Engine<'a> {
             std::mem::take(&mut self.zero_waiters).into_iter().partition(|c| self.waited_on(*c));
         self.zero_waiters = idle;
         for cell in gained {
-            self.cells[cell.0 as usize].queued = true;
+            self.cells[cell.0 as usize].set_queued(true);
             self.wait_queue.push_back(cell);
         }
         if self.freeze_from_queue() {
@@ -669,14 +676,14 @@ impl<'a> Engine<'a> {
         }
         // Step 4: a wait cycle. Something waits for the relation, but a promise to add to it
         // is open (an `if` or `for` that has not decided yet): freeze the first such one.
-        self.waited.retain(|c| !self.cells[c.0 as usize].frozen);
+        self.waited.retain(|c| !self.cells[c.0 as usize].frozen());
         // The reference scans the waiting statements in creation order and takes the first
         // relation they need: order candidates by their earliest live waiter.
         let cycle = self
             .waited
             .iter()
             .copied()
-            .filter(|c| self.cells[c.0 as usize].providers > 0)
+            .filter(|c| self.providers.contains_key(c))
             .filter_map(|c| {
                 let first = self.waiters(c).iter().filter(|t| !self.tasks[t.0 as usize].done).map(|t| t.0).min()?;
                 Some((first, c))
@@ -691,7 +698,7 @@ impl<'a> Engine<'a> {
         let idle = std::mem::take(&mut self.zero_waiters);
         let mut any = false;
         for cell in idle.into_iter().rev() {
-            if !self.cells[cell.0 as usize].frozen {
+            if !self.cells[cell.0 as usize].frozen() {
                 self.freeze(cell);
                 any = true;
             }
@@ -703,11 +710,11 @@ impl<'a> Engine<'a> {
     fn freeze_from_queue(&mut self) -> bool {
         while let Some(cell) = self.wait_queue.pop_front() {
             let c = &mut self.cells[cell.0 as usize];
-            c.queued = false;
-            if c.frozen {
+            c.set_queued(false);
+            if c.frozen() {
                 continue;
             }
-            if c.providers > 0 {
+            if self.providers.contains_key(&cell) {
                 // It comes back when the promise is kept (`maybe_queue`).
                 continue;
             }
@@ -728,10 +735,10 @@ impl<'a> Engine<'a> {
 
     pub(crate) fn freeze(&mut self, cell: CellId) {
         let c = self.cell_mut(cell);
-        if c.frozen {
+        if c.frozen() {
             return;
         }
-        c.frozen = true;
+        c.set_frozen();
         let listeners = self.waits.get_mut(&cell).map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
         self.waited.remove(&cell);
         // A loop over the relation runs once more: it catches up on values it has not seen

@@ -294,9 +294,9 @@ impl<'a> Engine<'a> {
                 let s = self.scope(self.scope_out(scope, *up)?);
                 Some(Named::Cell(CellId(s.first_var.0 + slot)))
             }
-            Var::SelfInstance { up } => Some(Named::Instance(self.scope(self.scope_out(scope, *up)?).instance?)),
+            Var::SelfInstance { up } => Some(Named::Instance(self.scope(self.scope_out(scope, *up)?).instance()?)),
             Var::Attribute { up, name, otherwise } => {
-                let instance = self.scope(self.scope_out(scope, *up)?).instance?;
+                let instance = self.scope(self.scope_out(scope, *up)?).instance()?;
                 match self.attr_cell(instance, name) {
                     Some(cell) => Some(Named::Cell(cell)),
                     None => self.resolve_var(otherwise.as_deref()?, scope),
@@ -314,7 +314,7 @@ impl<'a> Engine<'a> {
     /// The scope `up` scopes out from `scope`.
     fn scope_out(&self, mut scope: ScopeId, up: u32) -> Option<ScopeId> {
         for _ in 0..up {
-            scope = self.scope(scope).parent?;
+            scope = self.scope(scope).parent()?;
         }
         Some(scope)
     }
@@ -337,7 +337,7 @@ impl<'a> Engine<'a> {
             if let Some(cell) = self.scope_var(id, name) {
                 return Some(Named::Cell(cell));
             }
-            if let Some(instance) = s.instance {
+            if let Some(instance) = s.instance() {
                 if name == "self" {
                     return Some(Named::Instance(instance));
                 }
@@ -345,7 +345,7 @@ impl<'a> Engine<'a> {
                     return Some(Named::Cell(cell));
                 }
             }
-            current = s.parent;
+            current = s.parent();
         }
         None
     }
@@ -611,14 +611,7 @@ impl<'a> Engine<'a> {
         let unit = self.unit_of(parent);
         let id = crate::cells::ScopeId(self.scopes.len() as u32);
         let depth = self.scope(parent).depth;
-        self.scopes.push(crate::cells::Scope {
-            first_var: cell,
-            var_count: 1,
-            parent: Some(parent),
-            instance: None,
-            unit: unit as u32,
-            depth,
-        });
+        self.scopes.push(crate::cells::Scope::new(cell, 1, Some(parent), None, unit as u32, depth));
         id
     }
 

@@ -180,10 +180,10 @@ impl Engine<'_> {
         let mut current = Some(scope);
         while let Some(id) = current {
             let s = self.scope(id);
-            if s.instance.is_some() {
-                return s.instance;
+            if s.instance().is_some() {
+                return s.instance();
             }
-            current = s.parent;
+            current = s.parent();
         }
         None
     }

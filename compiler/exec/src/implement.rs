@@ -27,14 +27,8 @@ impl<'a> Engine<'a> {
     /// A scope in which an instance's attributes (and `self`) are visible, over a file's top level.
     pub(crate) fn instance_scope(&mut self, instance: InstanceId, parent: ScopeId, unit: usize) -> ScopeId {
         let id = ScopeId(self.scopes.len() as u32);
-        self.scopes.push(crate::cells::Scope {
-            first_var: CellId(0),
-            var_count: 0,
-            parent: Some(parent),
-            instance: Some(instance),
-            unit: unit as u32,
-            depth: self.instances[instance.0 as usize].depth,
-        });
+        let depth = self.instances[instance.0 as usize].depth;
+        self.scopes.push(crate::cells::Scope::new(CellId(0), 0, Some(parent), Some(instance), unit as u32, depth));
         id
     }
 

@@ -89,7 +89,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
         Err(engine::Halt::Error(diagnostic)) => outcome.diagnostics.push(*diagnostic),
         Err(engine::Halt::Cancelled) => outcome.cancelled = true,
     }
-    for instance in &engine.instances {
+    for instance in engine.instances.iter() {
         let entity = engine.plans.get(instance.plan).fqn;
         *outcome.instances_by_entity.entry(entity.to_owned()).or_default() += 1;
     }

@@ -238,7 +238,7 @@ impl<'a> Engine<'a> {
     /// A gradual listener that has seen every value so far: done if the relation is complete,
     /// else listening for more.
     fn listen_until_frozen(&mut self, id: TaskId, cell: CellId) -> Eval<()> {
-        if self.cell(cell).frozen {
+        if self.cell(cell).frozen() {
             return Ok(());
         }
         if !self.listeners(cell).contains(&id) {
@@ -270,7 +270,7 @@ impl<'a> Engine<'a> {
         for item in items.iter() {
             self.assign(to, item.clone(), scope, span)?;
         }
-        if self.cell(from).frozen {
+        if self.cell(from).frozen() {
             return Ok(());
         }
         let task = self.create_task(TaskKind::Forward { from, to, seen: items.len(), span }, scope);

@@ -118,14 +118,7 @@ impl<'a> Engine<'a> {
         let cell = self.new_cell(&CellKind::Variable, Owner::Variable(None));
         self.cell_mut(cell).value = Some(value.clone());
         let scope = ScopeId(self.scopes.len() as u32);
-        self.scopes.push(Scope {
-            first_var: cell,
-            var_count: 1,
-            parent: None,
-            instance: None,
-            unit: unit as u32,
-            depth: 0,
-        });
+        self.scopes.push(Scope::new(cell, 1, None, None, unit as u32, 0));
         match self.eval(task, expr, scope) {
             Ok(Value::Bool(b)) => Ok(b),
             // Undecidable here: an unknown value passes, like everywhere else.

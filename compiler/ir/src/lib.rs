@@ -12,6 +12,7 @@
 //! [`reference`] writes the reference exporter's `export -j` list, and [`draw`] renders the graph
 //! as DOT or Mermaid and the terminal summary.
 
+pub mod attributes;
 pub mod draw;
 pub mod graph;
 pub mod id;
@@ -21,6 +22,7 @@ pub mod reference;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+pub use attributes::Attributes;
 pub use id::ResourceId;
 pub use meta::{Backoff, Meta, Notify, ResourceMeta, Timing};
 
@@ -59,7 +61,7 @@ pub struct Resource {
     pub entity_type: String,
     pub agent: String,
     /// The exported attributes, in declaration order.
-    pub attributes: IndexMap<String, serde_json::Value>,
+    pub attributes: Attributes,
     /// The ids of the resources this one is deployed after, in queue order.
     pub requires: Vec<String>,
     /// Tell the resources that require this one when it changes.
@@ -171,8 +173,8 @@ mod tests {
     #[test]
     fn json_round_trips_and_keeps_attribute_order() {
         let mut ir = sample();
-        ir.resources[0].attributes.insert("zeta".into(), serde_json::json!({"b": 1, "a": 2}));
-        ir.resources[0].attributes.insert("alpha".into(), serde_json::json!(1));
+        ir.resources[0].attributes.insert("zeta", serde_json::json!({"b": 1, "a": 2}));
+        ir.resources[0].attributes.insert("alpha", serde_json::json!(1));
         let text = ir.to_json();
         assert!(text.find("\"zeta\"").unwrap() < text.find("\"alpha\"").unwrap());
         assert!(text.find("\"b\": 1").unwrap() < text.find("\"a\": 2").unwrap());

@@ -61,7 +61,7 @@ mod tests {
     fn writes_what_the_reference_writes() {
         let mut ir = crate::tests::sample();
         ir.resources.truncate(2);
-        ir.resources[1].attributes.insert("value".into(), serde_json::json!("</script> é"));
+        ir.resources[1].attributes.insert("value", serde_json::json!("</script> é"));
         assert_eq!(
             export_list(&ir),
             r#"[{"name": "a", "requires": [], "version": 0, "id": "test::R[internal,name=a],v=0"}, {"name": "b", "value": "<\/script> \u00e9", "requires": ["test::R[internal,name=a]"], "version": 0, "id": "test::R[internal,name=b],v=0"}]"#

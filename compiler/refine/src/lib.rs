@@ -160,7 +160,7 @@ impl Refinery<'_> {
                     continue;
                 }
             };
-            let mut attributes = IndexMap::with_capacity(shape.fields.len());
+            let mut attributes = modelc_ir::Attributes::with_capacity(shape.fields.len());
             let mut state = ResourceState::Available;
             let mut context =
                 functions::FieldContext { graph, plain_attributes: &plain_attributes, files: &mut self.files };
@@ -171,7 +171,7 @@ impl Refinery<'_> {
                         if !known {
                             state = ResourceState::Undefined;
                         }
-                        attributes.insert(name.clone(), value);
+                        attributes.insert(std::sync::Arc::clone(name), value);
                     }
                     Err(reason) => {
                         failed = Some(format!("its field `{name}`: {reason}"));

@@ -43,8 +43,9 @@ pub struct ResourceShape {
     pub entity_type: String,
     pub key: Key,
     pub agent: Agent,
-    /// Exported fields: name and where the value comes from.
-    pub fields: Vec<(String, Field)>,
+    /// Exported fields: name (shared by every resource of the type) and where the value comes
+    /// from.
+    pub fields: Vec<(std::sync::Arc<str>, Field)>,
     /// `directory=`: the position of the attribute holding the directory path.
     pub directory: Option<usize>,
     /// `paths=`: the positions of the attributes holding the paths it occupies.
@@ -138,7 +139,7 @@ impl<'a> Shapes<'a> {
             .unwrap_or_else(|| AgentSummary::Literal(DEFAULT_AGENT.to_owned()));
         // A subtype is exported as the type that declares the resource, with that type's
         // fields only: the fields come from the type and its ancestors.
-        let mut fields: Vec<(String, Field)> = Vec::new();
+        let mut fields: Vec<(std::sync::Arc<str>, Field)> = Vec::new();
         for def in &ancestry[type_at..] {
             let own: Vec<(String, FieldSourceSummary)> = match declared(def).and_then(|d| d.fields.clone()) {
                 Some(listed) => listed,
@@ -150,7 +151,7 @@ impl<'a> Shapes<'a> {
                     .collect(),
             };
             for (name, source) in own {
-                if RESERVED_FIELDS.contains(&name.as_str()) || fields.iter().any(|(f, _)| *f == name) {
+                if RESERVED_FIELDS.contains(&name.as_str()) || fields.iter().any(|(f, _)| **f == *name) {
                     continue;
                 }
                 let field = match source {
@@ -165,7 +166,7 @@ impl<'a> Shapes<'a> {
                     FieldSourceSummary::Path(path) => Field::Path(path),
                     FieldSourceSummary::Call(function, args) => Field::Call(function, args),
                 };
-                fields.push((name, field));
+                fields.push((name.into(), field));
             }
         }
         let export_if = ancestry.iter().filter_map(|d| position(declared(d)?.export_if.as_ref()?)).collect();

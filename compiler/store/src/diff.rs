@@ -2,7 +2,7 @@
 //! attributes, requirements and set of each change.
 
 use indexmap::IndexMap;
-use modelc_ir::Resource;
+use modelc_ir::{Attributes, Resource};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -74,22 +74,19 @@ pub fn diff(from: u64, old: &[Resource], to: u64, new: &[Resource]) -> Diff {
 
 /// Attribute → (old, new) for every attribute that differs, in the new order then the removed
 /// ones; a missing side is `null`.
-pub fn attribute_changes(
-    old: &IndexMap<String, Value>,
-    new: &IndexMap<String, Value>,
-) -> IndexMap<String, (Value, Value)> {
+pub fn attribute_changes(old: &Attributes, new: &Attributes) -> IndexMap<String, (Value, Value)> {
     let mut changes = IndexMap::new();
     for (name, value) in new {
         match old.get(name) {
             Some(before) if before == value => {}
             before => {
-                changes.insert(name.clone(), (before.cloned().unwrap_or(Value::Null), value.clone()));
+                changes.insert(name.to_owned(), (before.cloned().unwrap_or(Value::Null), value.clone()));
             }
         }
     }
     for (name, value) in old {
         if !new.contains_key(name) {
-            changes.insert(name.clone(), (value.clone(), Value::Null));
+            changes.insert(name.to_owned(), (value.clone(), Value::Null));
         }
     }
     changes
