@@ -39,7 +39,7 @@ fn resource(
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
+        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 }.into(),
         meta: Default::default(),
         notify: Vec::new(),
     }

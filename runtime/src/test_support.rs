@@ -14,7 +14,7 @@ pub(crate) fn resource(entity_type: &str, agent: &str, key: &str, value: &str, r
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: entity_type.to_owned(), file: "main.cf".to_owned(), line: 1 },
+        source: Source { entity: entity_type.to_owned(), file: "main.cf".to_owned(), line: 1 }.into(),
         meta: Default::default(),
         notify: Vec::new(),
     }

@@ -347,7 +347,7 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: kind.entity_type.to_owned(), file: "graph".to_owned(), line: 0 },
+        source: Source { entity: kind.entity_type.to_owned(), file: "graph".to_owned(), line: 0 }.into(),
         meta: meta.into(),
         notify: Vec::new(),
     })

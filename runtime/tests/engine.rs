@@ -62,7 +62,7 @@ fn probe_resource(name: &str, requires: &[&str], attributes: serde_json::Value) 
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: "test::Probe".into(), file: "main.cf".into(), line: 7 },
+        source: Source { entity: "test::Probe".into(), file: "main.cf".into(), line: 7 }.into(),
         meta: Default::default(),
         notify: Vec::new(),
     }

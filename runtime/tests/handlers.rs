@@ -36,7 +36,7 @@ fn resource(entity_type: &str, key: &str, value: &str, attributes: Value, requir
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 3 },
+        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 3 }.into(),
         meta: Default::default(),
         notify: Vec::new(),
     }

@@ -75,7 +75,7 @@ fn handover(name: &str) -> Resource {
         receive_events: true,
         resource_set: None,
         state: modelc_ir::ResourceState::Available,
-        source: modelc_ir::Source { entity: HANDOVER_TYPE.into(), file: "main.cf".into(), line: 3 },
+        source: modelc_ir::Source { entity: HANDOVER_TYPE.into(), file: "main.cf".into(), line: 3 }.into(),
         meta: Default::default(),
         notify: Vec::new(),
     }

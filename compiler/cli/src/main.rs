@@ -7,5 +7,20 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    return_freed_memory_at_once();
     modelc::main()
+}
+
+/// mimalloc keeps freed pages for 10 ms before it gives them back to the system. A large compile
+/// frees the engine's tables (hundreds of megabytes) and at once builds the instance graph and
+/// the IR: with the delay, the process holds both, and its peak is their sum.
+fn return_freed_memory_at_once() {
+    /// `mi_option_purge_delay` in mimalloc.h (v2 and v3); the binding names no constant for it.
+    const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+    // SAFETY: sets one documented option to a valid value (0: purge at once), before any other
+    // thread exists; it reads and writes no memory of ours.
+    #[allow(unsafe_code, reason = "one allocator option, through mimalloc's C interface")]
+    unsafe {
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, 0);
+    }
 }

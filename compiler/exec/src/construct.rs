@@ -148,7 +148,7 @@ impl<'a> Engine<'a> {
         }
         let mut found: Option<InstanceId> = None;
         for key in &keys {
-            let Some(hit) = self.index.get(key).copied() else { continue };
+            let Some(hit) = self.index.get(key.0, &key.1) else { continue };
             match found {
                 None => found = Some(hit),
                 Some(first) if first != hit => {
@@ -387,7 +387,7 @@ impl<'a> Engine<'a> {
                 self.cell_mut(cell).value = Some(Value::Instance(id));
                 self.wake(cell);
             }
-            self.index.insert(key, id);
+            self.index.insert(key.0, &key.1, id);
         }
         id
     }

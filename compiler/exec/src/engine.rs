@@ -206,7 +206,7 @@ pub(crate) struct Engine<'a> {
     /// breaker (step 4) looks.
     pub(crate) waited: std::collections::BTreeSet<CellId>,
     /// `(entity, key)` → instance, for every index of every entity.
-    pub(crate) index: FxHashMap<(&'a str, String), InstanceId>,
+    pub(crate) index: crate::index::InstanceIndex<'a>,
     /// Lookups waiting for an instance: `(entity, key)` → the lookup's cell.
     pub(crate) parked: IndexMap<(&'a str, String), CellId>,
     /// What each parked index lookup looks for (`Owner::Lookup` indexes it).
@@ -218,6 +218,9 @@ pub(crate) struct Engine<'a> {
     pub(crate) unit_scopes: Vec<ScopeId>,
     pub(crate) printed: Vec<String>,
     pub(crate) steps: usize,
+    /// Tasks finished so far, and the most that were unfinished at once (for profiles).
+    finished_tasks: usize,
+    live_tasks_peak: usize,
     pub(crate) constraint_cache: crate::validate::ConstraintCache<'a>,
     pub(crate) constraint_task: Option<TaskId>,
     /// Relation annotations whose value is unknown: an error at the end (spec §1.9).
@@ -259,7 +262,7 @@ impl<'a> Engine<'a> {
             wait_queue: VecDeque::new(),
             zero_waiters: Vec::new(),
             waited: std::collections::BTreeSet::new(),
-            index: FxHashMap::default(),
+            index: crate::index::InstanceIndex::default(),
             parked: IndexMap::new(),
             lookups: Vec::new(),
             pending_promises: Vec::new(),
@@ -267,6 +270,8 @@ impl<'a> Engine<'a> {
             unit_scopes: Vec::new(),
             printed: Vec::new(),
             steps: 0,
+            finished_tasks: 0,
+            live_tasks_peak: 0,
             constraint_cache: FxHashMap::default(),
             constraint_task: None,
             unknown_annotations: Vec::new(),
@@ -301,11 +306,12 @@ impl<'a> Engine<'a> {
     /// The sizes of the run, for profiles.
     pub(crate) fn counts(&self) -> String {
         format!(
-            "cells {} instances {} scopes {} tasks {} steps {}",
+            "cells {} instances {} scopes {} tasks {} (at most {} unfinished) steps {}",
             self.cells.len(),
             self.instances.len(),
             self.scopes.len(),
             self.tasks.len(),
+            self.live_tasks_peak,
             self.steps
         )
     }
@@ -319,7 +325,7 @@ impl<'a> Engine<'a> {
         self.wait_queue = VecDeque::new();
         self.zero_waiters = Vec::new();
         self.waited = std::collections::BTreeSet::new();
-        self.index = FxHashMap::default();
+        self.index = crate::index::InstanceIndex::default();
         self.members = FxHashMap::default();
         self.heirs = FxHashMap::default();
         self.waits = FxHashMap::default();
@@ -522,6 +528,7 @@ impl<'a> Engine<'a> {
     pub(crate) fn create_task(&mut self, kind: TaskKind<'a>, scope: ScopeId) -> TaskId {
         let id = TaskId(self.tasks.len() as u32);
         self.tasks.push(Task::new(kind, scope));
+        self.live_tasks_peak = self.live_tasks_peak.max(self.tasks.len() - self.finished_tasks);
         id
     }
 
@@ -630,6 +637,7 @@ impl<'a> Engine<'a> {
     pub(crate) fn finish_task(&mut self, id: TaskId) {
         let task = &mut self.tasks[id.0 as usize];
         task.done = true;
+        self.finished_tasks += 1;
         let Some(state) = task.state.take() else { return };
         for cell in state.promises {
             self.release_provider(cell);

@@ -23,6 +23,7 @@ mod eval;
 mod finish;
 pub mod graph;
 mod implement;
+mod index;
 mod lookup;
 pub mod module_files;
 mod ops;

@@ -51,7 +51,7 @@ impl<'a> Engine<'a> {
             self.write_key_value(&mut text, plan.position(n).is_some_and(|p| plan.is_float(p)), v);
         }
         let key = (index.owner, text);
-        if let Some(instance) = self.index.get(&key).copied()
+        if let Some(instance) = self.index.get(key.0, &key.1)
             && self.is_subtype(self.entity_of(instance), plan.fqn)
         {
             return Ok(Value::Instance(instance));

@@ -27,19 +27,30 @@ impl DependencyGraph {
     /// Builds the graph; every `requires` must name a resource of the queue.
     pub fn new(ir: &Ir) -> Result<DependencyGraph, DanglingRequire> {
         let position: HashMap<&str, usize> = ir.resources.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect();
-        let mut graph = DiGraph::with_capacity(ir.resources.len(), ir.resources.len());
-        for i in 0..ir.resources.len() {
-            graph.add_node(i);
-        }
+        let mut edges = Vec::new();
         for (i, resource) in ir.resources.iter().enumerate() {
             for required in &resource.requires {
                 let Some(&j) = position.get(required.as_str()) else {
                     return Err(DanglingRequire { resource: resource.id.clone(), missing: required.clone() });
                 };
-                graph.add_edge(NodeIndex::new(i), NodeIndex::new(j), ());
+                edges.push((i, j));
             }
         }
-        Ok(DependencyGraph { graph })
+        Ok(DependencyGraph::from_positions(ir.resources.len(), edges))
+    }
+
+    /// The graph of `count` resources with `requires` edges given as queue positions (what
+    /// refinement knows before it writes ids).
+    pub fn from_positions(count: usize, edges: impl IntoIterator<Item = (usize, usize)>) -> DependencyGraph {
+        let edges = edges.into_iter();
+        let mut graph = DiGraph::with_capacity(count, edges.size_hint().0);
+        for i in 0..count {
+            graph.add_node(i);
+        }
+        for (i, j) in edges {
+            graph.add_edge(NodeIndex::new(i), NodeIndex::new(j), ());
+        }
+        DependencyGraph { graph }
     }
 
     /// The order a deployment follows: every resource after the resources it requires, ties in
@@ -68,17 +79,19 @@ impl DependencyGraph {
     /// first resource.
     pub fn cycles(&self) -> Vec<Vec<usize>> {
         let mut cycles = Vec::new();
-        for component in petgraph::algo::tarjan_scc(&self.graph) {
+        // Components are visited, not collected: most resources are a component of their own.
+        let mut tarjan = petgraph::algo::TarjanScc::new();
+        tarjan.run(&self.graph, |component| {
             let first = component.iter().map(|n| n.index()).min().unwrap_or(0);
             let looped = component.len() > 1 || self.graph.contains_edge(component[0], component[0]);
             if looped {
                 let mut inside = vec![false; self.graph.node_count()];
-                for n in &component {
+                for n in component {
                     inside[n.index()] = true;
                 }
                 cycles.push(self.cycle_from(first, &inside));
             }
-        }
+        });
         cycles.sort_by_key(|c| c[0]);
         cycles
     }

@@ -73,7 +73,8 @@ pub struct Resource {
     /// `undefined` when an attribute is not known at compile time (it holds [`UNDEFINED`]).
     pub state: ResourceState,
     /// Where its instance was created.
-    pub source: Source,
+    /// Shared by the resources made by one statement (they have the same source).
+    pub source: std::sync::Arc<Source>,
     /// How the runtime deploys it; absent when it has the defaults.
     #[serde(default, skip_serializing_if = "ResourceMeta::is_default")]
     pub meta: ResourceMeta,
@@ -156,7 +157,7 @@ mod tests {
             receive_events: true,
             resource_set: set.map(str::to_owned),
             state: ResourceState::Available,
-            source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
+            source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 }.into(),
             meta: Default::default(),
             notify: Vec::new(),
         };

@@ -61,17 +61,15 @@ impl Refinery<'_> {
             .help("purge it too (`purged=true`), move it out of the directory, or stop purging the directory");
             self.diagnostics.push(diagnostic);
         }
-        let position: FxHashMap<String, usize> =
-            ir.resources.iter().enumerate().map(|(i, r)| (r.id.clone(), i)).collect();
         edges.sort_unstable();
         edges.dedup();
         for (from, to) in edges {
-            let id = ir.resources[to].id.clone();
-            let requires = &mut ir.resources[from].requires;
-            if !requires.contains(&id) {
-                requires.push(id);
-                // Requires stay in queue order.
-                requires.sort_by_key(|r| position.get(r).copied().unwrap_or(usize::MAX));
+            let found = &mut self.requires[from];
+            // Requires stay in queue order.
+            if let Err(at) = found.binary_search(&(to as u32)) {
+                found.insert(at, to as u32);
+                let ids = found.iter().map(|q| ir.resources[*q as usize].id.clone()).collect();
+                ir.resources[from].requires = ids;
             }
         }
     }

@@ -67,6 +67,7 @@ pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) ->
         fates: Vec::new(),
         instances: Vec::new(),
         set_instances: Vec::new(),
+        requires: Vec::new(),
         files: IndexMap::new(),
     };
     let shapes = Shapes::new(program, graph);
@@ -95,6 +96,8 @@ pub(crate) struct Refinery<'g> {
     pub instances: Vec<InstanceId>,
     /// Per set of `Ir::sets`, its instance and its members' queue positions.
     pub set_instances: Vec<(InstanceId, Vec<u32>)>,
+    /// Per queue position, the positions it requires (what `Resource::requires` names).
+    pub requires: Vec<Vec<u32>>,
     /// The content table (sha1 → text) the fields' export functions fill.
     pub files: IndexMap<String, String>,
 }
@@ -127,6 +130,8 @@ impl Refinery<'_> {
         // Queue positions by id: the ids themselves are in `resources`, not copied here.
         let mut by_id: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(candidates);
         let hash_id = |id: &str| rustc_hash::FxBuildHasher.hash_one(id);
+        // One `Source` per entity and place: a loop makes many resources at one statement.
+        let mut sources: rustc_hash::FxHashMap<_, std::sync::Arc<Source>> = rustc_hash::FxHashMap::default();
         let mut without_identity: IndexMap<u32, ()> = IndexMap::new();
         self.fates = Vec::with_capacity(graph.instances.len());
         for i in 0..graph.instances.len() as u32 {
@@ -204,7 +209,10 @@ impl Refinery<'_> {
                 receive_events: flag(shape.receive_events, true),
                 resource_set: None,
                 state,
-                source: self.source(instance),
+                source: sources
+                    .entry((node.entity, node.file, node.line))
+                    .or_insert_with(|| std::sync::Arc::new(self.source(instance)))
+                    .clone(),
                 meta: self.meta_of(instance).into(),
                 notify: Vec::new(),
             });

@@ -66,6 +66,7 @@ impl Refinery<'_> {
             let ids: Vec<String> = found.iter().map(|(q, _)| ir.resources[*q as usize].id.clone()).collect();
             ir.resources[p].requires = ids;
         }
+        self.requires = edges.into_iter().map(|found| found.into_iter().map(|(q, _)| q).collect()).collect();
     }
 
     fn report_lost_requirements(&mut self, instance: InstanceId, through: impl Iterator<Item = InstanceId>) {

@@ -5,18 +5,16 @@
 use modelc_diagnostics::{Diagnostic, codes};
 use modelc_ir::Ir;
 use modelc_ir::graph::DependencyGraph;
-use rustc_hash::FxHashMap;
 
 use crate::Refinery;
 
 impl Refinery<'_> {
     pub(crate) fn validate(&mut self, ir: &Ir) {
-        let position: FxHashMap<&str, usize> =
-            ir.resources.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect();
+        let requires = std::mem::take(&mut self.requires);
         for (p, resource) in ir.resources.iter().enumerate() {
             let Some(set) = &resource.resource_set else { continue };
-            for required in &resource.requires {
-                let q = position[required.as_str()];
+            for q in &requires[p] {
+                let q = *q as usize;
                 if let Some(other) = &ir.resources[q].resource_set
                     && other != set
                 {
@@ -24,7 +22,11 @@ impl Refinery<'_> {
                 }
             }
         }
-        let Ok(graph) = DependencyGraph::new(ir) else { return };
+        if requires.iter().all(Vec::is_empty) {
+            return;
+        }
+        let edges = requires.iter().enumerate().flat_map(|(p, found)| found.iter().map(move |q| (p, *q as usize)));
+        let graph = DependencyGraph::from_positions(ir.resources.len(), edges);
         for cycle in graph.cycles() {
             self.report_cycle(ir, &cycle);
         }

@@ -60,7 +60,7 @@ mod tests {
             receive_events: true,
             resource_set: None,
             state: modelc_ir::ResourceState::Available,
-            source: modelc_ir::Source { entity: "t".into(), file: "main.cf".into(), line: 1 },
+            source: modelc_ir::Source { entity: "t".into(), file: "main.cf".into(), line: 1 }.into(),
             meta: Default::default(),
             notify: Vec::new(),
         }

@@ -19,7 +19,7 @@ fn resource(name: &str, set: Option<&str>, value: i64, requires: &[&str]) -> Res
         receive_events: true,
         resource_set: set.map(str::to_owned),
         state: ResourceState::Available,
-        source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 },
+        source: Source { entity: "test::R".into(), file: "main.cf".into(), line: 1 }.into(),
         meta: Default::default(),
         notify: Vec::new(),
     }
@@ -354,7 +354,7 @@ fn a_shared_resource_in_the_partial_says_what_it_needs_of_the_replaced_sets() {
     store.export_full(&ir(base, &[]), &meta("full")).unwrap();
     // sh now requires a2 only of set-a; its edge to b1 (a set this export leaves alone) stays.
     let mut sh = resource("sh", None, 1, &["a2"]);
-    sh.source.line = 40;
+    std::sync::Arc::make_mut(&mut sh.source).line = 40;
     let version =
         partial(&mut store, vec![resource("a1", Some("set-a"), 1, &[]), resource("a2", Some("set-a"), 1, &[]), sh])
             .unwrap();

@@ -21,7 +21,7 @@ pub(crate) fn keyed(entity_type: &str, key: &str, value: &str, attributes: serde
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 },
+        source: Source { entity: entity_type.into(), file: "main.cf".into(), line: 1 }.into(),
         meta: Meta::default().into(),
         notify: Vec::new(),
     }
