@@ -83,6 +83,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     // The files of the loaded modules (their top-level namespaces), for std::template & co.
     let top_levels: Vec<&str> = modules.files.keys().filter(|ns| !ns.contains("::")).map(String::as_str).collect();
     world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
+    world.record_merges = refine.is_some_and(|options| options.partial);
     let mut outcome = modelc_exec::execute(&program, world);
     diagnostics.append(&mut outcome.diagnostics);
     let (mut resources, mut refine_time) = (None, None);

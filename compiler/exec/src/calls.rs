@@ -21,7 +21,7 @@ impl<'a> Engine<'a> {
         scope: ScopeId,
     ) -> Eval<Value> {
         let key = (call as *const Expr, scope);
-        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
+        if let Some(value) = self.memo(task, key) {
             return Ok(value.clone());
         }
         let mut positional = Vec::new();

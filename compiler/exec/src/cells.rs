@@ -252,6 +252,6 @@ mod sizes {
         assert!(size_of::<super::Cell<'_>>() <= 32);
         assert!(size_of::<super::Scope>() <= 24);
         assert!(size_of::<super::Instance>() <= 64);
-        assert!(size_of::<crate::engine::Task<'_>>() <= 56);
+        assert!(size_of::<crate::engine::Task<'_>>() <= 32);
     }
 }

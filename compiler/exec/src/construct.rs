@@ -33,7 +33,7 @@ impl<'a> Engine<'a> {
         // An entity's plan id is its `EntityId`.
         let plan_id = entity.0;
         let plan = self.plans.get(plan_id);
-        if let Some(value) = self.tasks[task.0 as usize].memo(key) {
+        if let Some(value) = self.memo(task, key) {
             let value = value.clone();
             // Created on an earlier run that stopped in its nested constructors: finish them
             // (those that finished return their memoised instances, a no-op to assign again).
@@ -171,7 +171,9 @@ impl<'a> Engine<'a> {
                     "duplicate key in index",
                 ));
             }
-            self.merges.push((first, scope, expr.span));
+            if self.world.record_merges {
+                self.merges.push((first, scope, expr.span));
+            }
             first
         } else {
             let depth = self.construction_depth(scope) + 1;
@@ -196,7 +198,12 @@ impl<'a> Engine<'a> {
         self.memoise(key, value.clone());
         for (position, later_value) in later {
             let setter = self.spawn(
-                crate::engine::TaskKind::SetLater { instance, position, value: later_value, span: expr.span },
+                crate::engine::TaskKind::SetLater(Box::new(crate::engine::SetLater {
+                    instance,
+                    position,
+                    value: later_value,
+                    span: expr.span,
+                })),
                 scope,
             );
             self.hold_promise(setter, CellId(first + position));

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
-use modelc_sema::hir::{Block, CompFor, EagerTarget, Expr, ImplementationId, Stmt};
+use modelc_sema::hir::{Block, CompFor, EagerTarget, Expr, Stmt};
 use modelc_value::{InstanceId, Value};
 
 use crate::cells::{Cell, CellId, CellKind, Instance, Owner, Scope, ScopeId, TaskId};
@@ -21,8 +21,8 @@ pub(crate) enum TaskKind<'a> {
     /// An `implement … when` condition for one instance.
     Condition {
         instance: InstanceId,
-        implementations: &'a [ImplementationId],
-        condition: &'a Expr,
+        /// An `implement` statement with a condition.
+        statement: &'a modelc_sema::hir::ImplementHir,
     },
     /// The body of a `for` over a relation, run for each value as it arrives.
     ForEach {
@@ -30,14 +30,14 @@ pub(crate) enum TaskKind<'a> {
         /// The loop variable's slot in the body's block.
         var: u32,
         body: &'a Block,
-        seen: usize,
+        seen: u32,
     },
     /// A relation copied into another (`a.xs = b.ys`), value by value as they arrive; it keeps
     /// a promise on the target until the source is complete (spec §1.6).
     Forward {
         from: CellId,
         to: CellId,
-        seen: usize,
+        seen: u32,
         span: Span,
     },
     /// Takes an eager promise for `owner` on the relation `target` names, once its object is
@@ -51,24 +51,27 @@ pub(crate) enum TaskKind<'a> {
     /// A constructor argument whose value was not known when the instance was made (it may
     /// read the constructor's own target, `a = T(id=1, v="{{a.id}}")`): it is assigned when it
     /// is. The task holds a promise on the attribute until then.
-    SetLater {
-        instance: InstanceId,
-        position: u32,
-        value: &'a Expr,
-        span: Span,
-    },
+    SetLater(Box<SetLater<'a>>),
     /// Typedef constraint evaluations (never scheduled).
     Constraint,
 }
 
+/// A constructor argument assigned once its value is known (see `TaskKind::SetLater`).
+pub(crate) struct SetLater<'a> {
+    pub instance: InstanceId,
+    pub position: u32,
+    pub value: &'a Expr,
+    pub span: Span,
+}
+
+/// A task: 32 bytes, as there are millions. What only some tasks need lives in
+/// `Engine::task_states`.
 pub(crate) struct Task<'a> {
     pub kind: TaskKind<'a>,
     pub scope: ScopeId,
     pub done: bool,
     /// It took its eager promises (an `if` or `for` does so once, on its first run).
     pub eager_taken: bool,
-    /// What only some tasks need, allocated on first use (most tasks run once, to the end).
-    pub state: Option<Box<TaskState>>,
 }
 
 #[derive(Default)]
@@ -86,19 +89,7 @@ pub(crate) struct TaskState {
 
 impl<'a> Task<'a> {
     pub(crate) fn new(kind: TaskKind<'a>, scope: ScopeId) -> Task<'a> {
-        Task { kind, scope, done: false, eager_taken: false, state: None }
-    }
-
-    pub(crate) fn state(&mut self) -> &mut TaskState {
-        self.state.get_or_insert_with(Box::default)
-    }
-
-    pub(crate) fn memo(&self, key: (*const Expr, ScopeId)) -> Option<&Value> {
-        self.state.as_ref()?.memo.get(&key)
-    }
-
-    pub(crate) fn binding(&self, key: &(*const CompFor, ScopeId, usize)) -> Option<ScopeId> {
-        self.state.as_ref()?.bindings.get(key).copied()
+        Task { kind, scope, done: false, eager_taken: false }
     }
 }
 
@@ -134,6 +125,9 @@ pub struct World {
     /// When given, execution reports its counts and the time and memory of each of its phases
     /// in `Outcome::profile`.
     pub profile: Option<Probe>,
+    /// Keep the constructor calls that returned an existing instance (`InstanceGraph::merges`):
+    /// partial compiles check them; others need not hold one per call.
+    pub record_merges: bool,
     /// Set by someone else to stop the run (the language server, when the model changed
     /// under it): execution polls it every few hundred steps and stops with `Outcome::cancelled`.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -218,6 +212,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) unit_scopes: Vec<ScopeId>,
     pub(crate) printed: Vec<String>,
     pub(crate) steps: usize,
+    /// The state of the tasks that have some (memoised effects, bindings, promises).
+    task_states: FxHashMap<TaskId, TaskState>,
     /// Tasks finished so far, and the most that were unfinished at once (for profiles).
     finished_tasks: usize,
     live_tasks_peak: usize,
@@ -270,6 +266,7 @@ impl<'a> Engine<'a> {
             unit_scopes: Vec::new(),
             printed: Vec::new(),
             steps: 0,
+            task_states: FxHashMap::default(),
             finished_tasks: 0,
             live_tasks_peak: 0,
             constraint_cache: FxHashMap::default(),
@@ -303,6 +300,21 @@ impl<'a> Engine<'a> {
         id
     }
 
+    /// The state of task `id`, made on first use.
+    pub(crate) fn task_state(&mut self, id: TaskId) -> &mut TaskState {
+        self.task_states.entry(id).or_default()
+    }
+
+    /// The result task `id` memoised for an expression in a scope.
+    pub(crate) fn memo(&self, id: TaskId, key: (*const Expr, ScopeId)) -> Option<&Value> {
+        self.task_states.get(&id)?.memo.get(&key)
+    }
+
+    /// The scope task `id` bound for a comprehension element.
+    pub(crate) fn binding(&self, id: TaskId, key: &(*const CompFor, ScopeId, usize)) -> Option<ScopeId> {
+        self.task_states.get(&id)?.bindings.get(key).copied()
+    }
+
     /// The sizes of the run, for profiles.
     pub(crate) fn counts(&self) -> String {
         format!(
@@ -320,6 +332,7 @@ impl<'a> Engine<'a> {
     /// and its checks are over: cells and instances stay.
     pub(crate) fn release_run_state(&mut self) {
         self.tasks = Chunked::default();
+        self.task_states = FxHashMap::default();
         self.scopes = Chunked::default();
         self.run_queue = VecDeque::new();
         self.wait_queue = VecDeque::new();
@@ -575,12 +588,12 @@ impl<'a> Engine<'a> {
         for cell in promises {
             self.hold_promise(id, cell);
         }
-        self.tasks[id.0 as usize].state().memo.extend(memo);
+        self.task_state(id).memo.extend(memo);
     }
 
     /// Records a promise of task `id` on `cell`, counted once.
     pub(crate) fn hold_promise(&mut self, id: TaskId, cell: CellId) {
-        let state = self.tasks[id.0 as usize].state();
+        let state = self.task_state(id);
         if !state.promises.contains(&cell) {
             state.promises.push(cell);
             *self.providers.entry(cell).or_default() += 1;
@@ -600,11 +613,10 @@ impl<'a> Engine<'a> {
     /// Moves the promises of task `from` (held and pending) to task `to`.
     pub(crate) fn transfer_promises(&mut self, from: TaskId, to: TaskId) {
         self.heirs.insert(from, to);
-        let held =
-            self.tasks[from.0 as usize].state.as_mut().map(|s| std::mem::take(&mut s.promises)).unwrap_or_default();
+        let held = self.task_states.get_mut(&from).map(|s| std::mem::take(&mut s.promises)).unwrap_or_default();
         for cell in held {
             // Already counted: the holder changes, the count does not.
-            self.tasks[to.0 as usize].state().promises.push(cell);
+            self.task_state(to).promises.push(cell);
         }
         for cell in std::mem::take(&mut self.pending_promises) {
             self.hold_promise(to, cell);
@@ -618,14 +630,14 @@ impl<'a> Engine<'a> {
     pub(crate) fn hand_over_effects(&mut self, from: TaskId, to: TaskId) {
         let mut memo: Vec<((*const Expr, ScopeId), Value)> = self.pending_memo.clone();
         let mut bindings = Vec::new();
-        if let Some(state) = &self.tasks[from.0 as usize].state {
+        if let Some(state) = self.task_states.get(&from) {
             memo.extend(state.memo.iter().map(|(k, v)| (*k, v.clone())));
             bindings.extend(state.bindings.iter().map(|(k, v)| (*k, *v)));
         }
         if memo.is_empty() && bindings.is_empty() {
             return;
         }
-        let state = self.tasks[to.0 as usize].state();
+        let state = self.task_state(to);
         state.memo.extend(memo);
         state.bindings.extend(bindings);
     }
@@ -635,10 +647,9 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn finish_task(&mut self, id: TaskId) {
-        let task = &mut self.tasks[id.0 as usize];
-        task.done = true;
+        self.tasks[id.0 as usize].done = true;
         self.finished_tasks += 1;
-        let Some(state) = task.state.take() else { return };
+        let Some(state) = self.task_states.remove(&id) else { return };
         for cell in state.promises {
             self.release_provider(cell);
             self.maybe_queue(cell);
@@ -647,7 +658,7 @@ impl<'a> Engine<'a> {
 
     /// Takes a promise on `cell` for task `id` (once).
     pub(crate) fn promise(&mut self, id: TaskId, cell: CellId) {
-        let held = self.tasks[id.0 as usize].state.as_ref().is_some_and(|s| s.promises.contains(&cell));
+        let held = self.task_states.get(&id).is_some_and(|s| s.promises.contains(&cell));
         if !held && !self.pending_promises.contains(&cell) {
             self.pending_promises.push(cell);
         }
@@ -747,6 +758,12 @@ impl<'a> Engine<'a> {
             return;
         }
         c.set_frozen();
+        // Complete: its list will not grow again, so it gives back what growing reserved.
+        if let Some(Value::List(items)) = &mut c.value
+            && let Some(items) = std::sync::Arc::get_mut(items)
+        {
+            items.shrink_to_fit();
+        }
         let listeners = self.waits.get_mut(&cell).map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
         self.waited.remove(&cell);
         // A loop over the relation runs once more: it catches up on values it has not seen

@@ -564,11 +564,11 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let key = (comp as *const CompFor, s, n);
-                    let bound = match self.tasks[task.0 as usize].binding(&key) {
+                    let bound = match self.binding(task, &key) {
                         Some(bound) => bound,
                         None => {
                             let bound = self.bind_scope(s, &comp.var, item.clone());
-                            self.tasks[task.0 as usize].state().bindings.insert(key, bound);
+                            self.task_state(task).bindings.insert(key, bound);
                             bound
                         }
                     };

@@ -23,7 +23,7 @@ pub struct InstanceGraph {
     /// How each file is named in messages.
     pub file_names: HashMap<FileId, String>,
     /// Constructor calls that returned an instance that already existed (an index match), in
-    /// the order they ran, each once.
+    /// the order they ran, each once; recorded when `World::record_merges` asks for them.
     pub merges: Vec<Construction>,
 }
 

@@ -13,12 +13,9 @@ impl<'a> Engine<'a> {
         for def in &plan.implements {
             match &def.statement.condition {
                 None => self.apply(instance, &def.statement.implementations),
-                Some(condition) => {
+                Some(_) => {
                     let scope = self.instance_scope(instance, self.unit_scopes[def.unit], def.unit);
-                    self.spawn(
-                        TaskKind::Condition { instance, implementations: &def.statement.implementations, condition },
-                        scope,
-                    );
+                    self.spawn(TaskKind::Condition { instance, statement: def.statement }, scope);
                 }
             }
         }

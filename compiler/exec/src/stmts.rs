@@ -16,8 +16,10 @@ impl<'a> Engine<'a> {
                 let stmt: &'a Stmt = stmt;
                 self.execute_stmt(id, stmt, scope)
             }
-            TaskKind::Condition { instance, implementations, condition } => {
-                let (instance, implementations, condition) = (*instance, *implementations, *condition);
+            TaskKind::Condition { instance, statement } => {
+                let (instance, statement): (_, &'a modelc_sema::hir::ImplementHir) = (*instance, statement);
+                let implementations = &statement.implementations;
+                let Some(condition) = &statement.condition else { return Ok(()) };
                 match self.eval(id, condition, scope)? {
                     // An unknown condition selects the implementation (spec §4.7).
                     Value::Bool(true) | Value::Unknown => self.apply(instance, implementations),
@@ -36,17 +38,17 @@ impl<'a> Engine<'a> {
             TaskKind::Forward { from, to, seen, span } => {
                 let (from, to, seen, span) = (*from, *to, *seen, *span);
                 let items = self.list_snapshot(from);
-                for item in items.iter().skip(seen) {
+                for item in items.iter().skip(seen as usize) {
                     self.assign(to, item.clone(), scope, span)?;
                 }
                 if let TaskKind::Forward { seen, .. } = &mut self.tasks[id.0 as usize].kind {
-                    *seen = items.len();
+                    *seen = items.len() as u32;
                 }
                 self.listen_until_frozen(id, from)
             }
-            TaskKind::SetLater { instance, position, value, span } => {
+            TaskKind::SetLater(later) => {
                 let (instance, position, value, span): (_, u32, &'a Expr, modelc_diagnostics::Span) =
-                    (*instance, *position, value, *span);
+                    (later.instance, later.position, later.value, later.span);
                 let relation = self.plan_of_instance(instance).names[position as usize];
                 let built = self.eval_with_lhs(id, value, scope, Some((instance, relation)))?;
                 let first = self.instances[instance.0 as usize].first.0;
@@ -60,15 +62,15 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             TaskKind::ForEach { cell, var, body, seen } => {
-                let (cell, var, body, seen): (_, u32, &'a Block, usize) = (*cell, *var, body, *seen);
+                let (cell, var, body, seen): (_, u32, &'a Block, u32) = (*cell, *var, body, *seen);
                 let items = self.list_snapshot(cell);
-                for item in items.iter().skip(seen) {
+                for item in items.iter().skip(seen as usize) {
                     if !item.is_unknown() {
                         self.emit_block(body, Some(scope), None, self.unit_of(scope), Some((var, item.clone())));
                     }
                 }
                 if let TaskKind::ForEach { seen, .. } = &mut self.tasks[id.0 as usize].kind {
-                    *seen = items.len();
+                    *seen = items.len() as u32;
                 }
                 self.listen_until_frozen(id, cell)
             }
@@ -204,7 +206,7 @@ impl<'a> Engine<'a> {
                     let mut values = Vec::new();
                     for item in items {
                         let key = (item as *const Expr, scope);
-                        if self.tasks[id.0 as usize].memo(key).is_some() {
+                        if self.memo(id, key).is_some() {
                             continue;
                         }
                         if let Some(from) = self.relation_source(id, item, scope)? {
@@ -273,7 +275,7 @@ impl<'a> Engine<'a> {
         if self.cell(from).frozen() {
             return Ok(());
         }
-        let task = self.create_task(TaskKind::Forward { from, to, seen: items.len(), span }, scope);
+        let task = self.create_task(TaskKind::Forward { from, to, seen: items.len() as u32, span }, scope);
         self.hold_promise(task, to);
         self.waits_mut(from).listeners.push(task);
         // Copying can add to the source itself (through inverse relations): those values are

@@ -26,6 +26,11 @@ pub(crate) enum Misfit {
 
 /// Constraint results already computed, for string and integer values: `(typedef, value)` →
 /// holds. (Names and ports repeat across a model; other values are checked every time.)
+/// How many results the constraint cache keeps: values repeat (an agent name on every
+/// resource) or are all different (a name per resource), and the first are worth keeping only
+/// in the first case.
+const CONSTRAINT_CACHE_LIMIT: usize = 16_384;
+
 pub(crate) type ConstraintCache<'a> = FxHashMap<(&'a str, CachedValue), bool>;
 
 #[derive(PartialEq, Eq, Hash)]
@@ -107,7 +112,9 @@ impl<'a> Engine<'a> {
             },
             ConstraintHir::Expr(expr) => self.eval_constraint(expr, unit, value)?,
         };
-        if let Some(key) = key {
+        if let Some(key) = key
+            && self.constraint_cache.len() < CONSTRAINT_CACHE_LIMIT
+        {
             self.constraint_cache.insert(key, holds);
         }
         Ok(holds)
