@@ -11,11 +11,13 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 pub(crate) struct Chunked<T> {
     chunks: Vec<Vec<T>>,
     len: usize,
+    /// How many chunks from the front `release_below` freed.
+    released: usize,
 }
 
 impl<T> Default for Chunked<T> {
     fn default() -> Self {
-        Chunked { chunks: Vec::new(), len: 0 }
+        Chunked { chunks: Vec::new(), len: 0, released: 0 }
     }
 }
 
@@ -39,9 +41,11 @@ impl<T> Chunked<T> {
     /// Frees the chunks that hold only elements below `index`, for a table read once from the
     /// front while it is taken apart: those elements must not be read again.
     pub(crate) fn release_below(&mut self, index: usize) {
-        for chunk in &mut self.chunks[..index >> CHUNK_BITS] {
+        let below = (index >> CHUNK_BITS).min(self.chunks.len());
+        for chunk in &mut self.chunks[self.released.min(below)..below] {
             *chunk = Vec::new();
         }
+        self.released = self.released.max(below);
     }
 }
 
