@@ -72,6 +72,10 @@ pub(crate) struct Task<'a> {
     pub done: bool,
     /// It took its eager promises (an `if` or `for` does so once, on its first run).
     pub eager_taken: bool,
+    /// Its id may be held somewhere (it stopped before the end, listens, or handed something
+    /// over): its slot is never given to another task. A task that runs to the end at once,
+    /// most of them, gives its slot back when it finishes.
+    pub pinned: bool,
 }
 
 #[derive(Default)]
@@ -89,7 +93,7 @@ pub(crate) struct TaskState {
 
 impl<'a> Task<'a> {
     pub(crate) fn new(kind: TaskKind<'a>, scope: ScopeId) -> Task<'a> {
-        Task { kind, scope, done: false, eager_taken: false }
+        Task { kind, scope, done: false, eager_taken: false, pinned: false }
     }
 }
 
@@ -214,6 +218,12 @@ pub(crate) struct Engine<'a> {
     pub(crate) steps: usize,
     /// The state of the tasks that have some (memoised effects, bindings, promises).
     task_states: FxHashMap<TaskId, TaskState>,
+    /// Slots of finished tasks no one refers to, given to the next tasks made.
+    free_tasks: Vec<TaskId>,
+    /// Per slot, when its task was made (`created_tasks` then): the creation order, which
+    /// slots no longer give once they are reused.
+    task_order: Chunked<u32>,
+    created_tasks: usize,
     /// Tasks finished so far, and the most that were unfinished at once (for profiles).
     finished_tasks: usize,
     live_tasks_peak: usize,
@@ -267,6 +277,9 @@ impl<'a> Engine<'a> {
             printed: Vec::new(),
             steps: 0,
             task_states: FxHashMap::default(),
+            free_tasks: Vec::new(),
+            task_order: Chunked::default(),
+            created_tasks: 0,
             finished_tasks: 0,
             live_tasks_peak: 0,
             constraint_cache: FxHashMap::default(),
@@ -322,7 +335,7 @@ impl<'a> Engine<'a> {
             self.cells.len(),
             self.instances.len(),
             self.scopes.len(),
-            self.tasks.len(),
+            self.created_tasks,
             self.live_tasks_peak,
             self.steps
         )
@@ -332,6 +345,8 @@ impl<'a> Engine<'a> {
     /// and its checks are over: cells and instances stay.
     pub(crate) fn release_run_state(&mut self) {
         self.tasks = Chunked::default();
+        self.task_order = Chunked::default();
+        self.free_tasks = Vec::new();
         self.task_states = FxHashMap::default();
         self.scopes = Chunked::default();
         self.run_queue = VecDeque::new();
@@ -539,10 +554,28 @@ impl<'a> Engine<'a> {
 
     /// A task that is not queued yet (a listener registers itself).
     pub(crate) fn create_task(&mut self, kind: TaskKind<'a>, scope: ScopeId) -> TaskId {
+        let order = self.created_tasks as u32;
+        self.created_tasks += 1;
+        self.live_tasks_peak = self.live_tasks_peak.max(self.created_tasks - self.finished_tasks);
+        if let Some(id) = self.free_tasks.pop() {
+            self.tasks[id.0 as usize] = Task::new(kind, scope);
+            self.task_order[id.0 as usize] = order;
+            return id;
+        }
         let id = TaskId(self.tasks.len() as u32);
         self.tasks.push(Task::new(kind, scope));
-        self.live_tasks_peak = self.live_tasks_peak.max(self.tasks.len() - self.finished_tasks);
+        self.task_order.push(order);
         id
+    }
+
+    /// Task `id`'s id is (or may be) kept somewhere: its slot stays its own.
+    pub(crate) fn pin(&mut self, id: TaskId) {
+        self.tasks[id.0 as usize].pinned = true;
+    }
+
+    /// When a task was made, relative to the others.
+    pub(crate) fn task_order(&self, id: TaskId) -> u32 {
+        self.task_order[id.0 as usize]
     }
 
     fn run_task(&mut self, id: TaskId) -> Result<(), Box<Diagnostic>> {
@@ -557,6 +590,7 @@ impl<'a> Engine<'a> {
                 Ok(())
             }
             Err(Stop::Wait(cell)) => {
+                self.pin(id);
                 self.commit_pending(id);
                 if self.cell(cell).is_ready() {
                     self.run_queue.push_back(id);
@@ -570,6 +604,7 @@ impl<'a> Engine<'a> {
             }
             Err(Stop::Fail(diagnostic)) => Err(diagnostic),
             Err(Stop::Listen) => {
+                self.pin(id);
                 self.commit_pending(id);
                 Ok(())
             }
@@ -612,6 +647,8 @@ impl<'a> Engine<'a> {
 
     /// Moves the promises of task `from` (held and pending) to task `to`.
     pub(crate) fn transfer_promises(&mut self, from: TaskId, to: TaskId) {
+        self.pin(from);
+        self.pin(to);
         self.heirs.insert(from, to);
         let held = self.task_states.get_mut(&from).map(|s| std::mem::take(&mut s.promises)).unwrap_or_default();
         for cell in held {
@@ -628,6 +665,8 @@ impl<'a> Engine<'a> {
     /// plugin calls, comprehension scopes): `to` evaluates again what `from` started, and must
     /// not build a second instance of what `from` built.
     pub(crate) fn hand_over_effects(&mut self, from: TaskId, to: TaskId) {
+        self.pin(from);
+        self.pin(to);
         let mut memo: Vec<((*const Expr, ScopeId), Value)> = self.pending_memo.clone();
         let mut bindings = Vec::new();
         if let Some(state) = self.task_states.get(&from) {
@@ -647,7 +686,11 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn finish_task(&mut self, id: TaskId) {
-        self.tasks[id.0 as usize].done = true;
+        let task = &mut self.tasks[id.0 as usize];
+        task.done = true;
+        if !task.pinned {
+            self.free_tasks.push(id);
+        }
         self.finished_tasks += 1;
         let Some(state) = self.task_states.remove(&id) else { return };
         for cell in state.promises {
@@ -704,7 +747,12 @@ impl<'a> Engine<'a> {
             .copied()
             .filter(|c| self.providers.contains_key(c))
             .filter_map(|c| {
-                let first = self.waiters(c).iter().filter(|t| !self.tasks[t.0 as usize].done).map(|t| t.0).min()?;
+                let first = self
+                    .waiters(c)
+                    .iter()
+                    .filter(|t| !self.tasks[t.0 as usize].done)
+                    .map(|t| self.task_order(*t))
+                    .min()?;
                 Some((first, c))
             })
             .min()

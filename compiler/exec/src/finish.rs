@@ -89,7 +89,15 @@ impl Engine<'_> {
         if errors.is_empty() {
             let stuck = self.tasks.iter().filter(|t| !t.done && matches!(t.kind, TaskKind::Stmt(_))).count();
             if stuck > 0 {
-                let first = self.tasks.iter().find(|t| !t.done && matches!(t.kind, TaskKind::Stmt(_)));
+                // The first made: slots are reused, so their order is not the creation order.
+                let first = (0..self.tasks.len() as u32)
+                    .map(crate::cells::TaskId)
+                    .filter(|id| {
+                        let t = &self.tasks[id.0 as usize];
+                        !t.done && matches!(t.kind, TaskKind::Stmt(_))
+                    })
+                    .min_by_key(|id| self.task_order(*id))
+                    .map(|id| &self.tasks[id.0 as usize]);
                 let mut d = Diagnostic::new(
                     &codes::INCOMPLETE_EXECUTION,
                     format!("not all statements executed: {stuck} wait for values that never come"),

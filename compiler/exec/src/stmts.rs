@@ -244,6 +244,7 @@ impl<'a> Engine<'a> {
             return Ok(());
         }
         if !self.listeners(cell).contains(&id) {
+            self.pin(id);
             self.waits_mut(cell).listeners.push(id);
         }
         Err(Stop::Listen)
@@ -277,6 +278,7 @@ impl<'a> Engine<'a> {
         }
         let task = self.create_task(TaskKind::Forward { from, to, seen: items.len() as u32, span }, scope);
         self.hold_promise(task, to);
+        self.pin(task);
         self.waits_mut(from).listeners.push(task);
         // Copying can add to the source itself (through inverse relations): those values are
         // copied on the listener's first run.
@@ -333,6 +335,7 @@ impl<'a> Engine<'a> {
                 }
                 Some(_) => {}
                 None => {
+                    self.pin(id);
                     self.spawn(TaskKind::EagerPromise { owner: id, target }, scope);
                 }
             }

@@ -139,8 +139,8 @@ impl<'a> Engine<'a> {
         if let Some(task) = self.constraint_task {
             return task;
         }
-        let id = TaskId(self.tasks.len() as u32);
-        self.tasks.push(crate::engine::Task::new(TaskKind::Constraint, ScopeId(0)));
+        let id = self.create_task(TaskKind::Constraint, ScopeId(0));
+        self.pin(id);
         self.tasks[id.0 as usize].done = true;
         self.constraint_task = Some(id);
         id
