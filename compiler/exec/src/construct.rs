@@ -347,11 +347,10 @@ impl<'a> Engine<'a> {
         match value {
             #[allow(clippy::cast_precision_loss, reason = "the reference casts float index values")]
             Value::Int(i) if float => modelc_value::write_repr(key, &Value::Float(*i as f64), &|_| String::new()),
-            Value::Int(i) => {
-                let _ = write!(key, "{i}");
-            }
+            Value::Int(i) => key.push_str(itoa::Buffer::new().format(*i)),
             Value::Instance(i) => {
-                let _ = write!(key, "#{}", i.0);
+                key.push('#');
+                key.push_str(itoa::Buffer::new().format(i.0));
             }
             // Each unknown value is different from every other (as in the reference, where
             // each has its own identity): instances with unknown keys are never merged, and a

@@ -43,26 +43,50 @@ impl ResourceId {
     }
 }
 
+impl ResourceId {
+    /// The id as text, `type[agent,attribute=value]` (as `Display` writes it, without the
+    /// formatting machinery: refinement writes one per resource).
+    pub fn text(&self) -> String {
+        let length = self.key.iter().map(|(n, v)| n.len() + v.len() + 2).sum::<usize>();
+        let mut out = String::with_capacity(self.entity_type.len() + self.agent.len() + length + 2);
+        out.push_str(&self.entity_type);
+        out.push('[');
+        push_escaped(&mut out, &self.agent);
+        for (name, value) in &self.key {
+            out.push(',');
+            push_escaped(&mut out, name);
+            out.push('=');
+            push_escaped(&mut out, value);
+        }
+        out.push(']');
+        out
+    }
+}
+
 impl fmt::Display for ResourceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}", self.entity_type, escape(&self.agent))?;
-        for (name, value) in &self.key {
-            write!(f, ",{}={}", escape(name), escape(value))?;
-        }
-        f.write_str("]")
+        f.write_str(&self.text())
     }
 }
 
 /// `a,b` → `a\,b`: a part of an id with its special characters escaped.
 pub fn escape(part: &str) -> String {
     let mut out = String::with_capacity(part.len());
+    push_escaped(&mut out, part);
+    out
+}
+
+fn push_escaped(out: &mut String, part: &str) {
+    if !part.contains(SPECIAL) {
+        out.push_str(part);
+        return;
+    }
     for c in part.chars() {
         if SPECIAL.contains(&c) {
             out.push('\\');
         }
         out.push(c);
     }
-    out
 }
 
 fn unescape(part: &str) -> String {

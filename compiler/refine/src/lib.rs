@@ -190,7 +190,7 @@ impl Refinery<'_> {
                 continue;
             }
             let flag = |at: Option<usize>, default: bool| at.and_then(|at| values[at].py_bool()).unwrap_or(default);
-            let id_text = id.to_string();
+            let id_text = id.text();
             let position = resources.len() as u32;
             let hash = hash_id(&id_text);
             if let Some(&first) = by_id.find(hash, |p| resources[*p as usize].id == id_text) {
