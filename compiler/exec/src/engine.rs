@@ -794,6 +794,12 @@ impl<'a> Engine<'a> {
     /// Pops the wait queue until a relation can be frozen, and freezes it (spec §1.3 step 2).
     fn freeze_from_queue(&mut self) -> bool {
         while let Some(cell) = self.wait_queue.pop_front() {
+            // Every relation passes through the queue (millions on large models), most of
+            // them on to `zero_waiters`: give back what the queue no longer holds as it drains.
+            let (len, capacity) = (self.wait_queue.len(), self.wait_queue.capacity());
+            if capacity >= 1 << 16 && len < capacity / 4 {
+                self.wait_queue.shrink_to(len * 2);
+            }
             let c = &mut self.cells[cell.0 as usize];
             c.set_queued(false);
             if c.frozen() {

@@ -18,16 +18,18 @@ impl Refinery<'_> {
     pub(crate) fn sets(&mut self, ir: &mut Ir, is_set: &[bool]) {
         let graph = self.graph;
         // Set name → (its instance, member queue positions).
-        let mut sets: IndexMap<String, (InstanceId, Vec<u32>)> = IndexMap::new();
-        // Queue position → the set (index into `sets`) it was first added to.
-        let mut owner: Vec<Option<usize>> = vec![None; ir.resources.len()];
+        // Names are borrowed from the graph: copied once per set, when the set is written.
+        let mut sets: IndexMap<&str, (InstanceId, Vec<u32>)> = IndexMap::new();
+        // Queue position → the set (index into `sets`) it was first added to; `NONE`: none.
+        const NONE: u32 = u32::MAX;
+        let mut owner: Vec<u32> = vec![NONE; ir.resources.len()];
         for i in 0..graph.instances.len() as u32 {
             let set = InstanceId(i);
             if !is_set[graph.get(set).entity as usize] {
                 continue;
             }
             let Some(Value::Str(name)) = graph.attribute(set, "name") else { continue };
-            let entry = sets.entry(name.to_string());
+            let entry = sets.entry(name.as_str());
             let s = entry.index();
             entry.or_insert((set, Vec::new()));
             let Some(Value::List(members)) = graph.attribute(set, "resources") else { continue };
@@ -35,14 +37,14 @@ impl Refinery<'_> {
                 let Value::Instance(member) = member else { continue };
                 match self.fates[member.0 as usize] {
                     Fate::Exported(q) => match owner[q as usize] {
-                        None => {
-                            owner[q as usize] = Some(s);
+                        NONE => {
+                            owner[q as usize] = s as u32;
                             sets[s].1.push(q);
                         }
-                        Some(first) if first == s => {}
-                        Some(first) => {
-                            if let Some((first_name, (first_set, _))) = sets.get_index(first) {
-                                let (first_name, first_set) = (first_name.clone(), *first_set);
+                        first if first as usize == s => {}
+                        first => {
+                            if let Some((first_name, (first_set, _))) = sets.get_index(first as usize) {
+                                let (first_name, first_set) = (*first_name, *first_set);
                                 let id = ir.resources[q as usize].id.clone();
                                 self.report_two_sets(*member, &id, (&first_name, first_set), (name, set));
                             }
@@ -53,7 +55,11 @@ impl Refinery<'_> {
                 }
             }
         }
+        drop(owner);
+        ir.sets.reserve(sets.len());
+        self.set_instances.reserve(sets.len());
         for (name, (set, mut members)) in sets {
+            let name = name.to_owned();
             members.sort_unstable();
             for q in &members {
                 ir.resources[*q as usize].resource_set = Some(name.clone());
