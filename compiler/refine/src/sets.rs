@@ -46,7 +46,7 @@ impl Refinery<'_> {
                             if let Some((first_name, (first_set, _))) = sets.get_index(first as usize) {
                                 let (first_name, first_set) = (*first_name, *first_set);
                                 let id = ir.resources[q as usize].id.clone();
-                                self.report_two_sets(*member, &id, (&first_name, first_set), (name, set));
+                                self.report_two_sets(*member, &id, (first_name, first_set), (name, set));
                             }
                         }
                     },
