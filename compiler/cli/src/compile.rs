@@ -36,7 +36,8 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
     if let Some(profile) = compiled.model.as_ref().and_then(|m| m.profile.as_ref()) {
         let refine = compiled.refine_time.map_or(0.0, |t| t.as_secs_f64() * 1e3);
         let resident = resident_bytes().unwrap_or(0) >> 20;
-        let _ = writeln!(io.stderr, "{profile}; refine {refine:.1} ms, then {resident} MiB");
+        let peak = peak_resident_bytes().unwrap_or(0) >> 20;
+        let _ = writeln!(io.stderr, "{profile}; refine {refine:.1} ms, then {resident} MiB (peak so far {peak} MiB)");
     }
     if let Some(model) = &compiled.model
         && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
@@ -160,8 +161,11 @@ pub(crate) fn world(passwords: modelc_exec::Passwords) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
     // `MODELC_EXEC_STATS=1`: the executor's counts and phase times, printed after the compile.
-    let profile = std::env::var_os("MODELC_EXEC_STATS")
-        .map(|_| modelc_exec::Probe { clock: Instant::now, resident: resident_bytes });
+    let profile = std::env::var_os("MODELC_EXEC_STATS").map(|_| modelc_exec::Probe {
+        clock: Instant::now,
+        resident: resident_bytes,
+        peak: peak_resident_bytes,
+    });
     modelc_exec::World { env: std::env::vars().collect(), now, passwords, profile, ..Default::default() }
 }
 
@@ -170,6 +174,14 @@ fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * 4096)
+}
+
+/// The most the process has held resident so far (Linux: `VmHWM` in `/proc/self/status`).
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Finds and reads what PATH names, with the project directory its `.modelc/` belongs to.

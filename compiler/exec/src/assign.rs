@@ -111,7 +111,11 @@ impl<'a> Engine<'a> {
                             // location for this error).
                             if let crate::cells::Owner::Attribute { instance, .. } = self.owner_of(cell) {
                                 let holder = &self.instances[instance.0 as usize];
-                                d = d.secondary(holder.file, holder.span, "the instance is constructed here");
+                                d = d.secondary(
+                                    self.instance_file(holder),
+                                    holder.span,
+                                    "the instance is constructed here",
+                                );
                             }
                             return Err(self.fail(scope, span, d, "one value too many"));
                         }
@@ -194,8 +198,9 @@ impl<'a> Engine<'a> {
         }
         if let Owner::Attribute { instance, .. } = self.owner_of(cell) {
             let i = &self.instances[instance.0 as usize];
-            if site != Some((i.file, i.span)) {
-                d = d.secondary(i.file, i.span, "the instance is constructed here");
+            let file = self.instance_file(i);
+            if site != Some((file, i.span)) {
+                d = d.secondary(file, i.span, "the instance is constructed here");
             }
         }
         self.fail(scope, span, d, "set again here")

@@ -180,8 +180,7 @@ pub(crate) struct Instance {
     pub plan: u32,
     /// The cell of its first attribute; the others follow in the plan's order.
     pub first: CellId,
-    /// Where it was constructed.
-    pub file: FileId,
+    /// Where it was constructed: a place in the file of unit `unit` (`Engine::instance_file`).
     pub span: Span,
     pub unit: u32,
     /// Implementations already applied (each runs once per instance): bit `n` is the program's
@@ -196,11 +195,16 @@ pub(crate) struct Instance {
 }
 
 /// A lexical scope: a block's variables, and what lookups fall back to. Its variables are the
-/// cells `first_var .. first_var + var_count`, made together (their owners name them).
+/// cells `first_var .. first_var + var_count()`, made together (their owners name them).
+///
+/// An implementation's body and the instance it runs for are two levels of scope (the body's
+/// variables inside the instance's attributes), which name resolution counts (`Var::up`): one
+/// `Scope` stands for both (`is_double`), as there are hundreds of thousands of them.
 #[derive(Debug)]
 pub(crate) struct Scope {
     pub first_var: CellId,
-    pub var_count: u32,
+    /// The number of variables, and `DOUBLE` when it stands for two levels.
+    vars: u32,
     /// `parent()`, `NONE` for none (an `Option` would double the field).
     parent: u32,
     /// `instance()`, `NONE` for none.
@@ -214,6 +218,7 @@ pub(crate) struct Scope {
 }
 
 const NONE: u32 = u32::MAX;
+const DOUBLE: u32 = 1 << 31;
 
 impl Scope {
     pub(crate) fn new(
@@ -226,12 +231,35 @@ impl Scope {
     ) -> Scope {
         Scope {
             first_var,
-            var_count,
+            vars: var_count & !DOUBLE,
             parent: parent.map_or(NONE, |p| p.0),
             instance: instance.map_or(NONE, |i| i.0),
             unit,
             depth,
         }
+    }
+
+    /// An implementation body's scope that is also its instance's (see above).
+    pub(crate) fn implementation(
+        first_var: CellId,
+        var_count: u32,
+        parent: ScopeId,
+        instance: InstanceId,
+        unit: u32,
+        depth: u32,
+    ) -> Scope {
+        let mut scope = Scope::new(first_var, var_count, Some(parent), Some(instance), unit, depth);
+        scope.vars |= DOUBLE;
+        scope
+    }
+
+    pub(crate) fn var_count(&self) -> u32 {
+        self.vars & !DOUBLE
+    }
+
+    /// It stands for two levels: an implementation body inside its instance.
+    pub(crate) fn is_double(&self) -> bool {
+        self.vars & DOUBLE != 0
     }
 
     pub(crate) fn parent(&self) -> Option<ScopeId> {
@@ -251,7 +279,7 @@ mod sizes {
     fn run_time_records_stay_small() {
         assert!(size_of::<super::Cell<'_>>() <= 32);
         assert!(size_of::<super::Scope>() <= 24);
-        assert!(size_of::<super::Instance>() <= 64);
+        assert!(size_of::<super::Instance>() <= 40);
         assert!(size_of::<crate::engine::Task<'_>>() <= 32);
     }
 }

@@ -167,7 +167,11 @@ impl<'a> Engine<'a> {
                         &codes::INDEX_CONFLICT,
                         format!("an instance of {} has the same index key as this {entity}", self.entity_of(first)),
                     )
-                    .secondary(other.file, other.span, "the other instance is constructed here"),
+                    .secondary(
+                        self.instance_file(other),
+                        other.span,
+                        "the other instance is constructed here",
+                    ),
                     "duplicate key in index",
                 ));
             }
@@ -292,8 +296,8 @@ impl<'a> Engine<'a> {
                 &codes::INDEX_CONFLICT,
                 format!("inconsistent indexes: this {entity} matches two different instances"),
             )
-            .secondary(a.file, a.span, "one index finds this instance")
-            .secondary(b.file, b.span, "another index finds this one"),
+            .secondary(self.instance_file(a), a.span, "one index finds this instance")
+            .secondary(self.instance_file(b), b.span, "another index finds this one"),
             "matches both",
         )
     }
@@ -372,7 +376,6 @@ impl<'a> Engine<'a> {
         self.instances.push(Instance {
             plan: plan_id,
             first,
-            file: self.file_of(scope),
             span,
             unit: self.unit_of(scope) as u32,
             applied: 0,

@@ -80,6 +80,14 @@ pub(crate) struct Task<'a> {
 
 #[derive(Default)]
 pub(crate) struct TaskState {
+    /// Cells this task promised to add to (released when it finishes).
+    pub promises: Vec<CellId>,
+    /// What it did before it stopped; most tasks with a state (loops that listen) have none.
+    pub effects: Option<Box<Effects>>,
+}
+
+#[derive(Default)]
+pub(crate) struct Effects {
     /// Results of sub-expressions with effects (constructors, plugin calls), so that running the
     /// task again after a wait does not repeat them. Keyed by expression and scope: one
     /// expression runs once per comprehension element.
@@ -87,8 +95,12 @@ pub(crate) struct TaskState {
     /// The scopes of comprehension elements, kept so that a re-run binds the same scopes (and
     /// finds its memoised effects): `(comprehension clause, parent scope, element)` → scope.
     pub bindings: FxHashMap<(*const CompFor, ScopeId, usize), ScopeId>,
-    /// Cells this task promised to add to (released when it finishes).
-    pub promises: Vec<CellId>,
+}
+
+impl TaskState {
+    pub(crate) fn effects(&mut self) -> &mut Effects {
+        self.effects.get_or_insert_with(Box::default)
+    }
 }
 
 impl<'a> Task<'a> {
@@ -137,12 +149,14 @@ pub struct World {
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
-/// What profiling reads: a monotonic clock, and the process's resident memory in bytes
-/// (`None` where the platform does not say).
+/// What profiling reads: a monotonic clock, and the process's resident memory in bytes, now and
+/// at its most (`None` where the platform does not say).
 #[derive(Debug, Clone, Copy)]
 pub struct Probe {
     pub clock: fn() -> std::time::Instant,
     pub resident: fn() -> Option<u64>,
+    /// The most it has held resident so far.
+    pub peak: fn() -> Option<u64>,
 }
 
 /// Why a run stopped before the end.
@@ -326,12 +340,12 @@ impl<'a> Engine<'a> {
 
     /// The result task `id` memoised for an expression in a scope.
     pub(crate) fn memo(&self, id: TaskId, key: (*const Expr, ScopeId)) -> Option<&Value> {
-        self.task_states.get(&id)?.memo.get(&key)
+        self.task_states.get(&id)?.effects.as_ref()?.memo.get(&key)
     }
 
     /// The scope task `id` bound for a comprehension element.
     pub(crate) fn binding(&self, id: TaskId, key: &(*const CompFor, ScopeId, usize)) -> Option<ScopeId> {
-        self.task_states.get(&id)?.bindings.get(key).copied()
+        self.task_states.get(&id)?.effects.as_ref()?.bindings.get(key).copied()
     }
 
     /// The sizes of the run, for profiles.
@@ -440,6 +454,11 @@ impl<'a> Engine<'a> {
         self.scope(scope).unit as usize
     }
 
+    /// The file an instance was constructed in.
+    pub(crate) fn instance_file(&self, instance: &Instance) -> FileId {
+        self.program.units[instance.unit as usize].file_id
+    }
+
     pub(crate) fn file_of(&self, scope: ScopeId) -> FileId {
         self.program.units[self.unit_of(scope)].file_id
     }
@@ -512,7 +531,14 @@ impl<'a> Engine<'a> {
             (None, Some(parent)) => self.scope(parent).depth,
             (None, None) => 0,
         };
-        self.scopes.push(Scope::new(first_var, block.locals.len() as u32, parent, instance, unit as u32, depth));
+        let count = block.locals.len() as u32;
+        self.scopes.push(match (parent, instance) {
+            // An implementation body, in its instance's scope (one scope for the two levels).
+            (Some(parent), Some(instance)) => {
+                Scope::implementation(first_var, count, parent, instance, unit as u32, depth)
+            }
+            _ => Scope::new(first_var, count, parent, instance, unit as u32, depth),
+        });
         id
     }
 
@@ -520,7 +546,7 @@ impl<'a> Engine<'a> {
     /// at run time (templates).
     pub(crate) fn scope_var(&self, scope: ScopeId, name: &str) -> Option<CellId> {
         let s = self.scope(scope);
-        (s.first_var.0..s.first_var.0 + s.var_count).map(CellId).find(|cell| match self.owner_of(*cell) {
+        (s.first_var.0..s.first_var.0 + s.var_count()).map(CellId).find(|cell| match self.owner_of(*cell) {
             Owner::Variable(Some(local)) => local.text == name,
             Owner::Variable(None) => name == "self",
             _ => false,
@@ -631,7 +657,9 @@ impl<'a> Engine<'a> {
         for cell in promises {
             self.hold_promise(id, cell);
         }
-        self.task_state(id).memo.extend(memo);
+        if !memo.is_empty() {
+            self.task_state(id).effects().memo.extend(memo);
+        }
     }
 
     /// Records a promise of task `id` on `cell`, counted once.
@@ -678,15 +706,18 @@ impl<'a> Engine<'a> {
         let mut memo: Vec<((*const Expr, ScopeId), Value)> = self.pending_memo.clone();
         let mut bindings = Vec::new();
         if let Some(state) = self.task_states.get(&from) {
-            memo.extend(state.memo.iter().map(|(k, v)| (*k, v.clone())));
-            bindings.extend(state.bindings.iter().map(|(k, v)| (*k, *v)));
+            if let Some(effects) = &state.effects {
+                memo.extend(effects.memo.iter().map(|(k, v)| (*k, v.clone())));
+                bindings.extend(effects.bindings.iter().map(|(k, v)| (*k, *v)));
+            }
         }
         if memo.is_empty() && bindings.is_empty() {
             return;
         }
         let state = self.task_state(to);
-        state.memo.extend(memo);
-        state.bindings.extend(bindings);
+        let effects = state.effects();
+        effects.memo.extend(memo);
+        effects.bindings.extend(bindings);
     }
 
     pub(crate) fn memoise(&mut self, key: (*const Expr, ScopeId), value: Value) {
@@ -830,12 +861,6 @@ impl<'a> Engine<'a> {
             return;
         }
         c.set_frozen();
-        // Complete: its list will not grow again, so it gives back what growing reserved.
-        if let Some(Value::List(items)) = &mut c.value
-            && let Some(items) = std::sync::Arc::get_mut(items)
-        {
-            items.shrink_to_fit();
-        }
         let listeners = self.waits.get_mut(&cell).map(|w| std::mem::take(&mut w.listeners)).unwrap_or_default();
         self.waited.remove(&cell);
         // A loop over the relation runs once more: it catches up on values it has not seen

@@ -311,10 +311,17 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// The scope `up` scopes out from `scope`.
+    /// The scope `up` levels out from `scope` (code runs at a scope's inner level; a double
+    /// scope is two levels, see `Scope`).
     fn scope_out(&self, mut scope: ScopeId, up: u32) -> Option<ScopeId> {
+        let mut inner = true;
         for _ in 0..up {
-            scope = self.scope(scope).parent()?;
+            if inner && self.scope(scope).is_double() {
+                inner = false;
+            } else {
+                scope = self.scope(scope).parent()?;
+                inner = true;
+            }
         }
         Some(scope)
     }
@@ -568,7 +575,7 @@ impl<'a> Engine<'a> {
                         Some(bound) => bound,
                         None => {
                             let bound = self.bind_scope(s, &comp.var, item.clone());
-                            self.task_state(task).bindings.insert(key, bound);
+                            self.task_state(task).effects().bindings.insert(key, bound);
                             bound
                         }
                     };

@@ -34,7 +34,8 @@ impl Engine<'_> {
         for (n, instance) in self.instances.iter().enumerate() {
             let id = InstanceId(n as u32);
             let entity = self.entity_of(id);
-            let here = |d: Diagnostic| d.primary(instance.file, instance.span, "constructed here");
+            let file = self.instance_file(instance);
+            let here = |d: Diagnostic| d.primary(file, instance.span, "constructed here");
             if !instance.implemented {
                 errors.push(here(
                     Diagnostic::new(

@@ -164,7 +164,7 @@ impl Engine<'_> {
             let line = self.program.line_of(instance.unit as usize, instance.span.start) as u32;
             instances.push(InstanceNode {
                 entity: instance.plan,
-                file: instance.file,
+                file: self.instance_file(instance),
                 span: instance.span,
                 line,
                 first,

@@ -54,8 +54,8 @@ impl<'a> Engine<'a> {
             if !self.mark_applied(instance, id.0) {
                 continue;
             }
-            let scope = self.instance_scope(instance, self.unit_scopes[unit], unit);
-            self.emit_block(body, Some(scope), None, unit, None);
+            // The body's scope is also the instance's (`Scope::implementation`).
+            self.emit_block(body, Some(self.unit_scopes[unit]), Some(instance), unit, None);
         }
     }
 }

@@ -68,7 +68,7 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
     let mut phases = Vec::new();
     let mut phase = |name: &'static str| {
         if let (Some(probe), Some(started)) = (probe, started) {
-            phases.push((name, (probe.clock)().duration_since(started), (probe.resident)()));
+            phases.push((name, (probe.clock)().duration_since(started), (probe.resident)(), (probe.peak)()));
         }
     };
     let plans = plans::Plans::new(program);
@@ -103,8 +103,12 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
         phase("drop");
         let times: Vec<String> = phases
             .iter()
-            .map(|(name, at, resident)| {
-                let memory = resident.map(|bytes| format!(" ({} MiB)", bytes >> 20)).unwrap_or_default();
+            .map(|(name, at, resident, peak)| {
+                let memory = match (resident, peak) {
+                    (Some(now), Some(peak)) => format!(" ({} MiB, peak {} MiB)", now >> 20, peak >> 20),
+                    (Some(now), None) => format!(" ({} MiB)", now >> 20),
+                    _ => String::new(),
+                };
                 format!("{name} {:.1} ms{memory}", at.as_secs_f64() * 1e3)
             })
             .collect();
