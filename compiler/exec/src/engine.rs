@@ -705,11 +705,9 @@ impl<'a> Engine<'a> {
         self.pin(to);
         let mut memo: Vec<((*const Expr, ScopeId), Value)> = self.pending_memo.clone();
         let mut bindings = Vec::new();
-        if let Some(state) = self.task_states.get(&from) {
-            if let Some(effects) = &state.effects {
-                memo.extend(effects.memo.iter().map(|(k, v)| (*k, v.clone())));
-                bindings.extend(effects.bindings.iter().map(|(k, v)| (*k, *v)));
-            }
+        if let Some(effects) = self.task_states.get(&from).and_then(|state| state.effects.as_ref()) {
+            memo.extend(effects.memo.iter().map(|(k, v)| (*k, v.clone())));
+            bindings.extend(effects.bindings.iter().map(|(k, v)| (*k, *v)));
         }
         if memo.is_empty() && bindings.is_empty() {
             return;
