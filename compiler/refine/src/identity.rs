@@ -75,9 +75,14 @@ fn push_key(
     let index = shapes.first_index(entity).filter(|_| depth < MAX_KEY_DEPTH).ok_or_else(|| {
         Identity::Invalid(format!("its index attribute `{name}` is a `{entity}`, which has no index to name it by"))
     })?;
+    let mut nested_name = String::with_capacity(name.len() + 16);
     for attribute in index {
         let nested = graph.attribute(*related, attribute).unwrap_or(&Value::Null);
-        push_key(graph, shapes, &format!("{name}.{attribute}"), nested, key, depth + 1)?;
+        nested_name.clear();
+        nested_name.push_str(name);
+        nested_name.push('.');
+        nested_name.push_str(attribute);
+        push_key(graph, shapes, &nested_name, nested, key, depth + 1)?;
     }
     Ok(())
 }
@@ -104,10 +109,13 @@ fn follow(graph: &InstanceGraph, instance: InstanceId, path: &[String]) -> Resul
 
 /// A value as Python's `str()` writes it; `None` when (part of) it is unknown.
 pub fn text(graph: &InstanceGraph, value: &Value) -> Option<String> {
-    if contains_unknown(value) {
-        return None;
+    match value {
+        // The common keys, without the general conversion (one per resource and key).
+        Value::Str(s) => Some(s.to_string()),
+        Value::Int(i) => Some(itoa::Buffer::new().format(*i).to_owned()),
+        _ if contains_unknown(value) => None,
+        _ => Some(modelc_value::cast_string(value, &|id| graph.entity_of(id).fqn.clone())),
     }
-    Some(modelc_value::cast_string(value, &|id| graph.entity_of(id).fqn.clone()))
 }
 
 fn describe(graph: &InstanceGraph, value: &Value) -> String {
