@@ -107,9 +107,11 @@ fn versions_show_and_diff_read_the_store() {
     assert_eq!(listed.lines().count(), 3, "{listed}");
     assert!(listed.lines().nth(1).unwrap().trim_end().ends_with("first"), "{listed}");
     let json_list = json(&modelc(&["--format", "json", "show", "2"], &dir).stdout);
-    assert_eq!(json_list[0]["owner"], "platform");
-    assert_eq!(json_list[1]["requires"], serde_json::json!(["__config__::Site[internal,name=a]"]));
-    assert_eq!(json_list[1]["resource_set"], "sites");
+    let by_id = |id: &str| json_list.as_array().unwrap().iter().find(|r| r["id"] == id).cloned().unwrap();
+    assert_eq!(by_id("__config__::Site[internal,name=a]")["owner"], "platform");
+    let b = by_id("__config__::Site[internal,name=b]");
+    assert_eq!(b["requires"], serde_json::json!(["__config__::Site[internal,name=a]"]));
+    assert_eq!(b["resource_set"], "sites");
     // A model with errors exports nothing.
     std::fs::write(dir.join("main.cf"), "x = = 1\n").unwrap();
     assert_eq!(modelc(&["export"], &dir).code, 1);
@@ -125,7 +127,13 @@ fn an_exported_ir_file_is_stored_as_compiled() {
     assert_eq!(modelc(&["compile", "main.cf", "-o", "resources.json"], &dir).code, 0);
     let exported = modelc(&["export", "--ir", "resources.json", "--store", "s.sqlite"], &dir);
     assert_eq!(exported.code, 0, "{}", exported.stderr);
-    assert_eq!(modelc(&["export", "main.cf", "--store", "s.sqlite"], &dir).code, 0);
+    // The model compiles to the same resources: exporting it stores nothing, and says so.
+    let again = modelc(&["export", "main.cf", "--store", "s.sqlite"], &dir);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("unchanged since version 1: no version stored"), "{}", again.stderr);
+    assert_eq!(modelc(&["versions", "--store", "s.sqlite"], &dir).stdout.lines().count(), 2);
+    // `--force` stores one anyway.
+    assert_eq!(modelc(&["export", "main.cf", "--force", "--store", "s.sqlite"], &dir).code, 0);
     let diff = modelc(&["diff", "1", "2", "--store", "s.sqlite"], &dir);
     assert!(diff.stdout.ends_with("0 added, 0 removed, 0 changed\n"), "{}", diff.stdout);
     let bad = modelc(&["export", "--ir", "main.cf", "--store", "s.sqlite"], &dir);

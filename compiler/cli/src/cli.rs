@@ -91,6 +91,10 @@ pub enum Command {
         /// Why this version was made, recorded with it.
         #[arg(short, long, default_value = "")]
         message: String,
+        /// Store a new version even when the resources are exactly those of the latest one
+        /// (without it, such an export says so and stores nothing).
+        #[arg(long, conflicts_with = "partial")]
+        force: bool,
         #[command(flatten)]
         store: StoreArg,
     },

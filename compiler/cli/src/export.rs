@@ -17,6 +17,8 @@ const STORE_FILE: &str = ".modelc/store.sqlite";
 
 pub(crate) struct Request {
     pub partial: bool,
+    /// A full export stores a version even when nothing changed.
+    pub force: bool,
     pub delete_sets: Vec<String>,
     pub soft_delete: bool,
     pub message: String,
@@ -56,17 +58,37 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
     let result = if request.partial {
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
-        SqliteStore::open_for_partial(&store_path).and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
+        SqliteStore::open_for_partial(&store_path)
+            .and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
+            .map(Some)
     } else {
         // Checked before the store is opened: a refused export does not even create it.
-        modelc_store::check_full_export(&ir)
-            .and_then(|()| SqliteStore::open(&store_path))
-            .and_then(|mut store| store.export_full(&ir, &metadata))
+        modelc_store::check_full_export(&ir).and_then(|()| SqliteStore::open(&store_path)).and_then(|mut store| {
+            if request.force {
+                store.export_full(&ir, &metadata).map(Some)
+            } else {
+                store.export_full_if_changed(&ir, &metadata)
+            }
+        })
     };
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
     match result {
-        Ok(info) => {
+        Ok(None) => {
+            let status = reporter.finish(io, &mut diagnostics, verb);
+            let latest =
+                SqliteStore::open(&store_path).and_then(|store| store.versions()).ok().and_then(|v| v.last().cloned());
+            if format == Format::Human {
+                let since = latest.map(|l| format!(" since version {}", l.version)).unwrap_or_default();
+                let _ = writeln!(
+                    io.stderr,
+                    "unchanged{since}: no version stored in {} (`--force` stores one anyway)",
+                    store_path.display()
+                );
+            }
+            status
+        }
+        Ok(Some(info)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
             if format == Format::Human {
                 let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();

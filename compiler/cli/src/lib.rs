@@ -122,9 +122,10 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             compile::run(path.as_deref(), &options, io)
         }
         Command::Graph { path, autoedges } => compile::graph(path.as_deref(), autoedges, cli.format, color, io),
-        Command::Export { path, ir, partial, delete_resource_set, soft_delete, message, store } => {
+        Command::Export { path, ir, partial, delete_resource_set, soft_delete, message, force, store } => {
             let request = export::Request {
                 partial,
+                force,
                 delete_sets: delete_resource_set,
                 soft_delete,
                 message,

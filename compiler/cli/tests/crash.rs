@@ -120,22 +120,26 @@ fn an_export_killed_inside_its_transaction_changes_nothing() {
 #[test]
 fn exports_killed_at_any_moment_leave_whole_versions() {
     let dir = scratch("anytime");
-    std::fs::write(dir.join("main.cf"), catalogue(1_500, 5, "a")).unwrap();
-    // The IR is compiled once, so that the exports below spend their time writing.
-    run(modelc(&dir).args(["compile", "main.cf", "-o", "resources.json"]));
+    // Two models whose every resource differs, compiled once, so that the exports below spend
+    // their time writing (a full export writes only what changed).
+    for tag in ["a", "b"] {
+        std::fs::write(dir.join("main.cf"), catalogue(1_500, 5, tag)).unwrap();
+        run(modelc(&dir).args(["compile", "main.cf", "-o", &format!("resources-{tag}.json")]));
+    }
     let store = dir.join("store.sqlite");
-    let export = |dir: &Path| {
+    let export = |dir: &Path, step: u32| {
         let mut command = modelc(dir);
-        command.args(["export", "--ir", "resources.json", "--store", "store.sqlite"]);
+        let ir = if step.is_multiple_of(2) { "resources-a.json" } else { "resources-b.json" };
+        command.args(["export", "--force", "--ir", ir, "--store", "store.sqlite"]);
         command
     };
     let started = Instant::now();
-    run(&mut export(&dir));
+    run(&mut export(&dir, 0));
     let duration = started.elapsed();
     // Kills from a tenth of an export's time to past its end.
     for step in 1..=14u32 {
         let before = state(&store);
-        let mut child = export(&dir).spawn().unwrap();
+        let mut child = export(&dir, step).spawn().unwrap();
         std::thread::sleep(duration * step / 10);
         let _ = child.kill();
         let finished = child.wait().unwrap().success();

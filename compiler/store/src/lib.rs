@@ -155,8 +155,17 @@ pub trait Store {
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError>;
     /// A version with its resources; `None` = the latest.
     fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError>;
-    /// Stores `resources` as a new version that replaces everything.
+    /// Stores `resources` as a new version that replaces everything (also when it holds
+    /// exactly what the latest version holds). Rows that did not change are shared with the
+    /// latest version, not written again.
     fn export_full(&mut self, resources: &modelc_ir::Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError>;
+    /// As `export_full`, but when the resources are exactly those of the latest version it
+    /// writes nothing and returns `None`.
+    fn export_full_if_changed(
+        &mut self,
+        resources: &modelc_ir::Ir,
+        metadata: &Metadata,
+    ) -> Result<Option<VersionInfo>, StoreError>;
     /// Builds a new version from the latest one: the sets in `resources` replace their old
     /// contents, the other sets are kept, shared resources are added or kept.
     fn export_partial(

@@ -196,7 +196,11 @@ impl SqliteStore {
 
     /// Inserts a resource row valid from `version`, and its shared edges when it is shared.
     pub(crate) fn insert_resource(db: &Connection, resource: &Resource, version: u64) -> Result<(), StoreError> {
-        let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
+        Self::insert_row(db, resource, &row_data(resource)?, version)
+    }
+
+    /// As `insert_resource`, with the row's JSON already written.
+    fn insert_row(db: &Connection, resource: &Resource, data: &str, version: u64) -> Result<(), StoreError> {
         let hash = crate::hash::attribute_hash(resource);
         let mut insert = db.prepare_cached(
             "INSERT INTO resources (rid, set_name, hash, data, first_version) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -272,6 +276,92 @@ fn decode(data: &str) -> Result<Resource, StoreError> {
     serde_json::from_str(data).map_err(|e| StoreError::Storage(format!("a stored resource is unreadable: {e}")))
 }
 
+impl SqliteStore {
+    /// A full export: every resource is compared with its current row (by a digest of the row
+    /// as it would be written); rows that did not change stay open and are shared with the new
+    /// version, changed ones are closed and written again, gone ones closed, new ones written.
+    /// `None`, with nothing written, when nothing changed and `force` is false.
+    fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<Option<VersionInfo>, StoreError> {
+        crate::checks::check_full_export(ir)?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version = next_version(&tx)?;
+        let latest = Self::latest(&tx)?;
+        let mut current = current_digests(&tx)?;
+        let mut changed = latest.is_none();
+        for resource in &ir.resources {
+            let data = row_data(resource)?;
+            match current.remove(resource.id.as_str()) {
+                Some((_, digest)) if digest == row_digest(&data) => {}
+                Some((seq, _)) => {
+                    close_row(&tx, seq, &resource.id, version)?;
+                    Self::insert_row(&tx, resource, &data, version)?;
+                    changed = true;
+                }
+                None => {
+                    Self::insert_row(&tx, resource, &data, version)?;
+                    changed = true;
+                }
+            }
+        }
+        // Gone: closed in the order they were written, so the same export writes the same.
+        let mut gone: Vec<(i64, String)> = current.into_iter().map(|(rid, (seq, _))| (seq, rid)).collect();
+        gone.sort_unstable();
+        for (seq, rid) in &gone {
+            close_row(&tx, *seq, rid, version)?;
+            changed = true;
+        }
+        if !changed && !force {
+            // Dropping the transaction writes nothing.
+            return Ok(None);
+        }
+        let sets = ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64;
+        let info = VersionInfo {
+            version,
+            created: metadata.created.clone(),
+            kind: ExportKind::Full,
+            base: None,
+            source_hash: metadata.source_hash.clone(),
+            message: metadata.message.clone(),
+            resources: ir.resources.len() as u64,
+            sets,
+        };
+        Self::insert_version(&tx, &info)?;
+        deploys::insert_contents(&tx, &ir.files, version)?;
+        crate::failpoint::reached("full-before-commit");
+        tx.commit()?;
+        Ok(Some(info))
+    }
+}
+
+/// A resource's row, as the store writes it.
+fn row_data(resource: &Resource) -> Result<String, StoreError> {
+    serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))
+}
+
+/// The digest a full export compares rows by: 128 bits of xxh3 over the row's JSON.
+fn row_digest(data: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(data.as_bytes())
+}
+
+/// Every current row: id → (row number, digest of its JSON).
+fn current_digests(db: &Connection) -> Result<rustc_hash::FxHashMap<String, (i64, u128)>, StoreError> {
+    let mut rows = rustc_hash::FxHashMap::default();
+    let mut query = db.prepare("SELECT seq, rid, data FROM resources WHERE last_version IS NULL")?;
+    let mut cursor = query.query([])?;
+    while let Some(row) = cursor.next()? {
+        let data = row.get_ref(2)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
+        rows.insert(row.get::<_, String>(1)?, (row.get::<_, i64>(0)?, row_digest(data)));
+    }
+    Ok(rows)
+}
+
+/// Closes the current row number `seq` (resource `rid`) at `version`, with its shared edges.
+fn close_row(db: &Connection, seq: i64, rid: &str, version: u64) -> Result<(), StoreError> {
+    db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE seq = ?2")?.execute(params![version, seq])?;
+    db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = ?1")?.execute([rid])?;
+    Ok(())
+}
+
 impl Store for SqliteStore {
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
         let numbers: Vec<u64> = self
@@ -314,30 +404,11 @@ impl Store for SqliteStore {
     }
 
     fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
-        crate::checks::check_full_export(ir)?;
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version = next_version(&tx)?;
-        tx.execute("UPDATE resources SET last_version = ?1 WHERE last_version IS NULL", [version])?;
-        tx.execute("DELETE FROM shared_edges", [])?;
-        for resource in &ir.resources {
-            Self::insert_resource(&tx, resource, version)?;
-        }
-        let sets = ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64;
-        let info = VersionInfo {
-            version,
-            created: metadata.created.clone(),
-            kind: ExportKind::Full,
-            base: None,
-            source_hash: metadata.source_hash.clone(),
-            message: metadata.message.clone(),
-            resources: ir.resources.len() as u64,
-            sets,
-        };
-        Self::insert_version(&tx, &info)?;
-        deploys::insert_contents(&tx, &ir.files, version)?;
-        crate::failpoint::reached("full-before-commit");
-        tx.commit()?;
-        Ok(info)
+        self.full(ir, metadata, true).map(|stored| stored.expect("a forced export always stores a version"))
+    }
+
+    fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<Option<VersionInfo>, StoreError> {
+        self.full(ir, metadata, false)
     }
 
     fn export_partial(
