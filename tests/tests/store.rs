@@ -140,3 +140,19 @@ fn an_exported_ir_file_is_stored_as_compiled() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("not a resource IR document"), "{}", bad.stderr);
 }
+
+/// A store of the previous layout is migrated when a command opens it, and every version reads
+/// as it did (the fixture and its two versions' `show --format json` were written by the modelc of
+/// that layout).
+#[test]
+fn a_store_of_the_previous_layout_reads_the_same_after_migration() {
+    let dir = scratch_dir("store-layout-3");
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../compiler/store/tests/fixtures");
+    std::fs::copy(format!("{fixtures}/layout-3.sqlite"), dir.join("old.sqlite")).unwrap();
+    for version in ["1", "2"] {
+        let shown = modelc(&["--format", "json", "show", version, "--store", "old.sqlite"], &dir);
+        assert_eq!(shown.code, 0, "{}", shown.stderr);
+        let expected = std::fs::read_to_string(format!("{fixtures}/layout-3-version-{version}.json")).unwrap();
+        assert_eq!(json(&shown.stdout), json(&expected), "version {version}");
+    }
+}

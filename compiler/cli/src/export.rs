@@ -62,8 +62,10 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             .and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
             .map(Some)
     } else {
-        // Checked before the store is opened: a refused export does not even create it.
-        modelc_store::check_full_export(&ir).and_then(|()| SqliteStore::open(&store_path)).and_then(|mut store| {
+        // A refused export does not even create the store: without one, the export is checked
+        // before it is made (the store checks every export again).
+        let checked = if store_path.is_file() { Ok(()) } else { modelc_store::check_full_export(&ir) };
+        checked.and_then(|()| SqliteStore::open(&store_path)).and_then(|mut store| {
             if request.force {
                 store.export_full(&ir, &metadata).map(Some)
             } else {

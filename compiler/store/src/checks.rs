@@ -3,7 +3,7 @@
 //! store is the guard of its own invariants: an IR read from a file (`modelc export --ir`) or
 //! written by another tool gets the same checks.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use modelc_ir::{Ir, Resource};
 
@@ -27,7 +27,7 @@ pub(crate) fn no_base() -> StoreError {
 /// disagree with the resources (a set listing a resource that is not its member, or a resource
 /// in a set the export does not list).
 pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
-    let mut by_id = HashMap::with_capacity(ir.resources.len());
+    let mut by_id = HashMap::with_capacity_and_hasher(ir.resources.len(), Default::default());
     for resource in &ir.resources {
         if by_id.insert(resource.id.as_str(), resource).is_some() {
             return Err(reject(
@@ -38,7 +38,7 @@ pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
             ));
         }
     }
-    let mut listed: HashSet<(&str, &str)> = HashSet::with_capacity(ir.resources.len());
+    let mut listed: HashSet<(&str, &str)> = HashSet::with_capacity_and_hasher(ir.resources.len(), Default::default());
     for set in &ir.sets {
         for member in &set.resources {
             let actual = by_id.get(member.as_str()).map(|r| r.resource_set.as_deref());

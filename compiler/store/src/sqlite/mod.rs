@@ -27,7 +27,7 @@ use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, V
 /// The layout this code reads and writes. Version 2 added the runtime's tables
 /// (`crate::deploys`), version 3 continuous mode's retry counters; an older store gets what it
 /// lacks when it is opened.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// How long an export waits for another one to finish.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -51,9 +51,10 @@ CREATE TABLE IF NOT EXISTS resources (
     hash TEXT NOT NULL,
     data TEXT NOT NULL,
     first_version INTEGER NOT NULL,
-    last_version INTEGER
+    last_version INTEGER,
+    digest BLOB
 );
-CREATE INDEX IF NOT EXISTS current_by_rid ON resources (rid) WHERE last_version IS NULL;
+CREATE INDEX IF NOT EXISTS current_by_rid ON resources (rid, digest, last_version) WHERE last_version IS NULL;
 CREATE INDEX IF NOT EXISTS current_by_set ON resources (set_name) WHERE last_version IS NULL;
 CREATE INDEX IF NOT EXISTS by_first_version ON resources (first_version);
 CREATE TABLE IF NOT EXISTS shared_edges (from_rid TEXT NOT NULL, to_rid TEXT NOT NULL);
@@ -126,10 +127,14 @@ impl SqliteStore {
             self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
         match schema {
             Some(SCHEMA_VERSION) => Ok(()),
-            Some(1 | 2) => {
-                // Older layouts lack only runtime tables: add them.
+            Some(old @ 1..=3) => {
+                // One transaction: a store is migrated whole or not at all. Layouts 1 and 2
+                // lack the runtime's tables; every older layout lacks the rows' digests.
                 let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                tx.execute_batch(deploys::SCHEMA)?;
+                if old < 3 {
+                    tx.execute_batch(deploys::SCHEMA)?;
+                }
+                add_digests(&tx)?;
                 tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION])?;
                 tx.commit()?;
                 Ok(())
@@ -196,16 +201,13 @@ impl SqliteStore {
 
     /// Inserts a resource row valid from `version`, and its shared edges when it is shared.
     pub(crate) fn insert_resource(db: &Connection, resource: &Resource, version: u64) -> Result<(), StoreError> {
-        Self::insert_row(db, resource, &row_data(resource)?, version)
-    }
-
-    /// As `insert_resource`, with the row's JSON already written.
-    fn insert_row(db: &Connection, resource: &Resource, data: &str, version: u64) -> Result<(), StoreError> {
+        let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
         let hash = crate::hash::attribute_hash(resource);
         let mut insert = db.prepare_cached(
-            "INSERT INTO resources (rid, set_name, hash, data, first_version) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO resources (rid, set_name, hash, data, first_version, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
-        insert.execute(params![resource.id, resource.resource_set, hash, data, version])?;
+        let digest = row_digest(&data).to_be_bytes();
+        insert.execute(params![resource.id, resource.resource_set, hash, data, version, &digest[..]])?;
         if resource.resource_set.is_none() {
             let mut edge = db.prepare_cached("INSERT INTO shared_edges (from_rid, to_rid) VALUES (?1, ?2)")?;
             for required in &resource.requires {
@@ -288,26 +290,27 @@ impl SqliteStore {
         let latest = Self::latest(&tx)?;
         let mut current = current_digests(&tx)?;
         let mut changed = latest.is_none();
+        let mut buffer = Vec::new();
         for resource in &ir.resources {
-            let data = row_data(resource)?;
-            match current.remove(resource.id.as_str()) {
-                Some((_, digest)) if digest == row_digest(&data) => {}
+            match current.remove(&id_digest(&resource.id)) {
+                Some((_, digest)) if digest == resource_digest(resource, &mut buffer)? => {}
                 Some((seq, _)) => {
                     close_row(&tx, seq, &resource.id, version)?;
-                    Self::insert_row(&tx, resource, &data, version)?;
+                    Self::insert_resource(&tx, resource, version)?;
                     changed = true;
                 }
                 None => {
-                    Self::insert_row(&tx, resource, &data, version)?;
+                    Self::insert_resource(&tx, resource, version)?;
                     changed = true;
                 }
             }
         }
         // Gone: closed in the order they were written, so the same export writes the same.
-        let mut gone: Vec<(i64, String)> = current.into_iter().map(|(rid, (seq, _))| (seq, rid)).collect();
+        let mut gone: Vec<i64> = current.into_values().map(|(seq, _)| seq).collect();
         gone.sort_unstable();
-        for (seq, rid) in &gone {
-            close_row(&tx, *seq, rid, version)?;
+        for seq in gone {
+            let rid: String = tx.query_row("SELECT rid FROM resources WHERE seq = ?1", [seq], |r| r.get(0))?;
+            close_row(&tx, seq, &rid, version)?;
             changed = true;
         }
         if !changed && !force {
@@ -333,26 +336,67 @@ impl SqliteStore {
     }
 }
 
-/// A resource's row, as the store writes it.
-fn row_data(resource: &Resource) -> Result<String, StoreError> {
-    serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))
-}
-
 /// The digest a full export compares rows by: 128 bits of xxh3 over the row's JSON.
 fn row_digest(data: &str) -> u128 {
     xxhash_rust::xxh3::xxh3_128(data.as_bytes())
 }
 
-/// Every current row: id → (row number, digest of its JSON).
-fn current_digests(db: &Connection) -> Result<rustc_hash::FxHashMap<String, (i64, u128)>, StoreError> {
+/// `row_digest` of the row a resource would be written as, written into `buffer` (reused from
+/// one resource to the next, so that comparing allocates nothing).
+fn resource_digest(resource: &Resource, buffer: &mut Vec<u8>) -> Result<u128, StoreError> {
+    buffer.clear();
+    serde_json::to_writer(&mut *buffer, resource).map_err(|e| StoreError::Storage(e.to_string()))?;
+    Ok(xxhash_rust::xxh3::xxh3_128(buffer))
+}
+
+/// A resource id as a key of `current_digests` (128 bits: two ids never meet in practice).
+fn id_digest(rid: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(rid.as_bytes())
+}
+
+/// Every current row: `id_digest` of its id → (row number, digest of its JSON). The digests are
+/// stored with the rows, so the rows' JSON is not read.
+fn current_digests(db: &Connection) -> Result<rustc_hash::FxHashMap<u128, (i64, u128)>, StoreError> {
     let mut rows = rustc_hash::FxHashMap::default();
-    let mut query = db.prepare("SELECT seq, rid, data FROM resources WHERE last_version IS NULL")?;
+    let mut query =
+        db.prepare("SELECT seq, rid, digest FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL")?;
     let mut cursor = query.query([])?;
     while let Some(row) = cursor.next()? {
-        let data = row.get_ref(2)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
-        rows.insert(row.get::<_, String>(1)?, (row.get::<_, i64>(0)?, row_digest(data)));
+        let rid = row.get_ref(1)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
+        rows.insert(id_digest(rid), (row.get::<_, i64>(0)?, stored_digest(row.get_ref(2)?)?));
     }
     Ok(rows)
+}
+
+fn stored_digest(value: rusqlite::types::ValueRef<'_>) -> Result<u128, StoreError> {
+    let bytes: [u8; 16] = value
+        .as_blob()
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| StoreError::Storage("a stored resource has no digest".to_owned()))?;
+    Ok(u128::from_be_bytes(bytes))
+}
+
+/// Migration to layout 4: the digest column, filled from every row's JSON, and the index of
+/// current rows covering it (a full export reads the current ids and digests from the index
+/// alone, not the rows).
+fn add_digests(db: &Connection) -> Result<(), StoreError> {
+    db.execute_batch(
+        "ALTER TABLE resources ADD COLUMN digest BLOB;
+         DROP INDEX IF EXISTS current_by_rid;",
+    )?;
+    let rows: Vec<(i64, String)> = db
+        .prepare("SELECT seq, data FROM resources")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut update = db.prepare("UPDATE resources SET digest = ?1 WHERE seq = ?2")?;
+    for (seq, data) in rows {
+        update.execute(params![&row_digest(&data).to_be_bytes()[..], seq])?;
+    }
+    db.execute_batch(
+        "CREATE INDEX current_by_rid ON resources (rid, digest, last_version) WHERE last_version IS NULL;",
+    )?;
+    Ok(())
 }
 
 /// Closes the current row number `seq` (resource `rid`) at `version`, with its shared edges.
