@@ -202,7 +202,9 @@ impl SqliteStore {
     /// Inserts a resource row valid from `version`, and its shared edges when it is shared.
     pub(crate) fn insert_resource(db: &Connection, resource: &Resource, version: u64) -> Result<(), StoreError> {
         let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-        let hash = crate::hash::attribute_hash(resource);
+        // The attribute hash decides whether a partial export changes a shared resource; a
+        // set's members are replaced with their set, never compared, and store none.
+        let hash = if resource.resource_set.is_none() { crate::hash::attribute_hash(resource) } else { String::new() };
         let mut insert = db.prepare_cached(
             "INSERT INTO resources (rid, set_name, hash, data, first_version, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
