@@ -156,3 +156,27 @@ fn a_store_of_the_previous_layout_reads_the_same_after_migration() {
         assert_eq!(json(&shown.stdout), json(&expected), "version {version}");
     }
 }
+
+#[test]
+fn prune_keeps_the_latest_versions_and_says_what_it_removed() {
+    let dir = scratch_dir("store-prune");
+    for networks in 1..=5 {
+        std::fs::write(dir.join("main.cf"), service_catalogue(networks, 2)).unwrap();
+        assert_eq!(modelc(&["export", "main.cf", "--store", "s.sqlite"], &dir).code, 0);
+    }
+    let dry = modelc(&["prune", "--keep", "2", "--dry-run", "--store", "s.sqlite"], &dir);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(dry.stdout.starts_with("would remove 3 versions (1–3)"), "{}", dry.stdout);
+    assert_eq!(modelc(&["versions", "--store", "s.sqlite"], &dir).stdout.lines().count(), 6);
+    let shown = modelc(&["--format", "json", "show", "5", "--store", "s.sqlite"], &dir).stdout;
+    let pruned = json(&modelc(&["--format", "json", "prune", "--keep", "2", "--store", "s.sqlite"], &dir).stdout);
+    assert_eq!(pruned["kept"], serde_json::json!([4, 5]));
+    assert_eq!(pruned["removed"], serde_json::json!([1, 2, 3]));
+    assert_eq!(pruned["dry_run"], false);
+    assert_eq!(modelc(&["--format", "json", "show", "5", "--store", "s.sqlite"], &dir).stdout, shown);
+    assert_eq!(modelc(&["show", "2", "--store", "s.sqlite"], &dir).code, 1, "version 2 is gone");
+    // Keeping none is a usage error; a missing store is refused and not created.
+    assert_eq!(modelc(&["prune", "--keep", "0", "--store", "s.sqlite"], &dir).code, 2);
+    assert_eq!(modelc(&["prune", "--keep", "1", "--store", "none.sqlite"], &dir).code, 1);
+    assert!(!dir.join("none.sqlite").exists());
+}

@@ -161,6 +161,18 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Delete all but the latest N versions (never the one the last deploy applied), drop the
+    /// stored rows no kept version can see, and give the space back to the file system.
+    Prune {
+        /// How many of the latest versions to keep (1 or more).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        keep: u64,
+        /// Say what would be removed, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// List the stored versions, oldest first.
     Versions {
         #[command(flatten)]

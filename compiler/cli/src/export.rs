@@ -192,6 +192,51 @@ pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &m
     EXIT_OK
 }
 
+/// `modelc prune --keep N [--dry-run]`.
+pub(crate) fn prune(
+    keep: u64,
+    dry_run: bool,
+    store: Option<&Path>,
+    format: Format,
+    color: bool,
+    io: &mut Io<'_>,
+) -> u8 {
+    let path = store_path(store, None, &io.cwd);
+    let report = match SqliteStore::open_existing(&path).and_then(|mut s| s.prune(keep, dry_run)) {
+        Ok(report) => report,
+        Err(error) => return store_failure(io, format, color, &error, &path),
+    };
+    if format.json_diagnostics() {
+        let mut value = serde_json::to_value(&report).unwrap_or_default();
+        value["dry_run"] = serde_json::Value::Bool(dry_run);
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        return EXIT_OK;
+    }
+    let mib = |bytes: u64| bytes as f64 / 1_048_576.0;
+    let versions = match (report.removed.first(), report.removed.last()) {
+        (Some(first), Some(last)) if first == last => format!("version {first}"),
+        (Some(first), Some(last)) => format!("{} versions ({first}–{last})", report.removed.len()),
+        _ => "no version".to_owned(),
+    };
+    let kept = report.kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    if dry_run {
+        let _ = writeln!(
+            io.stdout,
+            "would remove {versions} and {} stored rows; would keep {kept} (nothing was changed)",
+            report.rows
+        );
+    } else {
+        let _ = writeln!(
+            io.stdout,
+            "removed {versions} and {} stored rows; kept {kept}; the store went from {:.1} MiB to {:.1} MiB",
+            report.rows,
+            mib(report.bytes_before),
+            mib(report.bytes_after)
+        );
+    }
+    EXIT_OK
+}
+
 pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let path = store_path(store, None, &io.cwd);
     let snapshot = match SqliteStore::open_existing(&path).and_then(|s| s.snapshot(version)) {

@@ -103,6 +103,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Deploy { .. } => "deploy",
         Command::Status { .. } => "status",
         Command::Versions { .. } => "versions",
+        Command::Prune { .. } => "prune",
         Command::Show { .. } => "show",
         Command::Diff { .. } => "diff",
         Command::Explain { .. } => "explain",
@@ -171,6 +172,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         }
         Command::Status { store } => deploy::status(store.path.as_deref(), cli.format, color, io),
         Command::Versions { store } => export::versions(store.path.as_deref(), cli.format, color, io),
+        Command::Prune { keep, dry_run, store } => {
+            export::prune(keep, dry_run, store.path.as_deref(), cli.format, color, io)
+        }
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
         Command::Explain { code } => explain(&code, io),

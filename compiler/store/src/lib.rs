@@ -28,6 +28,20 @@ pub use failpoint::FAILPOINT_VAR;
 pub use sqlite::SqliteStore;
 pub use time::utc_now;
 
+/// What `prune` removed (or, in a dry run, would remove).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PruneReport {
+    /// The versions kept, oldest first.
+    pub kept: Vec<u64>,
+    /// The versions removed, oldest first.
+    pub removed: Vec<u64>,
+    /// Resource rows removed.
+    pub rows: u64,
+    /// The size of the store before and after (after: as before, in a dry run).
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
 /// What a version says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VersionInfo {
@@ -166,6 +180,9 @@ pub trait Store {
         resources: &modelc_ir::Ir,
         metadata: &Metadata,
     ) -> Result<Option<VersionInfo>, StoreError>;
+    /// Deletes all but the latest `keep` versions (never the one the last deploy applied), and
+    /// the rows no kept version can see; `dry_run` says what it would remove and changes nothing.
+    fn prune(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError>;
     /// Builds a new version from the latest one: the sets in `resources` replace their old
     /// contents, the other sets are kept, shared resources are added or kept.
     fn export_partial(

@@ -14,6 +14,7 @@
 //! database exactly as it was (SQLite's write-ahead log makes the commit atomic).
 
 mod deploys;
+mod prune;
 
 use std::path::Path;
 use std::time::Duration;
@@ -455,6 +456,10 @@ impl Store for SqliteStore {
 
     fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<Option<VersionInfo>, StoreError> {
         self.full(ir, metadata, false)
+    }
+
+    fn prune(&mut self, keep: u64, dry_run: bool) -> Result<crate::PruneReport, StoreError> {
+        self.prune_versions(keep, dry_run)
     }
 
     fn export_partial(

@@ -1,0 +1,64 @@
+//! `prune`: keep the latest N versions (and the one the last deploy used), drop the rows no kept
+//! version can see, and give the space back to the file system.
+
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use crate::sqlite::SqliteStore;
+use crate::{PruneReport, StoreError};
+
+impl SqliteStore {
+    pub(crate) fn prune_versions(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError> {
+        if keep == 0 {
+            return Err(StoreError::Storage("prune keeps at least one version".to_owned()));
+        }
+        let bytes_before = self.size()?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let all: Vec<u64> = tx
+            .prepare("SELECT version FROM versions ORDER BY version")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        // The version the last deploy applied stays, however old: it is what runs.
+        let deployed: Option<u64> = tx
+            .query_row("SELECT version FROM deploy_runs WHERE version IS NOT NULL ORDER BY run DESC LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let newest = all.len().saturating_sub(keep as usize);
+        let kept: Vec<u64> =
+            all.iter().enumerate().filter(|(i, v)| *i >= newest || Some(**v) == deployed).map(|(_, v)| *v).collect();
+        let removed: Vec<u64> = all.iter().copied().filter(|v| !kept.contains(v)).collect();
+        tx.execute_batch("CREATE TEMP TABLE kept (version INTEGER PRIMARY KEY)")?;
+        for version in &kept {
+            tx.execute("INSERT INTO kept (version) VALUES (?1)", [version])?;
+        }
+        // A closed row is seen by the versions in [first_version, last_version); open rows are
+        // seen by the latest, which is always kept.
+        let rows = tx.execute(
+            "DELETE FROM resources WHERE last_version IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM kept WHERE kept.version >= resources.first_version
+                                     AND kept.version < resources.last_version)",
+            [],
+        )?;
+        for version in &removed {
+            tx.execute("DELETE FROM versions WHERE version = ?1", params![version])?;
+        }
+        tx.execute_batch("DROP TABLE kept")?;
+        let mut report = PruneReport { kept, removed, rows: rows as u64, bytes_before, bytes_after: bytes_before };
+        if dry_run {
+            // Dropping the transaction undoes it all.
+            return Ok(report);
+        }
+        tx.commit()?;
+        // Outside the transaction: VACUUM rewrites the file without the freed pages.
+        self.db.execute_batch("VACUUM")?;
+        report.bytes_after = self.size()?;
+        Ok(report)
+    }
+
+    /// The size of the database in bytes (its pages).
+    fn size(&self) -> Result<u64, StoreError> {
+        let pages: u64 = self.db.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let size: u64 = self.db.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok(pages * size)
+    }
+}
