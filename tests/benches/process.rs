@@ -9,9 +9,6 @@
 //! 100 times faster than the reference as a whole process (3.1 s).
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
 
-use std::path::PathBuf;
-use std::process::Command;
-
 const DEFAULT_SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 /// Runs per size: more for the small models, whose times the machine's noise moves most.
 fn runs(size: usize) -> usize {
@@ -22,7 +19,7 @@ const REFERENCE_1000_SECONDS: f64 = 3.1;
 fn main() {
     let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if sizes.is_empty() { DEFAULT_SIZES.to_vec() } else { sizes };
-    let binary = build_release_binary();
+    let binary = modelc_tests::process::release_binary();
     let dir = std::env::temp_dir().join(format!("modelc-bench-process-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     println!("{:>9} {:>12} {:>12} {:>10}", "networks", "best (s)", "median (s)", "peak MiB");
@@ -30,7 +27,12 @@ fn main() {
         let model = dir.join(format!("catalogue-{size}.cf"));
         std::fs::write(&model, modelc_tests::catalogue::service_catalogue(size, 5)).unwrap();
         let count = runs(size);
-        let mut runs: Vec<(f64, f64)> = (0..count).map(|_| timed(&binary, &model)).collect();
+        let mut runs: Vec<(f64, f64)> = (0..count)
+            .map(|_| {
+                let run = modelc_tests::process::timed(&binary, &dir, &["compile", model.to_str().unwrap()]);
+                (run.seconds, run.peak_mib)
+            })
+            .collect();
         runs.sort_by(|a, b| a.0.total_cmp(&b.0));
         let peak = runs.iter().map(|r| r.1).fold(0.0, f64::max);
         print!("{size:>9} {:>12.3} {:>12.3} {:>10.0}", runs[0].0, runs[count / 2].0, peak);
@@ -40,34 +42,4 @@ fn main() {
         println!();
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// `cargo build --release` of the `modelc` binary; its path.
-fn build_release_binary() -> PathBuf {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--release", "-q", "-p", "modelc", "--bin", "modelc"])
-        .status()
-        .unwrap();
-    assert!(status.success(), "cargo build --release -p modelc failed");
-    // This bench runs from target/release/deps; the binary is beside `deps`.
-    let exe = std::env::current_exe().unwrap();
-    let release = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    release.join("modelc")
-}
-
-/// One `modelc compile` under `/usr/bin/time`: seconds and peak MiB.
-fn timed(binary: &PathBuf, model: &PathBuf) -> (f64, f64) {
-    let started = std::time::Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M"])
-        .arg(binary)
-        .args(["--color", "never", "compile"])
-        .arg(model)
-        .output()
-        .unwrap();
-    let seconds = started.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let kib: f64 = stderr.lines().last().unwrap().trim().parse().unwrap();
-    (seconds, kib / 1024.0)
 }

@@ -4,6 +4,7 @@
 
 pub mod catalogue;
 pub mod generate;
+pub mod process;
 pub mod store_cases;
 pub mod verdicts;
 

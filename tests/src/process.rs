@@ -1,0 +1,44 @@
+//! Running the release `modelc` as a whole process, for the benchmarks that measure it the way a
+//! user meets it: wall time around the process, peak memory as `/usr/bin/time` reports it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// `cargo build --release` of the `modelc` binary; its path. Call from a benchmark: it runs from
+/// `target/release/deps`, and the binary is beside `deps`.
+pub fn release_binary() -> PathBuf {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--release", "-q", "-p", "modelc", "--bin", "modelc"])
+        .status()
+        .unwrap();
+    assert!(status.success(), "cargo build --release -p modelc failed");
+    let exe = std::env::current_exe().unwrap();
+    let release = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    release.join("modelc")
+}
+
+/// What one run took.
+pub struct Run {
+    pub seconds: f64,
+    pub peak_mib: f64,
+    pub stderr: String,
+}
+
+/// Runs `binary` with `args` in `dir` under `/usr/bin/time`, and checks it succeeded.
+pub fn timed(binary: &Path, dir: &Path, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(binary)
+        .args(["--color", "never"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    let kib: f64 = stderr.lines().last().unwrap().trim().parse().unwrap();
+    Run { seconds, peak_mib: kib / 1024.0, stderr }
+}
