@@ -6,7 +6,7 @@
 mod support;
 
 use modelc_store::{SqliteStore, Store};
-use support::{contents, ir, meta, partial, resource, tempdir};
+use support::{contents, ir, meta, partial, resource, rows, tempdir};
 
 /// Ten versions: full exports where set `set-k` changes value each time, and partial ones.
 fn history(store: &mut SqliteStore) {
@@ -23,11 +23,6 @@ fn history(store: &mut SqliteStore) {
             store.export_full(&ir(resources, &[]), &meta("full")).unwrap();
         }
     }
-}
-
-fn rows(dir: &tempdir::Dir) -> i64 {
-    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
-    db.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get(0)).unwrap()
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod support;
 
 use modelc_ir::Resource;
 use modelc_store::{SqliteStore, Store};
-use support::{contents, ir, meta, partial, resource, summarise, tempdir};
+use support::{contents, ir, meta, partial, resource, rows, summarise, tempdir};
 
 /// A catalogue of `sets` sets of three resources, with `value` in set `changed` (others 1).
 fn catalogue(sets: usize, changed: Option<(usize, i64)>) -> Vec<Resource> {
@@ -26,12 +26,6 @@ fn catalogue(sets: usize, changed: Option<(usize, i64)>) -> Vec<Resource> {
     }
     resources.push(resource("shared", None, 1, &[]));
     resources
-}
-
-/// How many resource rows the store holds, open or closed.
-fn rows(dir: &tempdir::Dir) -> i64 {
-    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
-    db.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get(0)).unwrap()
 }
 
 fn open(dir: &tempdir::Dir) -> SqliteStore {

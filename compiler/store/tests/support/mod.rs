@@ -82,6 +82,12 @@ pub(crate) fn summarise(resources: &[Resource]) -> Vec<(String, Option<String>, 
     rows
 }
 
+/// How many resource rows the store in `dir` (`store.sqlite`) holds, open or closed.
+pub(crate) fn rows(dir: &tempdir::Dir) -> i64 {
+    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
+    db.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get(0)).unwrap()
+}
+
 pub(crate) fn row(
     name: &str,
     set: Option<&str>,
