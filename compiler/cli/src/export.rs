@@ -7,7 +7,7 @@ use md5::{Digest, Md5};
 use modelc_diagnostics::{Diagnostic, SourceFiles, codes};
 use modelc_driver::Target;
 use modelc_ir::Ir;
-use modelc_store::{Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
+use modelc_store::{FullExport, Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
 
 use crate::output::Reporter;
 use crate::{EXIT_OK, Format, Io, usage_error};
@@ -60,14 +60,14 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
         SqliteStore::open_for_partial(&store_path)
             .and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
-            .map(Some)
+            .map(FullExport::Stored)
     } else {
         // A refused export does not even create the store: without one, the export is checked
         // before it is made (the store checks every export again).
         let checked = if store_path.is_file() { Ok(()) } else { modelc_store::check_full_export(&ir) };
         checked.and_then(|()| SqliteStore::open(&store_path)).and_then(|mut store| {
             if request.force {
-                store.export_full(&ir, &metadata).map(Some)
+                store.export_full(&ir, &metadata).map(FullExport::Stored)
             } else {
                 store.export_full_if_changed(&ir, &metadata)
             }
@@ -76,21 +76,19 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
     match result {
-        Ok(None) => {
+        Ok(FullExport::Unchanged(latest)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
-            let latest =
-                SqliteStore::open(&store_path).and_then(|store| store.versions()).ok().and_then(|v| v.last().cloned());
             if format == Format::Human {
-                let since = latest.map(|l| format!(" since version {}", l.version)).unwrap_or_default();
                 let _ = writeln!(
                     io.stderr,
-                    "unchanged{since}: no version stored in {} (`--force` stores one anyway)",
+                    "unchanged since version {}: no version stored in {} (`--force` stores one anyway)",
+                    latest.version,
                     store_path.display()
                 );
             }
             status
         }
-        Ok(Some(info)) => {
+        Ok(FullExport::Stored(info)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
             if format == Format::Human {
                 let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();

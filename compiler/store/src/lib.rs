@@ -28,6 +28,15 @@ pub use failpoint::FAILPOINT_VAR;
 pub use sqlite::SqliteStore;
 pub use time::utc_now;
 
+/// What a full export that skips unchanged models did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FullExport {
+    /// It stored this version.
+    Stored(VersionInfo),
+    /// The resources are exactly those of this version, the latest: nothing was written.
+    Unchanged(VersionInfo),
+}
+
 /// What `prune` removed (or, in a dry run, would remove).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PruneReport {
@@ -174,12 +183,12 @@ pub trait Store {
     /// latest version, not written again.
     fn export_full(&mut self, resources: &modelc_ir::Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError>;
     /// As `export_full`, but when the resources are exactly those of the latest version it
-    /// writes nothing and returns `None`.
+    /// writes nothing and says so.
     fn export_full_if_changed(
         &mut self,
         resources: &modelc_ir::Ir,
         metadata: &Metadata,
-    ) -> Result<Option<VersionInfo>, StoreError>;
+    ) -> Result<FullExport, StoreError>;
     /// Deletes all but the latest `keep` versions (never the one the last deploy applied), and
     /// the rows no kept version can see; `dry_run` says what it would remove and changes nothing.
     fn prune(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError>;

@@ -285,14 +285,14 @@ impl SqliteStore {
     /// A full export: every resource is compared with its current row (by a digest of the row
     /// as it would be written); rows that did not change stay open and are shared with the new
     /// version, changed ones are closed and written again, gone ones closed, new ones written.
-    /// `None`, with nothing written, when nothing changed and `force` is false.
-    fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<Option<VersionInfo>, StoreError> {
+    /// `Unchanged`, with nothing written, when nothing changed and `force` is false.
+    fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<crate::FullExport, StoreError> {
         crate::checks::check_full_export(ir)?;
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version = next_version(&tx)?;
         let latest = Self::latest(&tx)?;
         let mut current = current_digests(&tx)?;
-        let mut changed = latest.is_none();
+        let mut changed = false;
         let mut buffer = Vec::new();
         for resource in &ir.resources {
             match current.remove(&id_digest(&resource.id)) {
@@ -316,9 +316,9 @@ impl SqliteStore {
             close_row(&tx, seq, &rid, version)?;
             changed = true;
         }
-        if !changed && !force {
+        if let (false, false, Some(latest)) = (changed, force, latest) {
             // Dropping the transaction writes nothing.
-            return Ok(None);
+            return Ok(crate::FullExport::Unchanged(latest));
         }
         let sets = ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64;
         let info = VersionInfo {
@@ -335,7 +335,7 @@ impl SqliteStore {
         deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("full-before-commit");
         tx.commit()?;
-        Ok(Some(info))
+        Ok(crate::FullExport::Stored(info))
     }
 }
 
@@ -451,10 +451,13 @@ impl Store for SqliteStore {
     }
 
     fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
-        self.full(ir, metadata, true).map(|stored| stored.expect("a forced export always stores a version"))
+        // Forced, it stores a version whatever changed: `Unchanged` does not come back.
+        match self.full(ir, metadata, true)? {
+            crate::FullExport::Stored(info) | crate::FullExport::Unchanged(info) => Ok(info),
+        }
     }
 
-    fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<Option<VersionInfo>, StoreError> {
+    fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<crate::FullExport, StoreError> {
         self.full(ir, metadata, false)
     }
 
