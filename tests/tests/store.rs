@@ -141,19 +141,29 @@ fn an_exported_ir_file_is_stored_as_compiled() {
     assert!(bad.stderr.contains("not a resource IR document"), "{}", bad.stderr);
 }
 
-/// A store of the previous layout is migrated when a command opens it, and every version reads
-/// as it did (the fixture and its two versions' `show --format json` were written by the modelc of
-/// that layout).
+/// A store of an earlier layout is migrated when a command opens it, and every version reads as
+/// it did (each fixture, its versions' `show --format json` and its diffs were written by the
+/// modelc of that layout). Layout 4's history has a prune and a partial export.
 #[test]
-fn a_store_of_the_previous_layout_reads_the_same_after_migration() {
-    let dir = scratch_dir("store-layout-3");
+fn stores_of_earlier_layouts_read_the_same_after_migration() {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../compiler/store/tests/fixtures");
-    std::fs::copy(format!("{fixtures}/layout-3.sqlite"), dir.join("old.sqlite")).unwrap();
-    for version in ["1", "2"] {
-        let shown = modelc(&["--format", "json", "show", version, "--store", "old.sqlite"], &dir);
-        assert_eq!(shown.code, 0, "{}", shown.stderr);
-        let expected = std::fs::read_to_string(format!("{fixtures}/layout-3-version-{version}.json")).unwrap();
-        assert_eq!(json(&shown.stdout), json(&expected), "version {version}");
+    for (layout, versions, diffs) in [(3, &["1", "2"][..], &[][..]), (4, &["2", "3", "4"], &[("2", "4"), ("4", "3")])] {
+        let dir = scratch_dir(&format!("store-layout-{layout}"));
+        std::fs::copy(format!("{fixtures}/layout-{layout}.sqlite"), dir.join("old.sqlite")).unwrap();
+        for version in versions {
+            let shown = modelc(&["--format", "json", "show", version, "--store", "old.sqlite"], &dir);
+            assert_eq!(shown.code, 0, "{}", shown.stderr);
+            let expected =
+                std::fs::read_to_string(format!("{fixtures}/layout-{layout}-version-{version}.json")).unwrap();
+            assert_eq!(json(&shown.stdout), json(&expected), "layout {layout}, version {version}");
+        }
+        for (from, to) in diffs {
+            let diff = modelc(&["--format", "json", "diff", from, to, "--store", "old.sqlite"], &dir);
+            assert_eq!(diff.code, 0, "{}", diff.stderr);
+            let expected =
+                std::fs::read_to_string(format!("{fixtures}/layout-{layout}-diff-{from}-{to}.json")).unwrap();
+            assert_eq!(json(&diff.stdout), json(&expected), "layout {layout}, diff {from} {to}");
+        }
     }
 }
 

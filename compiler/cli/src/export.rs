@@ -62,20 +62,12 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             .and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
             .map(FullExport::Stored)
     } else {
-        // A refused export does not even create the store: without one, the export is checked
-        // before it is made (the store checks every export again).
-        let checked = if store_path.is_file() { Ok(()) } else { modelc_store::check_full_export(&ir) };
-        checked.and_then(|()| SqliteStore::open(&store_path)).and_then(|mut store| {
-            if request.force {
-                store.export_full(&ir, &metadata).map(FullExport::Stored)
-            } else {
-                store.export_full_if_changed(&ir, &metadata)
-            }
-        })
+        // A refused export does not even create the store.
+        SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force)
     };
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
-    match result {
+    let status = match result {
         Ok(FullExport::Unchanged(latest)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
             if format == Format::Human {
@@ -108,7 +100,10 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             diagnostics.push(store_diagnostic(&error, Some((&ir, &files)), &store_path));
             reporter.finish(io, &mut diagnostics, verb)
         }
-    }
+    };
+    // The process ends soon after: freeing a large model's resources would only delay it.
+    std::thread::spawn(move || drop(ir));
+    status
 }
 
 /// Compiles the model at `target` into resources; on errors, reports them and returns the
@@ -289,13 +284,12 @@ pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, c
 
 pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let path = store_path(store, None, &io.cwd);
-    let snapshots =
-        SqliteStore::open_existing(&path).and_then(|s| Ok((s.snapshot(Some(from))?, s.snapshot(Some(to))?)));
-    let (a, b) = match snapshots {
-        Ok(pair) => pair,
+    // Only what changed between the two is read, not the two whole versions.
+    let changes = match SqliteStore::open_existing(&path).and_then(|s| s.changes(from, to)) {
+        Ok(changes) => changes,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
-    let diff = modelc_store::diff::diff(from, &a.resources, to, &b.resources);
+    let diff = modelc_store::diff::diff(from, &changes.before, to, &changes.after);
     if format.json_diagnostics() {
         let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&diff).unwrap_or_default());
     } else {

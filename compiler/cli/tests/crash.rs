@@ -117,6 +117,31 @@ fn an_export_killed_inside_its_transaction_changes_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A first export builds the store beside its path: killed before it puts the store in place,
+/// it leaves no store, and the next export builds one and removes what the killed one left.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_first_export_killed_before_its_store_is_in_place_leaves_no_store() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch("first-export");
+    std::fs::write(dir.join("full.cf"), catalogue(20, 3, "a")).unwrap();
+    let point = "new-store-before-publish";
+    let mut child =
+        modelc(&dir).args(["export", "full.cf", "--store", "store.sqlite"]).env(FAILPOINT_VAR, point).spawn().unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let reached = stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
+    assert!(reached, "the export never reached its failpoint");
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert!(!dir.join("store.sqlite").exists(), "a killed first export left a store");
+    run(modelc(&dir).args(["export", "full.cf", "--store", "store.sqlite"]));
+    let left: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(!left.iter().any(|name| name.contains(".new-")), "{left:?}");
+    assert_eq!(state(&dir.join("store.sqlite")).versions.len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn exports_killed_at_any_moment_leave_whole_versions() {
     let dir = scratch("anytime");

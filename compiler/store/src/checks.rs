@@ -3,7 +3,7 @@
 //! store is the guard of its own invariants: an IR read from a file (`modelc export --ir`) or
 //! written by another tool gets the same checks.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use modelc_ir::{Ir, Resource};
 
@@ -23,13 +23,29 @@ pub(crate) fn no_base() -> StoreError {
     )
 }
 
+/// An export's resources by id.
+pub(crate) struct ById<'a> {
+    index: HashMap<&'a str, u32>,
+    resources: &'a [Resource],
+}
+
+impl<'a> ById<'a> {
+    pub(crate) fn get(&self, id: &str) -> Option<&'a Resource> {
+        self.index.get(id).map(|&i| &self.resources[i as usize])
+    }
+
+    pub(crate) fn contains_key(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+}
+
 /// The export's resources by id. Refused: an id that appears twice, and resource sets that
 /// disagree with the resources (a set listing a resource that is not its member, or a resource
 /// in a set the export does not list).
-pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
-    let mut by_id = HashMap::with_capacity_and_hasher(ir.resources.len(), Default::default());
-    for resource in &ir.resources {
-        if by_id.insert(resource.id.as_str(), resource).is_some() {
+pub(crate) fn by_id(ir: &Ir) -> Result<ById<'_>, StoreError> {
+    let mut index = HashMap::with_capacity_and_hasher(ir.resources.len(), Default::default());
+    for (i, resource) in ir.resources.iter().enumerate() {
+        if index.insert(resource.id.as_str(), i as u32).is_some() {
             return Err(reject(
                 Rule::DuplicateId,
                 format!("resource `{}` appears more than once in the export", resource.id),
@@ -38,10 +54,12 @@ pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
             ));
         }
     }
-    let mut listed: HashSet<(&str, &str)> = HashSet::with_capacity_and_hasher(ir.resources.len(), Default::default());
+    // Which resources some set lists (as a member of that very set).
+    let mut listed = vec![false; ir.resources.len()];
     for set in &ir.sets {
         for member in &set.resources {
-            let actual = by_id.get(member.as_str()).map(|r| r.resource_set.as_deref());
+            let position = index.get(member.as_str()).map(|&i| i as usize);
+            let actual = position.map(|i| ir.resources[i].resource_set.as_deref());
             if actual != Some(Some(set.name.as_str())) {
                 let place = match actual {
                     None => "is not in the export".to_owned(),
@@ -55,12 +73,14 @@ pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
                     vec![set.name.clone()],
                 ));
             }
-            listed.insert((set.name.as_str(), member.as_str()));
+            if let Some(i) = position {
+                listed[i] = true;
+            }
         }
     }
-    for resource in &ir.resources {
+    for (resource, listed) in ir.resources.iter().zip(listed) {
         let Some(set) = resource.resource_set.as_deref() else { continue };
-        if !listed.contains(&(set, resource.id.as_str())) {
+        if !listed {
             return Err(reject(
                 Rule::SetMismatch,
                 format!("resource `{}` is in set `{set}`, which does not list it", resource.id),
@@ -69,7 +89,7 @@ pub(crate) fn by_id(ir: &Ir) -> Result<HashMap<&str, &Resource>, StoreError> {
             ));
         }
     }
-    Ok(by_id)
+    Ok(ById { index, resources: &ir.resources })
 }
 
 /// `resource` requires `required`, which is in `target_set` (`None`: shared): a rejection when

@@ -14,6 +14,7 @@ mod checks;
 pub mod deploys;
 pub mod diff;
 mod failpoint;
+mod full;
 mod hash;
 mod partial;
 pub mod sqlite;
@@ -98,6 +99,16 @@ pub struct Snapshot {
     pub resources: Vec<Resource>,
 }
 
+/// What differs between two versions ([`Store::changes`]): the resources each holds that the
+/// other does not hold exactly so, each side in its version's order.
+#[derive(Debug, Clone)]
+pub struct Changes {
+    /// Of the first version: removed or changed by the second.
+    pub before: Vec<Resource>,
+    /// Of the second version: added or changed since the first.
+    pub after: Vec<Resource>,
+}
+
 /// What a partial export deletes besides the sets it replaces.
 #[derive(Debug, Clone, Default)]
 pub struct PartialRequest {
@@ -178,6 +189,11 @@ pub trait Store {
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError>;
     /// A version with its resources; `None` = the latest.
     fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError>;
+    /// What differs from version `from` to version `to` (either may be the older). Only the rows
+    /// written or closed between the two are read, so the cost follows the changes, not the
+    /// size of the versions or of the history. `diff::diff` over the two sides gives the same
+    /// as over the two whole versions.
+    fn changes(&self, from: u64, to: u64) -> Result<Changes, StoreError>;
     /// Stores `resources` as a new version that replaces everything (also when it holds
     /// exactly what the latest version holds). Rows that did not change are shared with the
     /// latest version, not written again.

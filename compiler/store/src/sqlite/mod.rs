@@ -14,6 +14,7 @@
 //! database exactly as it was (SQLite's write-ahead log makes the commit atomic).
 
 mod deploys;
+mod full;
 mod prune;
 
 use std::path::Path;
@@ -26,9 +27,16 @@ use crate::partial::{CurrentRow, MergePlan};
 use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, VersionInfo};
 
 /// The layout this code reads and writes. Version 2 added the runtime's tables
-/// (`crate::deploys`), version 3 continuous mode's retry counters; an older store gets what it
-/// lacks when it is opened.
-pub const SCHEMA_VERSION: i64 = 4;
+/// (`crate::deploys`), version 3 continuous mode's retry counters, version 4 the rows' digests,
+/// version 5 each version's last row number and the index of closed rows by the version that
+/// closed them (in place of an index by first version); an older store gets what it lacks when
+/// it is opened.
+pub const SCHEMA_VERSION: i64 = 5;
+
+/// The page size of a new store. Larger than SQLite's 4 KiB default: a full export of a large
+/// model writes and indexes hundreds of megabytes, with fewer pages to balance and link, and a
+/// partial export still touches only a few pages.
+pub(crate) const PAGE_SIZE: i64 = 16 * 1024;
 
 /// How long an export waits for another one to finish.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -43,7 +51,8 @@ CREATE TABLE IF NOT EXISTS versions (
     source_hash TEXT NOT NULL,
     message TEXT NOT NULL,
     resources INTEGER NOT NULL,
-    sets INTEGER NOT NULL
+    sets INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS resources (
     seq INTEGER PRIMARY KEY,
@@ -57,7 +66,7 @@ CREATE TABLE IF NOT EXISTS resources (
 );
 CREATE INDEX IF NOT EXISTS current_by_rid ON resources (rid, digest, last_version) WHERE last_version IS NULL;
 CREATE INDEX IF NOT EXISTS current_by_set ON resources (set_name) WHERE last_version IS NULL;
-CREATE INDEX IF NOT EXISTS by_first_version ON resources (first_version);
+CREATE INDEX IF NOT EXISTS closed_by_version ON resources (last_version) WHERE last_version IS NOT NULL;
 CREATE TABLE IF NOT EXISTS shared_edges (from_rid TEXT NOT NULL, to_rid TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS shared_edges_to ON shared_edges (to_rid);
 CREATE INDEX IF NOT EXISTS shared_edges_from ON shared_edges (from_rid);
@@ -111,13 +120,13 @@ impl SqliteStore {
             .query_map([], |r| r.get(0))?
             .collect::<Result<_, _>>()?;
         if tables.is_empty() {
+            // The page size is fixed once the database is in write-ahead-log mode.
+            self.db.pragma_update(None, "page_size", PAGE_SIZE)?;
             self.db.pragma_update(None, "journal_mode", "WAL")?;
             // Two processes may create the store at once: the second waits here, then finds
             // everything in place.
             let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute_batch(SCHEMA)?;
-            tx.execute_batch(deploys::SCHEMA)?;
-            tx.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
+            lay_out(&tx)?;
             tx.commit()?;
             return Ok(());
         }
@@ -128,14 +137,18 @@ impl SqliteStore {
             self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
         match schema {
             Some(SCHEMA_VERSION) => Ok(()),
-            Some(old @ 1..=3) => {
+            Some(old @ 1..=4) => {
                 // One transaction: a store is migrated whole or not at all. Layouts 1 and 2
-                // lack the runtime's tables; every older layout lacks the rows' digests.
+                // lack the runtime's tables, layouts before 4 the rows' digests, and every
+                // older layout the versions' last row numbers.
                 let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 if old < 3 {
                     tx.execute_batch(deploys::SCHEMA)?;
                 }
-                add_digests(&tx)?;
+                if old < 4 {
+                    add_digests(&tx)?;
+                }
+                add_row_ranges(&tx)?;
                 tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION])?;
                 tx.commit()?;
                 Ok(())
@@ -182,10 +195,11 @@ impl SqliteStore {
         .ok_or(StoreError::NoSuchVersion(version))
     }
 
+    /// Records a version, once its rows are written: its last row number is the highest now.
     pub(crate) fn insert_version(db: &Connection, info: &VersionInfo) -> Result<(), StoreError> {
         db.execute(
-            "INSERT INTO versions (version, created, kind, base, source_hash, message, resources, sets)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO versions (version, created, kind, base, source_hash, message, resources, sets, last_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, (SELECT COALESCE(MAX(seq), 0) FROM resources))",
             params![
                 info.version,
                 info.created,
@@ -197,26 +211,6 @@ impl SqliteStore {
                 info.sets
             ],
         )?;
-        Ok(())
-    }
-
-    /// Inserts a resource row valid from `version`, and its shared edges when it is shared.
-    pub(crate) fn insert_resource(db: &Connection, resource: &Resource, version: u64) -> Result<(), StoreError> {
-        let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-        // The attribute hash decides whether a partial export changes a shared resource; a
-        // set's members are replaced with their set, never compared, and store none.
-        let hash = if resource.resource_set.is_none() { crate::hash::attribute_hash(resource) } else { String::new() };
-        let mut insert = db.prepare_cached(
-            "INSERT INTO resources (rid, set_name, hash, data, first_version, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        let digest = row_digest(&data).to_be_bytes();
-        insert.execute(params![resource.id, resource.resource_set, hash, data, version, &digest[..]])?;
-        if resource.resource_set.is_none() {
-            let mut edge = db.prepare_cached("INSERT INTO shared_edges (from_rid, to_rid) VALUES (?1, ?2)")?;
-            for required in &resource.requires {
-                edge.execute(params![resource.id, required])?;
-            }
-        }
         Ok(())
     }
 
@@ -259,12 +253,13 @@ fn apply(db: &Connection, plan: &MergePlan, version: u64) -> Result<(), StoreErr
         db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE set_name = ?2 AND last_version IS NULL")?
             .execute(params![version, set])?;
     }
+    let mut rows = RowWriter::new(db, version)?;
     for resource in &plan.insert {
-        SqliteStore::insert_resource(db, resource, version)?;
+        rows.insert(db, resource)?;
     }
     for resource in &plan.replace {
         SqliteStore::close_resource(db, &resource.id, version)?;
-        SqliteStore::insert_resource(db, resource, version)?;
+        rows.insert(db, resource)?;
     }
     SqliteStore::insert_version(db, &plan.info)
 }
@@ -281,94 +276,77 @@ fn decode(data: &str) -> Result<Resource, StoreError> {
     serde_json::from_str(data).map_err(|e| StoreError::Storage(format!("a stored resource is unreadable: {e}")))
 }
 
-impl SqliteStore {
-    /// A full export: every resource is compared with its current row (by a digest of the row
-    /// as it would be written); rows that did not change stay open and are shared with the new
-    /// version, changed ones are closed and written again, gone ones closed, new ones written.
-    /// `Unchanged`, with nothing written, when nothing changed and `force` is false.
-    fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<crate::FullExport, StoreError> {
-        crate::checks::check_full_export(ir)?;
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version = next_version(&tx)?;
-        let latest = Self::latest(&tx)?;
-        let mut current = current_digests(&tx)?;
-        let mut changed = false;
-        let mut buffer = Vec::new();
-        for resource in &ir.resources {
-            match current.remove(&id_digest(&resource.id)) {
-                Some((_, digest)) if digest == resource_digest(resource, &mut buffer)? => {}
-                Some((seq, _)) => {
-                    close_row(&tx, seq, &resource.id, version)?;
-                    Self::insert_resource(&tx, resource, version)?;
-                    changed = true;
-                }
-                None => {
-                    Self::insert_resource(&tx, resource, version)?;
-                    changed = true;
-                }
+/// Writes the rows of one version, numbered after every row and version before it.
+pub(crate) struct RowWriter {
+    version: u64,
+    next_seq: i64,
+}
+
+impl RowWriter {
+    pub(crate) fn new(db: &Connection, version: u64) -> Result<RowWriter, StoreError> {
+        Ok(RowWriter { version, next_seq: next_seq(db)? })
+    }
+
+    /// Inserts a resource row valid from the version, and its shared edges when it is shared.
+    pub(crate) fn insert(&mut self, db: &Connection, resource: &Resource) -> Result<(), StoreError> {
+        self.insert_encoded(db, resource, &EncodedRow::of(resource)?)
+    }
+
+    /// `insert` with the row already encoded.
+    pub(crate) fn insert_encoded(
+        &mut self,
+        db: &Connection,
+        resource: &Resource,
+        row: &EncodedRow,
+    ) -> Result<(), StoreError> {
+        let mut insert = db.prepare_cached(
+            "INSERT INTO resources (seq, rid, set_name, hash, data, first_version, digest)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        insert.execute(params![
+            self.next_seq,
+            resource.id,
+            resource.resource_set,
+            row.hash,
+            row.data,
+            self.version,
+            &row.digest[..]
+        ])?;
+        self.next_seq += 1;
+        if resource.resource_set.is_none() {
+            let mut edge = db.prepare_cached("INSERT INTO shared_edges (from_rid, to_rid) VALUES (?1, ?2)")?;
+            for required in &resource.requires {
+                edge.execute(params![resource.id, required])?;
             }
         }
-        // Gone: closed in the order they were written, so the same export writes the same.
-        let mut gone: Vec<i64> = current.into_values().map(|(seq, _)| seq).collect();
-        gone.sort_unstable();
-        for seq in gone {
-            let rid: String = tx.query_row("SELECT rid FROM resources WHERE seq = ?1", [seq], |r| r.get(0))?;
-            close_row(&tx, seq, &rid, version)?;
-            changed = true;
-        }
-        if let (false, false, Some(latest)) = (changed, force, latest) {
-            // Dropping the transaction writes nothing.
-            return Ok(crate::FullExport::Unchanged(latest));
-        }
-        let sets = ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64;
-        let info = VersionInfo {
-            version,
-            created: metadata.created.clone(),
-            kind: ExportKind::Full,
-            base: None,
-            source_hash: metadata.source_hash.clone(),
-            message: metadata.message.clone(),
-            resources: ir.resources.len() as u64,
-            sets,
-        };
-        Self::insert_version(&tx, &info)?;
-        deploys::insert_contents(&tx, &ir.files, version)?;
-        crate::failpoint::reached("full-before-commit");
-        tx.commit()?;
-        Ok(crate::FullExport::Stored(info))
+        Ok(())
     }
 }
 
-/// The digest a full export compares rows by: 128 bits of xxh3 over the row's JSON.
-fn row_digest(data: &str) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(data.as_bytes())
+/// A resource as its row stores it: its JSON, the digest a full export compares, and the
+/// attribute hash a partial export compares (a shared resource's; a set's members are replaced
+/// with their set, never compared, and store none).
+pub(crate) struct EncodedRow {
+    data: String,
+    digest: [u8; 16],
+    hash: String,
 }
 
-/// `row_digest` of the row a resource would be written as, written into `buffer` (reused from
-/// one resource to the next, so that comparing allocates nothing).
-fn resource_digest(resource: &Resource, buffer: &mut Vec<u8>) -> Result<u128, StoreError> {
-    buffer.clear();
-    serde_json::to_writer(&mut *buffer, resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-    Ok(xxhash_rust::xxh3::xxh3_128(buffer))
-}
-
-/// A resource id as a key of `current_digests` (128 bits: two ids never meet in practice).
-fn id_digest(rid: &str) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(rid.as_bytes())
-}
-
-/// Every current row: `id_digest` of its id → (row number, digest of its JSON). The digests are
-/// stored with the rows, so the rows' JSON is not read.
-fn current_digests(db: &Connection) -> Result<rustc_hash::FxHashMap<u128, (i64, u128)>, StoreError> {
-    let mut rows = rustc_hash::FxHashMap::default();
-    let mut query =
-        db.prepare("SELECT seq, rid, digest FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL")?;
-    let mut cursor = query.query([])?;
-    while let Some(row) = cursor.next()? {
-        let rid = row.get_ref(1)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
-        rows.insert(id_digest(rid), (row.get::<_, i64>(0)?, stored_digest(row.get_ref(2)?)?));
+impl EncodedRow {
+    pub(crate) fn of(resource: &Resource) -> Result<EncodedRow, StoreError> {
+        let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
+        let hash = if resource.resource_set.is_none() { crate::hash::attribute_hash(resource) } else { String::new() };
+        let digest = crate::full::row_digest(data.as_bytes()).to_be_bytes();
+        Ok(EncodedRow { data, digest, hash })
     }
-    Ok(rows)
+}
+
+/// Creates a store's tables in an empty database.
+fn lay_out(db: &Connection) -> Result<(), StoreError> {
+    db.execute_batch(SCHEMA)?;
+    db.execute_batch(deploys::SCHEMA)?;
+    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
+    Ok(())
 }
 
 fn stored_digest(value: rusqlite::types::ValueRef<'_>) -> Result<u128, StoreError> {
@@ -394,7 +372,7 @@ fn add_digests(db: &Connection) -> Result<(), StoreError> {
         .collect::<Result<_, _>>()?;
     let mut update = db.prepare("UPDATE resources SET digest = ?1 WHERE seq = ?2")?;
     for (seq, data) in rows {
-        update.execute(params![&row_digest(&data).to_be_bytes()[..], seq])?;
+        update.execute(params![&crate::full::row_digest(data.as_bytes()).to_be_bytes()[..], seq])?;
     }
     db.execute_batch(
         "CREATE INDEX current_by_rid ON resources (rid, digest, last_version) WHERE last_version IS NULL;",
@@ -402,10 +380,39 @@ fn add_digests(db: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Closes the current row number `seq` (resource `rid`) at `version`, with its shared edges.
-fn close_row(db: &Connection, seq: i64, rid: &str, version: u64) -> Result<(), StoreError> {
+/// Migration to layout 5: each version's last row number, and the index of closed rows by the
+/// version that closed them in place of the index by first version. SQLite numbered each row
+/// above every row that existed when it was written, and those were first seen by versions no
+/// newer than its own, so among the rows that remain (a prune deletes some), a version's last
+/// row number is the highest number of the rows first seen by it or an older version.
+fn add_row_ranges(db: &Connection) -> Result<(), StoreError> {
+    db.execute_batch(
+        "ALTER TABLE versions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+         DROP INDEX IF EXISTS by_first_version;
+         CREATE INDEX closed_by_version ON resources (last_version) WHERE last_version IS NOT NULL;",
+    )?;
+    let highest: std::collections::BTreeMap<u64, i64> = db
+        .prepare("SELECT first_version, MAX(seq) FROM resources GROUP BY first_version")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let versions: Vec<u64> = db
+        .prepare("SELECT version FROM versions ORDER BY version")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut update = db.prepare("UPDATE versions SET last_seq = ?1 WHERE version = ?2")?;
+    let mut last = 0;
+    for version in versions {
+        last = highest.range(..=version).next_back().map_or(last, |(_, seq)| (*seq).max(last));
+        update.execute(params![last, version])?;
+    }
+    Ok(())
+}
+
+/// Closes the current row number `seq` at `version`, with its shared edges.
+fn close_row(db: &Connection, seq: i64, version: u64) -> Result<(), StoreError> {
     db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE seq = ?2")?.execute(params![version, seq])?;
-    db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = ?1")?.execute([rid])?;
+    db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = (SELECT rid FROM resources WHERE seq = ?1)")?
+        .execute([seq])?;
     Ok(())
 }
 
@@ -429,25 +436,56 @@ impl Store for SqliteStore {
             (None, None) => return Err(StoreError::Empty),
         };
         // The latest version's rows are the current ones (a partial index); an older version's
-        // are those valid for it.
-        let (sql, version) = if latest.is_some_and(|l| l.version == info.version) {
-            ("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq", None)
+        // are those valid for it, among the rows numbered up to its last one.
+        let rows = if latest.is_some_and(|l| l.version == info.version) {
+            let mut query = tx.prepare("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq")?;
+            query.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?
         } else {
-            (
-                "SELECT data FROM resources WHERE first_version <= ?1 AND (last_version IS NULL OR last_version > ?1)
-                 ORDER BY seq",
-                Some(info.version),
-            )
-        };
-        let mut query = tx.prepare(sql)?;
-        let rows = match version {
-            Some(v) => query.query_map([v], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?,
-            None => query.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?,
+            let mut query = tx.prepare(
+                "SELECT data FROM resources WHERE seq <= ?2 AND first_version <= ?1
+                 AND (last_version IS NULL OR last_version > ?1) ORDER BY seq",
+            )?;
+            let last_seq = last_seq(&tx, info.version)?;
+            query
+                .query_map(params![info.version, last_seq], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?
         };
         let resources = rows.iter().map(|data| decode(data)).collect::<Result<Vec<_>, _>>()?;
-        drop(query);
         tx.finish()?;
         Ok(Snapshot { info, resources })
+    }
+
+    fn changes(&self, from: u64, to: u64) -> Result<crate::Changes, StoreError> {
+        let tx = self.db.unchecked_transaction()?;
+        // Both must exist, whichever way round.
+        Self::info(&tx, from)?;
+        Self::info(&tx, to)?;
+        let (older, newer) = (from.min(to), from.max(to));
+        let read = |sql: &str, values: &[&dyn rusqlite::ToSql]| -> Result<Vec<Resource>, StoreError> {
+            let mut query = tx.prepare(sql)?;
+            let rows = query.query_map(values, |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+            rows.iter().map(|data| decode(data)).collect()
+        };
+        // Seen by the older version and closed by the time of the newer one: the index of
+        // closed rows by the version that closed them.
+        let only_older = read(
+            "SELECT data FROM resources INDEXED BY closed_by_version
+             WHERE last_version > ?1 AND last_version <= ?2 AND first_version <= ?1 ORDER BY seq",
+            &[&older, &newer],
+        )?;
+        // Written after the older version and still seen by the newer one: the rows numbered
+        // between the two versions' last rows.
+        let only_newer = read(
+            "SELECT data FROM resources WHERE seq > ?3 AND seq <= ?4 AND first_version > ?1 AND first_version <= ?2
+             AND (last_version IS NULL OR last_version > ?2) ORDER BY seq",
+            &[&older, &newer, &last_seq(&tx, older)?, &last_seq(&tx, newer)?],
+        )?;
+        tx.finish()?;
+        Ok(if from <= to {
+            crate::Changes { before: only_older, after: only_newer }
+        } else {
+            crate::Changes { before: only_newer, after: only_older }
+        })
     }
 
     fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
@@ -482,6 +520,22 @@ impl Store for SqliteStore {
         tx.commit()?;
         Ok(info)
     }
+}
+
+/// The highest row number version `version` can see.
+fn last_seq(db: &Connection, version: u64) -> Result<i64, StoreError> {
+    Ok(db.query_row("SELECT last_seq FROM versions WHERE version = ?1", [version], |r| r.get(0))?)
+}
+
+/// The number the next row gets: above every row, and above every version's last row number
+/// (a prune may have deleted the highest rows), so each version's rows are numbered above those
+/// of every older version and `seq <= last_seq` selects what a version can see.
+fn next_seq(db: &Connection) -> Result<i64, StoreError> {
+    Ok(db.query_row(
+        "SELECT MAX((SELECT COALESCE(MAX(seq), 0) FROM resources), (SELECT COALESCE(MAX(last_seq), 0) FROM versions)) + 1",
+        [],
+        |r| r.get(0),
+    )?)
 }
 
 /// The number of the next version: one more than the last one ever written.

@@ -1,0 +1,225 @@
+//! A full export into SQLite: the current rows' digests are read from the index that covers
+//! them, the comparison (`crate::full`) decides what to write, and the writes are batched:
+//! prepared statements in one transaction, with the rows' JSON encoded on another thread while
+//! this one inserts. A store that does not exist yet is built whole in a file beside it, without
+//! a journal, and put in place when it is complete ([`SqliteStore::export_full_at`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use modelc_ir::{Ir, Resource};
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{RowWriter, SqliteStore, deploys};
+use crate::full::{CurrentDigests, FullPlan};
+use crate::{ExportKind, FullExport, Metadata, StoreError, VersionInfo};
+
+/// The indexes over current rows, dropped while a first export fills an empty table and built
+/// after it (one sort each, instead of a random insertion per row).
+const CURRENT_INDEXES: [(&str, &str); 2] = [
+    ("current_by_rid", "resources (rid, digest, last_version) WHERE last_version IS NULL"),
+    ("current_by_set", "resources (set_name) WHERE last_version IS NULL"),
+];
+
+/// Rows encoded per batch handed from the encoding thread to the writing one.
+const BATCH: usize = 2048;
+
+impl SqliteStore {
+    /// A full export to the store at `path`, which is created if there is none. A new store is
+    /// built whole in a temporary file beside `path`, without a journal (nothing else can see
+    /// it), synced, and then linked into place only if `path` still does not exist: a crash
+    /// leaves no store rather than half of one, and another exporter that created the store
+    /// meanwhile wins (this export then goes into its store, as if it had waited its turn). A
+    /// refused export creates nothing.
+    pub fn export_full_at(path: &Path, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+        if path.exists() {
+            return SqliteStore::open(path)?.full(ir, metadata, force);
+        }
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Storage(format!("cannot create {}: {e}", dir.display())))?;
+        remove_abandoned_builds(path);
+        let temporary = build_path(path, std::process::id());
+        let built = checked_while(ir, || build(&temporary, ir, metadata));
+        let linked = built.map(|info| {
+            crate::failpoint::reached("new-store-before-publish");
+            (std::fs::hard_link(&temporary, path), info)
+        });
+        let _ = std::fs::remove_file(&temporary);
+        match linked? {
+            (Ok(()), info) => {
+                // The new name is durable once the directory is.
+                if let Ok(dir) = std::fs::File::open(dir) {
+                    let _ = dir.sync_all();
+                }
+                Ok(FullExport::Stored(info))
+            }
+            // Another exporter created the store first, or the file system has no hard links:
+            // export into the store at `path` as usual.
+            (Err(_), _) => SqliteStore::open(path)?.full(ir, metadata, force),
+        }
+    }
+
+    /// A full export into this store, in one transaction. `Unchanged`, with nothing written,
+    /// when nothing changed and `force` is false.
+    pub(crate) fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let result = checked_while(ir, || write_full(&tx, ir, metadata, force))?;
+        if let FullExport::Stored(_) = result {
+            crate::failpoint::reached("full-before-commit");
+            tx.commit()?;
+        }
+        // Otherwise dropping the transaction writes nothing.
+        Ok(result)
+    }
+}
+
+/// Runs `write` while the export's own checks (`check_full_export`) run on another thread; a
+/// refusal wins over whatever `write` did, which the caller then throws away (a transaction not
+/// committed, a new store not put in place).
+fn checked_while<T>(ir: &Ir, write: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    std::thread::scope(|scope| {
+        let check = scope.spawn(|| crate::checks::check_full_export(ir));
+        let written = write();
+        check.join().unwrap_or_else(|_| Err(StoreError::Storage("checking the export failed".to_owned())))?;
+        written
+    })
+}
+
+/// Compares and writes, inside the caller's transaction.
+fn write_full(db: &Connection, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+    let version = super::next_version(db)?;
+    let latest = SqliteStore::latest(db)?;
+    let current = current_digests(db)?;
+    let plan = crate::full::plan(ir, &current)?;
+    drop(current);
+    if let (true, false, Some(latest)) = (plan.is_empty(), force, latest) {
+        return Ok(FullExport::Unchanged(latest));
+    }
+    apply(db, &plan, version)?;
+    let info = VersionInfo {
+        version,
+        created: metadata.created.clone(),
+        kind: ExportKind::Full,
+        base: None,
+        source_hash: metadata.source_hash.clone(),
+        message: metadata.message.clone(),
+        resources: ir.resources.len() as u64,
+        sets: ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64,
+    };
+    SqliteStore::insert_version(db, &info)?;
+    deploys::insert_contents(db, &ir.files, version)?;
+    Ok(FullExport::Stored(info))
+}
+
+/// Writes a full export's plan as version `version`.
+fn apply(db: &Connection, plan: &FullPlan<'_>, version: u64) -> Result<(), StoreError> {
+    for &row in &plan.close {
+        super::close_row(db, row, version)?;
+    }
+    let empty: bool = db.query_row("SELECT NOT EXISTS (SELECT 1 FROM resources)", [], |r| r.get(0))?;
+    if empty {
+        for (name, _) in CURRENT_INDEXES {
+            db.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
+        }
+    }
+    insert_rows(db, &plan.insert, version)?;
+    if empty {
+        for (name, definition) in CURRENT_INDEXES {
+            db.execute_batch(&format!("CREATE INDEX {name} ON {definition}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Inserts `resources` as rows valid from `version`; their JSON, digests and attribute hashes
+/// are encoded on a second thread, a batch ahead of the inserts.
+fn insert_rows(db: &Connection, resources: &[&Resource], version: u64) -> Result<(), StoreError> {
+    std::thread::scope(|scope| {
+        let (sender, batches) = mpsc::sync_channel::<Result<Vec<super::EncodedRow>, StoreError>>(4);
+        scope.spawn(move || {
+            for part in resources.chunks(BATCH) {
+                let batch = part.iter().map(|r| super::EncodedRow::of(r)).collect();
+                if sender.send(batch).is_err() {
+                    return; // The writer stopped at an error.
+                }
+            }
+        });
+        let mut rows = RowWriter::new(db, version)?;
+        let mut done = 0;
+        for batch in batches {
+            for row in batch? {
+                rows.insert_encoded(db, resources[done], &row)?;
+                done += 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Every current row: its id, row number and digest, read from the index that covers them (the
+/// rows' JSON is not read).
+fn current_digests(db: &Connection) -> Result<CurrentDigests, StoreError> {
+    let count: usize =
+        db.query_row("SELECT COUNT(*) FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL", [], |r| {
+            r.get(0)
+        })?;
+    let mut current = CurrentDigests::with_capacity(count);
+    let mut query =
+        db.prepare("SELECT seq, rid, digest FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL")?;
+    let mut cursor = query.query([])?;
+    while let Some(row) = cursor.next()? {
+        let rid = row.get_ref(1)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
+        current.push(rid, row.get(0)?, super::stored_digest(row.get_ref(2)?)?);
+    }
+    Ok(current)
+}
+
+/// Builds a new store holding `ir` as version 1 in the file `path`, synced to disk.
+fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
+    let _ = std::fs::remove_file(path);
+    let mut db = Connection::open(path)?;
+    // Nothing else can open this file until it is linked into place, and a failed build is
+    // deleted: the journal would only double the writes.
+    db.pragma_update(None, "journal_mode", "OFF")?;
+    db.pragma_update(None, "synchronous", "OFF")?;
+    db.pragma_update(None, "page_size", super::PAGE_SIZE)?;
+    let tx = db.transaction()?;
+    super::lay_out(&tx)?;
+    let info = match write_full(&tx, ir, metadata, true)? {
+        FullExport::Stored(info) | FullExport::Unchanged(info) => info,
+    };
+    tx.commit()?;
+    // The store is used in write-ahead-log mode, which its header records.
+    db.pragma_update(None, "journal_mode", "WAL")?;
+    db.close().map_err(|(_, e)| StoreError::from(e))?;
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| StoreError::Storage(format!("cannot sync {}: {e}", path.display())))?;
+    Ok(info)
+}
+
+/// The temporary file process `pid` builds the new store `path` in.
+fn build_path(path: &Path, pid: u32) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!("{name}.new-{pid}"))
+}
+
+/// Removes the temporary files of builds whose process is gone (killed before it linked its
+/// store into place). Where processes cannot be looked up (no `/proc`), they are left.
+fn remove_abandoned_builds(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return };
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let prefix = format!("{}.new-", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

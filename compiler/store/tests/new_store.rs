@@ -1,0 +1,80 @@
+//! A full export into a store that does not exist yet builds it whole beside its path and puts it
+//! in place only when it is complete: the result is an ordinary store (write-ahead log, the
+//! current layout, sound), nothing is left beside it, a refused export creates nothing, and the
+//! files of builds whose process died are cleaned up.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
+
+mod support;
+
+use modelc_store::{FullExport, SqliteStore, Store};
+use support::{ir, meta, resource, tempdir};
+
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+fn model() -> modelc_ir::Ir {
+    ir(
+        vec![
+            resource("a", Some("set-a"), 1, &[]),
+            resource("b", Some("set-a"), 2, &["a"]),
+            resource("s", None, 0, &[]),
+        ],
+        &[],
+    )
+}
+
+#[test]
+fn a_new_store_is_an_ordinary_store_with_nothing_left_beside_it() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("project/.modelc/store.sqlite");
+    let exported = SqliteStore::export_full_at(&path, &model(), &meta("first"), false).unwrap();
+    assert!(matches!(&exported, FullExport::Stored(info) if info.version == 1 && info.resources == 3), "{exported:?}");
+    assert_eq!(names(path.parent().unwrap()), ["store.sqlite"]);
+    let store = SqliteStore::open_existing(&path).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    assert_eq!(store.snapshot(None).unwrap().resources, model().resources);
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = db.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    let layout: i64 = db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).unwrap();
+    assert_eq!(layout, modelc_store::sqlite::SCHEMA_VERSION);
+    // The second export goes into the store as usual.
+    let again = SqliteStore::export_full_at(&path, &model(), &meta("again"), false).unwrap();
+    assert!(matches!(&again, FullExport::Unchanged(info) if info.version == 1), "{again:?}");
+    let mut changed = model();
+    changed.resources[0].attributes.insert("value".to_owned(), serde_json::json!(5));
+    let second = SqliteStore::export_full_at(&path, &changed, &meta("changed"), false).unwrap();
+    assert!(matches!(&second, FullExport::Stored(info) if info.version == 2), "{second:?}");
+}
+
+#[test]
+fn a_refused_first_export_creates_nothing() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("store.sqlite");
+    let mut bad = model();
+    bad.resources.push(bad.resources[2].clone());
+    let error = SqliteStore::export_full_at(&path, &bad, &meta("bad"), false).unwrap_err();
+    assert!(error.to_string().contains("more than once"), "{error}");
+    assert!(names(&dir.path).is_empty(), "{:?}", names(&dir.path));
+}
+
+#[test]
+fn the_files_of_builds_whose_process_died_are_removed() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("store.sqlite");
+    // No process has this number (above Linux's largest); process 1 always runs.
+    std::fs::write(dir.path.join("store.sqlite.new-4294967295"), "half a store").unwrap();
+    std::fs::write(dir.path.join("store.sqlite.new-1"), "another build's").unwrap();
+    std::fs::write(dir.path.join("other.new-4294967295"), "not ours").unwrap();
+    SqliteStore::export_full_at(&path, &model(), &meta("first"), false).unwrap();
+    let left = names(&dir.path);
+    if std::path::Path::new("/proc/self").exists() {
+        assert_eq!(left, ["other.new-4294967295", "store.sqlite", "store.sqlite.new-1"]);
+    } else {
+        assert!(left.contains(&"store.sqlite".to_owned()), "{left:?}");
+    }
+}
