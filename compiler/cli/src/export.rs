@@ -212,17 +212,20 @@ pub(crate) fn prune(
         _ => "no version".to_owned(),
     };
     let kept = report.kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let texts = |n: u64| if n == 1 { "1 file content".to_owned() } else { format!("{n} file contents") };
     if dry_run {
         let _ = writeln!(
             io.stdout,
-            "would remove {versions} and {} stored rows; would keep {kept} (nothing was changed)",
-            report.rows
+            "would remove {versions}, {} stored rows and {}; would keep {kept} (nothing was changed)",
+            report.rows,
+            texts(report.contents)
         );
     } else {
         let _ = writeln!(
             io.stdout,
-            "removed {versions} and {} stored rows; kept {kept}; the store went from {:.1} MiB to {:.1} MiB",
+            "removed {versions}, {} stored rows and {}; kept {kept}; the store went from {:.1} MiB to {:.1} MiB",
             report.rows,
+            texts(report.contents),
             mib(report.bytes_before),
             mib(report.bytes_after)
         );

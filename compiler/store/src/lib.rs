@@ -47,6 +47,8 @@ pub struct PruneReport {
     pub removed: Vec<u64>,
     /// Resource rows removed.
     pub rows: u64,
+    /// File contents removed: those no resource of a kept version names.
+    pub contents: u64,
     /// The size of the store before and after (after: as before, in a dry run).
     pub bytes_before: u64,
     pub bytes_after: u64,
@@ -205,8 +207,8 @@ pub trait Store {
         resources: &modelc_ir::Ir,
         metadata: &Metadata,
     ) -> Result<FullExport, StoreError>;
-    /// Deletes all but the latest `keep` versions (never the one the last deploy applied), and
-    /// the rows no kept version can see; `dry_run` says what it would remove and changes nothing.
+    /// Deletes all but the latest `keep` versions (never the one the last deploy applied), the
+    /// rows no kept version can see, and the file contents no remaining row names; `dry_run` says what it would remove and changes nothing.
     fn prune(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError>;
     /// Builds a new version from the latest one: the sets in `resources` replace their old
     /// contents, the other sets are kept, shared resources are added or kept.

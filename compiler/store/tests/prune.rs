@@ -70,3 +70,61 @@ fn the_version_the_last_deploy_applied_is_never_pruned() {
     assert_eq!(report.kept, [4, 9, 10]);
     assert_eq!(contents(&store, 4), deployed);
 }
+
+/// A resource naming file content `text` by its hash, as `fs::File` does.
+fn file(name: &str, set: &str, text: &str) -> (modelc_ir::Resource, String) {
+    let hash = format!("{:040x}", text.len() * 7919 + text.bytes().map(usize::from).sum::<usize>());
+    let mut resource = resource(name, Some(set), 0, &[]);
+    resource.attributes.insert("hash".to_owned(), serde_json::json!(hash));
+    (resource, hash)
+}
+
+fn content_rows(dir: &tempdir::Dir) -> Vec<String> {
+    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
+    let mut query = db.prepare("SELECT hash FROM contents ORDER BY hash").unwrap();
+    query.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn file_contents_are_stored_once_and_pruned_when_no_kept_version_names_them() {
+    let dir = tempdir::Dir::new();
+    let mut store = SqliteStore::open(&dir.path.join("store.sqlite")).unwrap();
+    let big = "x".repeat(100_000);
+    // Version 1: two resources name the same large text, a third another one.
+    let (a, big_hash) = file("a", "set-a", &big);
+    let (b, _) = file("b", "set-b", &big);
+    let (c, old_hash) = file("c", "set-c", "old");
+    let mut model = ir(vec![a.clone(), b.clone(), c], &[]);
+    model.files.insert(big_hash.clone(), big.clone());
+    model.files.insert(old_hash.clone(), "old".to_owned());
+    store.export_full(&model, &meta("1")).unwrap();
+    // Versions 2 and 3 keep the large text and replace the small one.
+    for step in 2..=3 {
+        let (c, new_hash) = file("c", "set-c", &format!("new {step}"));
+        let mut model = ir(vec![a.clone(), b.clone(), c], &[]);
+        model.files.insert(big_hash.clone(), big.clone());
+        model.files.insert(new_hash, format!("new {step}"));
+        store.export_full(&model, &meta("next")).unwrap();
+    }
+    let stored = content_rows(&dir);
+    assert_eq!(stored.len(), 4, "the large text once, and each small one: {stored:?}");
+    let size: i64 = rusqlite::Connection::open(dir.path.join("store.sqlite"))
+        .unwrap()
+        .query_row("SELECT SUM(length(data)) FROM contents", [], |r| r.get(0))
+        .unwrap();
+    assert!(size < 100_100, "the large text is stored once: {size} bytes");
+
+    let dry = store.prune(1, true).unwrap();
+    assert_eq!(dry.contents, 2, "a dry run counts what it would remove");
+    assert_eq!(content_rows(&dir).len(), 4);
+    let report = store.prune(1, false).unwrap();
+    assert_eq!(report.contents, 2, "the old text and version 2's are named by no kept version");
+    let left = content_rows(&dir);
+    assert!(left.contains(&big_hash) && !left.contains(&old_hash), "{left:?}");
+    assert_eq!(left.len(), 2);
+    // What the kept version names is all there for a deploy of it.
+    let latest = store.snapshot(None).unwrap();
+    let named: Vec<String> =
+        latest.resources.iter().filter_map(|r| r.attributes.get("hash")?.as_str().map(str::to_owned)).collect();
+    assert_eq!(store.contents(&named).unwrap().len(), 2);
+}

@@ -43,7 +43,9 @@ impl SqliteStore {
             tx.execute("DELETE FROM versions WHERE version = ?1", params![version])?;
         }
         tx.execute_batch("DROP TABLE kept")?;
-        let mut report = PruneReport { kept, removed, rows: rows as u64, bytes_before, bytes_after: bytes_before };
+        let contents = remove_unnamed_contents(&tx)?;
+        let mut report =
+            PruneReport { kept, removed, rows: rows as u64, contents, bytes_before, bytes_after: bytes_before };
         if dry_run {
             // Dropping the transaction undoes it all.
             return Ok(report);
@@ -61,4 +63,20 @@ impl SqliteStore {
         let size: u64 = self.db.query_row("PRAGMA page_size", [], |r| r.get(0))?;
         Ok(pages * size)
     }
+}
+
+/// Deletes the file contents that no remaining resource row names (by its `hash` attribute, as
+/// `fs::File` does), and returns how many. Only rows that mention a `hash` are parsed.
+fn remove_unnamed_contents(db: &rusqlite::Connection) -> Result<u64, StoreError> {
+    let any: bool = db.query_row("SELECT EXISTS (SELECT 1 FROM contents)", [], |r| r.get(0))?;
+    if !any {
+        return Ok(0);
+    }
+    let removed = db.execute(
+        "DELETE FROM contents WHERE hash NOT IN (
+            SELECT json_extract(data, '$.attributes.hash') FROM resources
+            WHERE instr(data, '\"hash\"') > 0 AND json_extract(data, '$.attributes.hash') IS NOT NULL)",
+        [],
+    )?;
+    Ok(removed as u64)
 }
