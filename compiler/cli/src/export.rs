@@ -37,9 +37,9 @@ pub(crate) struct Exported {
 }
 
 pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let (exported, store_path) = match &request.ir {
+    let (exported, store_path, prefetched) = match &request.ir {
         Some(file) => match read_ir(file, &io.cwd) {
-            Ok(exported) => (exported, store_path(request.store.as_deref(), None, &io.cwd)),
+            Ok(exported) => (exported, store_path(request.store.as_deref(), None, &io.cwd), None),
             Err(message) => return usage_error(io, &message),
         },
         None => {
@@ -48,8 +48,14 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
                 Err(error) => return usage_error(io, &error.to_string()),
             };
             let store_path = store_path(request.store.as_deref(), Some(&target), &io.cwd);
+            // A full export compares every resource with the store's current rows: they are
+            // read on another thread while the model compiles.
+            let prefetch = (!request.partial).then(|| {
+                let path = store_path.clone();
+                std::thread::spawn(move || modelc_store::Prefetched::read(&path))
+            });
             match compile(&target, request.partial, format, color, io) {
-                Ok(exported) => (exported, store_path),
+                Ok(exported) => (exported, store_path, prefetch.and_then(|p| p.join().ok().flatten())),
                 Err(status) => return status,
             }
         }
@@ -63,7 +69,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             .map(FullExport::Stored)
     } else {
         // A refused export does not even create the store.
-        SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force)
+        SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force, prefetched)
     };
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };

@@ -19,9 +19,17 @@ use crate::StoreError;
 #[derive(Default)]
 pub(crate) struct CurrentDigests {
     /// `id_digest` of the resource id → index in `rows`.
-    by_id: FxHashMap<u128, u32>,
+    by_id: FxHashMap<Digest, u32>,
     /// (row key, digest of the row's JSON).
-    rows: Vec<(i64, u128)>,
+    rows: Vec<(i64, Digest)>,
+}
+
+/// A 128-bit digest as two words: aligned to 8 bytes, not 16, so the tables of half a million
+/// rows take a quarter less room.
+type Digest = [u64; 2];
+
+fn split(digest: u128) -> Digest {
+    [(digest >> 64) as u64, digest as u64]
 }
 
 impl CurrentDigests {
@@ -35,8 +43,8 @@ impl CurrentDigests {
     /// Adds the current row `key` of resource `rid`, whose JSON has digest `digest`.
     pub(crate) fn push(&mut self, rid: &str, key: i64, digest: u128) {
         let index = u32::try_from(self.rows.len()).unwrap_or(u32::MAX);
-        self.by_id.insert(id_digest(rid), index);
-        self.rows.push((key, digest));
+        self.by_id.insert(split(id_digest(rid)), index);
+        self.rows.push((key, split(digest)));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -103,8 +111,8 @@ fn compare_in_parallel(resources: &[Resource], current: &CurrentDigests) -> Resu
         let mut buffer = Vec::new();
         part.iter()
             .map(|resource| {
-                let Some(&index) = current.by_id.get(&id_digest(&resource.id)) else { return Ok(Outcome::New) };
-                let same = current.rows[index as usize].1 == resource_digest(resource, &mut buffer)?;
+                let Some(&index) = current.by_id.get(&split(id_digest(&resource.id))) else { return Ok(Outcome::New) };
+                let same = current.rows[index as usize].1 == split(resource_digest(resource, &mut buffer)?);
                 Ok(if same { Outcome::Same(index) } else { Outcome::Changed(index) })
             })
             .collect()

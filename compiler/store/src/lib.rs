@@ -26,7 +26,7 @@ use serde::Serialize;
 pub use checks::check_full_export;
 pub use deploys::{Carryover, DeployRecord, DeployResult};
 pub use failpoint::FAILPOINT_VAR;
-pub use sqlite::SqliteStore;
+pub use sqlite::{Prefetched, SqliteStore};
 pub use time::utc_now;
 
 /// What a full export that skips unchanged models did.

@@ -6,7 +6,7 @@
 
 mod support;
 
-use modelc_store::{FullExport, SqliteStore, Store};
+use modelc_store::{FullExport, Prefetched, SqliteStore, Store};
 use support::{ir, meta, resource, tempdir};
 
 fn names(dir: &std::path::Path) -> Vec<String> {
@@ -31,7 +31,7 @@ fn model() -> modelc_ir::Ir {
 fn a_new_store_is_an_ordinary_store_with_nothing_left_beside_it() {
     let dir = tempdir::Dir::new();
     let path = dir.path.join("project/.modelc/store.sqlite");
-    let exported = SqliteStore::export_full_at(&path, &model(), &meta("first"), false).unwrap();
+    let exported = SqliteStore::export_full_at(&path, &model(), &meta("first"), false, None).unwrap();
     assert!(matches!(&exported, FullExport::Stored(info) if info.version == 1 && info.resources == 3), "{exported:?}");
     assert_eq!(names(path.parent().unwrap()), ["store.sqlite"]);
     let store = SqliteStore::open_existing(&path).unwrap();
@@ -43,11 +43,11 @@ fn a_new_store_is_an_ordinary_store_with_nothing_left_beside_it() {
     let layout: i64 = db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).unwrap();
     assert_eq!(layout, modelc_store::sqlite::SCHEMA_VERSION);
     // The second export goes into the store as usual.
-    let again = SqliteStore::export_full_at(&path, &model(), &meta("again"), false).unwrap();
+    let again = SqliteStore::export_full_at(&path, &model(), &meta("again"), false, None).unwrap();
     assert!(matches!(&again, FullExport::Unchanged(info) if info.version == 1), "{again:?}");
     let mut changed = model();
     changed.resources[0].attributes.insert("value".to_owned(), serde_json::json!(5));
-    let second = SqliteStore::export_full_at(&path, &changed, &meta("changed"), false).unwrap();
+    let second = SqliteStore::export_full_at(&path, &changed, &meta("changed"), false, None).unwrap();
     assert!(matches!(&second, FullExport::Stored(info) if info.version == 2), "{second:?}");
 }
 
@@ -57,7 +57,7 @@ fn a_refused_first_export_creates_nothing() {
     let path = dir.path.join("store.sqlite");
     let mut bad = model();
     bad.resources.push(bad.resources[2].clone());
-    let error = SqliteStore::export_full_at(&path, &bad, &meta("bad"), false).unwrap_err();
+    let error = SqliteStore::export_full_at(&path, &bad, &meta("bad"), false, None).unwrap_err();
     assert!(error.to_string().contains("more than once"), "{error}");
     assert!(names(&dir.path).is_empty(), "{:?}", names(&dir.path));
 }
@@ -70,11 +70,35 @@ fn the_files_of_builds_whose_process_died_are_removed() {
     std::fs::write(dir.path.join("store.sqlite.new-4294967295"), "half a store").unwrap();
     std::fs::write(dir.path.join("store.sqlite.new-1"), "another build's").unwrap();
     std::fs::write(dir.path.join("other.new-4294967295"), "not ours").unwrap();
-    SqliteStore::export_full_at(&path, &model(), &meta("first"), false).unwrap();
+    SqliteStore::export_full_at(&path, &model(), &meta("first"), false, None).unwrap();
     let left = names(&dir.path);
     if std::path::Path::new("/proc/self").exists() {
         assert_eq!(left, ["other.new-4294967295", "store.sqlite", "store.sqlite.new-1"]);
     } else {
         assert!(left.contains(&"store.sqlite".to_owned()), "{left:?}");
     }
+}
+
+/// The current rows' digests may be read before the export (while the model compiles); if the
+/// store got a new version meanwhile, they are not used.
+#[test]
+fn digests_read_beforehand_are_used_only_if_the_store_did_not_change() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("store.sqlite");
+    assert!(Prefetched::read(&path).is_none(), "no store, nothing to read");
+    let a = model();
+    let mut b = model();
+    b.resources[0].attributes.insert("value".to_owned(), serde_json::json!(9));
+    SqliteStore::export_full_at(&path, &a, &meta("a"), false, None).unwrap();
+    let stale = Prefetched::read(&path).unwrap();
+    SqliteStore::export_full_at(&path, &b, &meta("b"), false, None).unwrap();
+    // Read at version 1, whose rows are `a`'s: used, they would call `a` unchanged.
+    let exported = SqliteStore::export_full_at(&path, &a, &meta("a again"), false, Some(stale)).unwrap();
+    assert!(matches!(&exported, FullExport::Stored(info) if info.version == 3), "{exported:?}");
+    let store = SqliteStore::open_existing(&path).unwrap();
+    assert_eq!(store.snapshot(Some(3)).unwrap().resources.len(), 3);
+    assert_eq!(store.changes(2, 3).unwrap().after.len(), 1, "only the changed resource is written again");
+    let fresh = Prefetched::read(&path).unwrap();
+    let again = SqliteStore::export_full_at(&path, &a, &meta("a once more"), false, Some(fresh)).unwrap();
+    assert!(matches!(&again, FullExport::Unchanged(info) if info.version == 3), "{again:?}");
 }

@@ -24,6 +24,42 @@ const CURRENT_INDEXES: [(&str, &str); 2] = [
 /// Rows encoded per batch handed from the encoding thread to the writing one.
 const BATCH: usize = 2048;
 
+/// The current rows' digests, read before the export (on another thread while the model
+/// compiles). The export uses them only if the store's latest version is still the one they
+/// were read at: current rows change only with a new version.
+pub struct Prefetched {
+    /// The latest version and its last row number when the digests were read.
+    at: (VersionInfo, i64),
+    digests: CurrentDigests,
+}
+
+impl Prefetched {
+    /// Reads the current rows' digests of the store at `path`, if it exists and has the current
+    /// layout; opened read-only, so nothing is created or migrated. `None` otherwise: the export
+    /// then reads them itself.
+    pub fn read(path: &Path) -> Option<Prefetched> {
+        if !path.is_file() {
+            return None;
+        }
+        let mut db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+        let tx = db.transaction().ok()?;
+        let layout: i64 = tx.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).ok()?;
+        if layout != super::SCHEMA_VERSION {
+            return None;
+        }
+        let at = latest_with_last_seq(&tx).ok()??;
+        let digests = current_digests(&tx).ok()?;
+        Some(Prefetched { at, digests })
+    }
+}
+
+/// The latest version with its last row number.
+fn latest_with_last_seq(db: &Connection) -> Result<Option<(VersionInfo, i64)>, StoreError> {
+    let Some(latest) = SqliteStore::latest(db)? else { return Ok(None) };
+    let last_seq = super::last_seq(db, latest.version)?;
+    Ok(Some((latest, last_seq)))
+}
+
 impl SqliteStore {
     /// A full export to the store at `path`, which is created if there is none. A new store is
     /// built whole in a temporary file beside `path`, without a journal (nothing else can see
@@ -31,9 +67,18 @@ impl SqliteStore {
     /// leaves no store rather than half of one, and another exporter that created the store
     /// meanwhile wins (this export then goes into its store, as if it had waited its turn). A
     /// refused export creates nothing.
-    pub fn export_full_at(path: &Path, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+    ///
+    /// `prefetched`: the current rows' digests if they were read beforehand
+    /// ([`Prefetched::read`]); used only if the store has not changed since.
+    pub fn export_full_at(
+        path: &Path,
+        ir: &Ir,
+        metadata: &Metadata,
+        force: bool,
+        prefetched: Option<Prefetched>,
+    ) -> Result<FullExport, StoreError> {
         if path.exists() {
-            return SqliteStore::open(path)?.full(ir, metadata, force);
+            return SqliteStore::open(path)?.full_with(ir, metadata, force, prefetched);
         }
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)
@@ -56,15 +101,30 @@ impl SqliteStore {
             }
             // Another exporter created the store first, or the file system has no hard links:
             // export into the store at `path` as usual.
-            (Err(_), _) => SqliteStore::open(path)?.full(ir, metadata, force),
+            (Err(_), _) => SqliteStore::open(path)?.full_with(ir, metadata, force, None),
         }
     }
 
     /// A full export into this store, in one transaction. `Unchanged`, with nothing written,
     /// when nothing changed and `force` is false.
     pub(crate) fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+        self.full_with(ir, metadata, force, None)
+    }
+
+    fn full_with(
+        &mut self,
+        ir: &Ir,
+        metadata: &Metadata,
+        force: bool,
+        prefetched: Option<Prefetched>,
+    ) -> Result<FullExport, StoreError> {
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let result = checked_while(ir, || write_full(&tx, ir, metadata, force))?;
+        // Holding the write lock, the latest version is what the export builds on.
+        let current = match prefetched {
+            Some(prefetched) if latest_with_last_seq(&tx)?.as_ref() == Some(&prefetched.at) => prefetched.digests,
+            _ => current_digests(&tx)?,
+        };
+        let result = checked_while(ir, || write_full(&tx, ir, metadata, force, current))?;
         if let FullExport::Stored(_) = result {
             crate::failpoint::reached("full-before-commit");
             tx.commit()?;
@@ -87,10 +147,15 @@ fn checked_while<T>(ir: &Ir, write: impl FnOnce() -> Result<T, StoreError>) -> R
 }
 
 /// Compares and writes, inside the caller's transaction.
-fn write_full(db: &Connection, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+fn write_full(
+    db: &Connection,
+    ir: &Ir,
+    metadata: &Metadata,
+    force: bool,
+    current: CurrentDigests,
+) -> Result<FullExport, StoreError> {
     let version = super::next_version(db)?;
     let latest = SqliteStore::latest(db)?;
-    let current = current_digests(db)?;
     let plan = crate::full::plan(ir, &current)?;
     drop(current);
     if let (true, false, Some(latest)) = (plan.is_empty(), force, latest) {
@@ -186,7 +251,7 @@ fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, Store
     db.pragma_update(None, "page_size", super::PAGE_SIZE)?;
     let tx = db.transaction()?;
     super::lay_out(&tx)?;
-    let info = match write_full(&tx, ir, metadata, true)? {
+    let info = match write_full(&tx, ir, metadata, true, CurrentDigests::default())? {
         FullExport::Stored(info) | FullExport::Unchanged(info) => info,
     };
     tx.commit()?;

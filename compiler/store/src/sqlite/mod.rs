@@ -17,6 +17,8 @@ mod deploys;
 mod full;
 mod prune;
 
+pub use full::Prefetched;
+
 use std::path::Path;
 use std::time::Duration;
 
