@@ -102,3 +102,24 @@ fn digests_read_beforehand_are_used_only_if_the_store_did_not_change() {
     let again = SqliteStore::export_full_at(&path, &a, &meta("a once more"), false, Some(fresh)).unwrap();
     assert!(matches!(&again, FullExport::Unchanged(info) if info.version == 3), "{again:?}");
 }
+
+/// The checks run while the resources are compared, but end before anything is written: a
+/// refused full export into a store leaves its files byte for byte as they were, even one large
+/// enough to spill to the write-ahead log if its rows were written.
+#[test]
+fn a_refused_full_export_writes_nothing_to_the_store() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("store.sqlite");
+    let many = |value: i64| {
+        (0..20_000).map(|i| resource(&format!("r{i}"), Some(&format!("set-{}", i % 100)), value, &[])).collect()
+    };
+    SqliteStore::export_full_at(&path, &ir(many(1), &[]), &meta("first"), false, None).unwrap();
+    let files =
+        || ["store.sqlite", "store.sqlite-wal"].map(|name| std::fs::read(dir.path.join(name)).unwrap_or_default());
+    let before = files();
+    let mut refused = ir(many(2), &[]);
+    refused.resources.push(refused.resources[0].clone());
+    let error = SqliteStore::export_full_at(&path, &refused, &meta("refused"), true, None).unwrap_err();
+    assert!(error.to_string().contains("more than once"), "{error}");
+    assert!(files() == before, "a refused export changed the store's files");
+}

@@ -85,7 +85,13 @@ impl SqliteStore {
             .map_err(|e| StoreError::Storage(format!("cannot create {}: {e}", dir.display())))?;
         remove_abandoned_builds(path);
         let temporary = build_path(path, std::process::id());
-        let built = checked_while(ir, || build(&temporary, ir, metadata));
+        // The build is thrown away if the export is refused, so it need not wait for the checks.
+        let built = std::thread::scope(|scope| {
+            let check = scope.spawn(|| crate::checks::check_full_export(ir));
+            let built = build(&temporary, ir, metadata);
+            joined(check)?;
+            built
+        });
         let linked = built.map(|info| {
             crate::failpoint::reached("new-store-before-publish");
             (std::fs::hard_link(&temporary, path), info)
@@ -124,7 +130,12 @@ impl SqliteStore {
             Some(prefetched) if latest_with_last_seq(&tx)?.as_ref() == Some(&prefetched.at) => prefetched.digests,
             _ => current_digests(&tx)?,
         };
-        let result = checked_while(ir, || write_full(&tx, ir, metadata, force, current))?;
+        // The checks run while the resources are compared, and end before anything is written:
+        // a refused export leaves the store's files exactly as they were.
+        let result = std::thread::scope(|scope| {
+            let check = scope.spawn(|| crate::checks::check_full_export(ir));
+            write_full(&tx, ir, metadata, force, current, move || joined(check))
+        })?;
         if let FullExport::Stored(_) = result {
             crate::failpoint::reached("full-before-commit");
             tx.commit()?;
@@ -134,30 +145,27 @@ impl SqliteStore {
     }
 }
 
-/// Runs `write` while the export's own checks (`check_full_export`) run on another thread; a
-/// refusal wins over whatever `write` did, which the caller then throws away (a transaction not
-/// committed, a new store not put in place).
-fn checked_while<T>(ir: &Ir, write: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
-    std::thread::scope(|scope| {
-        let check = scope.spawn(|| crate::checks::check_full_export(ir));
-        let written = write();
-        check.join().unwrap_or_else(|_| Err(StoreError::Storage("checking the export failed".to_owned())))?;
-        written
-    })
+/// The outcome of the export's checks, run on another thread.
+fn joined(check: std::thread::ScopedJoinHandle<'_, Result<(), StoreError>>) -> Result<(), StoreError> {
+    check.join().unwrap_or_else(|_| Err(StoreError::Storage("checking the export failed".to_owned())))
 }
 
-/// Compares and writes, inside the caller's transaction.
+/// Compares and writes, inside the caller's transaction; `checked` (the export's checks) must
+/// pass before anything is written.
 fn write_full(
     db: &Connection,
     ir: &Ir,
     metadata: &Metadata,
     force: bool,
     current: CurrentDigests,
+    checked: impl FnOnce() -> Result<(), StoreError>,
 ) -> Result<FullExport, StoreError> {
     let version = super::next_version(db)?;
     let latest = SqliteStore::latest(db)?;
-    let plan = crate::full::plan(ir, &current)?;
+    let plan = crate::full::plan(ir, &current);
     drop(current);
+    checked()?;
+    let plan = plan?;
     if let (true, false, Some(latest)) = (plan.is_empty(), force, latest) {
         return Ok(FullExport::Unchanged(latest));
     }
@@ -251,7 +259,7 @@ fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, Store
     db.pragma_update(None, "page_size", super::PAGE_SIZE)?;
     let tx = db.transaction()?;
     super::lay_out(&tx)?;
-    let info = match write_full(&tx, ir, metadata, true, CurrentDigests::default())? {
+    let info = match write_full(&tx, ir, metadata, true, CurrentDigests::default(), || Ok(()))? {
         FullExport::Stored(info) | FullExport::Unchanged(info) => info,
     };
     tx.commit()?;
