@@ -23,6 +23,8 @@ pub struct Run {
     pub seconds: f64,
     pub peak_mib: f64,
     pub stderr: String,
+    /// Lines printed on stdout.
+    pub stdout_lines: usize,
 }
 
 /// Runs `binary` with `args` in `dir` under `/usr/bin/time`, and checks it succeeded.
@@ -40,5 +42,5 @@ pub fn timed(binary: &Path, dir: &Path, args: &[&str]) -> Run {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{args:?}: {stderr}");
     let kib: f64 = stderr.lines().last().unwrap().trim().parse().unwrap();
-    Run { seconds, peak_mib: kib / 1024.0, stderr }
+    Run { seconds, peak_mib: kib / 1024.0, stderr, stdout_lines: out.stdout.split(|b| *b == b'\n').count() }
 }
