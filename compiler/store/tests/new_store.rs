@@ -67,13 +67,13 @@ fn the_files_of_builds_whose_process_died_are_removed() {
     let dir = tempdir::Dir::new();
     let path = dir.path.join("store.sqlite");
     // No process has this number (above Linux's largest); process 1 always runs.
-    std::fs::write(dir.path.join("store.sqlite.new-4294967295"), "half a store").unwrap();
-    std::fs::write(dir.path.join("store.sqlite.new-1"), "another build's").unwrap();
+    std::fs::write(dir.path.join("store.sqlite.new-4294967295-0"), "half a store").unwrap();
+    std::fs::write(dir.path.join("store.sqlite.new-1-3"), "another build's").unwrap();
     std::fs::write(dir.path.join("other.new-4294967295"), "not ours").unwrap();
     SqliteStore::export_full_at(&path, &model(), &meta("first"), false, None).unwrap();
     let left = names(&dir.path);
     if std::path::Path::new("/proc/self").exists() {
-        assert_eq!(left, ["other.new-4294967295", "store.sqlite", "store.sqlite.new-1"]);
+        assert_eq!(left, ["other.new-4294967295", "store.sqlite", "store.sqlite.new-1-3"]);
     } else {
         assert!(left.contains(&"store.sqlite".to_owned()), "{left:?}");
     }
@@ -122,4 +122,47 @@ fn a_refused_full_export_writes_nothing_to_the_store() {
     let error = SqliteStore::export_full_at(&path, &refused, &meta("refused"), true, None).unwrap_err();
     assert!(error.to_string().contains("more than once"), "{error}");
     assert!(files() == before, "a refused export changed the store's files");
+}
+
+/// Several exporters creating the same store at once: one store results, whole, and each
+/// export is either a version of it or found it unchanged; the versions have no gap.
+#[test]
+fn first_exports_racing_to_create_a_store_give_one_whole_store() {
+    let dir = tempdir::Dir::new();
+    let path = dir.path.join("store.sqlite");
+    let models: Vec<modelc_ir::Ir> = (0..4)
+        .map(|t| {
+            let resources = (0..2_000).map(|i| resource(&format!("r{i}"), Some("set-a"), t % 2, &[])).collect();
+            ir(resources, &[])
+        })
+        .collect();
+    let barrier = std::sync::Barrier::new(models.len());
+    let outcomes: Vec<FullExport> = std::thread::scope(|scope| {
+        let handles: Vec<_> = models
+            .iter()
+            .map(|model| {
+                let (path, barrier) = (&path, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    SqliteStore::export_full_at(path, model, &meta("racing"), false, None).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let store = SqliteStore::open_existing(&path).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let versions: Vec<u64> = store.versions().unwrap().iter().map(|v| v.version).collect();
+    let stored: Vec<u64> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            FullExport::Stored(info) => Some(info.version),
+            FullExport::Unchanged(_) => None,
+        })
+        .collect();
+    assert_eq!(versions, (1..=stored.len() as u64).collect::<Vec<_>>(), "{outcomes:?}");
+    for version in versions {
+        assert_eq!(store.snapshot(Some(version)).unwrap().resources.len(), 2_000);
+    }
+    assert_eq!(names(&dir.path).iter().filter(|n| n.contains(".new-")).count(), 0);
 }

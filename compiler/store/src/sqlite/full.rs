@@ -84,7 +84,7 @@ impl SqliteStore {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Storage(format!("cannot create {}: {e}", dir.display())))?;
         remove_abandoned_builds(path);
-        let temporary = build_path(path, std::process::id());
+        let temporary = build_path(path);
         // The build is thrown away if the export is refused, so it need not wait for the checks.
         let built = std::thread::scope(|scope| {
             let check = scope.spawn(|| crate::checks::check_full_export(ir));
@@ -272,10 +272,13 @@ fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, Store
     Ok(info)
 }
 
-/// The temporary file process `pid` builds the new store `path` in.
-fn build_path(path: &Path, pid: u32) -> PathBuf {
+/// A temporary file of this process to build the new store `path` in: `NAME.new-PID-N`, where N
+/// tells apart the builds of one process's threads.
+fn build_path(path: &Path) -> PathBuf {
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!("{name}.new-{pid}"))
+    path.with_file_name(format!("{name}.new-{}-{build}", std::process::id()))
 }
 
 /// Removes the temporary files of builds whose process is gone (killed before it linked its
@@ -290,7 +293,8 @@ fn remove_abandoned_builds(path: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = file.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let pid = file.strip_prefix(&prefix).and_then(|rest| rest.split('-').next()?.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
         if !Path::new(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::remove_file(entry.path());
         }
