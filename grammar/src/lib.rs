@@ -5,12 +5,14 @@
 //! diagnostic *model* (codes and spans), not on any renderer.
 //!
 //! The pipeline inside: [`lexer`] (logos) → `disambiguate` (context-dependent tokens that stand in
-//! for the reference parser's shift preference) → the LALRPOP grammar (`grammar.lalrpop`,
+//! for the reference parser's shift preference) → `blocks` (the `end`s a file lacks, added where
+//! its indentation says, each reported at its block) → the LALRPOP grammar (`grammar.lalrpop`,
 //! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting so
 //! later recursive passes are safe). `literals` decodes strings, f-strings and regexes.
 
 mod actions;
 pub mod ast;
+mod blocks;
 mod depth;
 mod disambiguate;
 pub mod dump;
@@ -49,6 +51,7 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     disambiguate::disambiguate(&mut tokens);
     let mut sink = sink::Sink::new(file);
     errors::report_lex_errors(&tokens, text, &mut sink);
+    blocks::close_unclosed_blocks(&mut tokens, text, &mut sink);
 
     let mut recovered = Vec::new();
     let result = grammar::FileParser::new().parse(&mut sink, &mut recovered, tokens.iter().copied().map(Ok));

@@ -22,6 +22,13 @@ pub struct Code {
     pub explanation: &'static str,
 }
 
+impl Code {
+    /// A syntax diagnostic (`E00xx`, `W00xx`): found in one file before anything is resolved.
+    pub fn is_syntax(&self) -> bool {
+        self.id.get(1..3) == Some("00")
+    }
+}
+
 macro_rules! codes {
     ($($konst:ident = $id:literal $name:literal $severity:ident;)*) => {
         $(
@@ -65,6 +72,7 @@ codes! {
     INVALID_IS_DEFINED = "E0025" "invalid-is-defined" Error;
     INVALID_UTF8 = "E0027" "invalid-utf8" Error;
     DEFINITION_IN_BLOCK = "E0028" "definition-in-block" Error;
+    UNCLOSED_BLOCK = "E0029" "unclosed-block" Error;
     UNKNOWN_ESCAPE = "W0001" "unknown-escape" Warning;
     UNKNOWN_MODULE = "E0101" "unknown-module" Error;
     DUPLICATE_IMPORT = "E0102" "duplicate-import" Error;

@@ -161,11 +161,13 @@ impl Diagnostic {
         self.labels.iter().find(|l| l.primary)
     }
 
-    /// A stable order for output: by file, then position, then code.
-    pub fn sort_key(&self) -> (u32, u32, u32, &'static str) {
+    /// A stable order for output: syntax errors of every file first (a broken file explains
+    /// what other files then miss in it), then by file, position and code.
+    pub fn sort_key(&self) -> (bool, u32, u32, u32, &'static str) {
+        let later = !self.code.is_syntax();
         match self.primary_label() {
-            Some(l) => (l.file.0, l.span.start, l.span.end, self.code.id),
-            None => (u32::MAX, 0, 0, self.code.id),
+            Some(l) => (later, l.file.0, l.span.start, l.span.end, self.code.id),
+            None => (later, u32::MAX, 0, 0, self.code.id),
         }
     }
 }
