@@ -165,7 +165,7 @@ fn compile_writes_the_resources_and_keeps_the_old_file_when_the_model_is_wrong()
     std::fs::write(dir.join("main.cf"), TWO_RESOURCES).unwrap();
     let out = modelc(&["compile", "main.cf", "-o", "out.json"], &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("2 resources, 1 dependencies, 1 resource sets (0 empty), 0 shared"), "{}", out.stderr);
+    assert!(out.stderr.contains("2 resources, 1 dependency, 1 resource set (0 empty), 0 shared"), "{}", out.stderr);
     let written = std::fs::read_to_string(dir.join("out.json")).unwrap();
     let ir: serde_json::Value = serde_json::from_str(&written).unwrap();
     assert_eq!(ir["format_version"], 1);

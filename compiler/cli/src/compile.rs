@@ -82,7 +82,8 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
     }
     if let (Some(model), Format::Human, 0) = (&compiled.model, format, status) {
         let total: usize = model.instances_by_entity.values().sum();
-        let _ = writeln!(io.stderr, "{total} instances in {:.1} ms", elapsed.as_secs_f64() * 1000.0);
+        let instances = modelc_diagnostics::count(total as u64, "instance");
+        let _ = writeln!(io.stderr, "{instances} in {:.1} ms", elapsed.as_secs_f64() * 1000.0);
         let width = model.instances_by_entity.values().max().map_or(1, |n| n.to_string().len());
         for (entity, count) in &model.instances_by_entity {
             let _ = writeln!(io.stderr, "  {count:>width$} {entity}");

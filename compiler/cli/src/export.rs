@@ -92,11 +92,11 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
                 let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();
                 let _ = writeln!(
                     io.stderr,
-                    "exported version {} ({}{base}): {} resources in {} resource sets, to {}",
+                    "exported version {} ({}{base}): {} in {}, to {}",
                     info.version,
                     info.kind.as_str(),
-                    info.resources,
-                    info.sets,
+                    modelc_diagnostics::count(info.resources, "resource"),
+                    modelc_diagnostics::count(info.sets, "resource set"),
                     store_path.display()
                 );
             }
@@ -218,19 +218,19 @@ pub(crate) fn prune(
         _ => "no version".to_owned(),
     };
     let kept = report.kept.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-    let texts = |n: u64| if n == 1 { "1 file content".to_owned() } else { format!("{n} file contents") };
+    let texts = |n: u64| modelc_diagnostics::count(n, "file content");
     if dry_run {
         let _ = writeln!(
             io.stdout,
-            "would remove {versions}, {} stored rows and {}; would keep {kept} (nothing was changed)",
-            report.rows,
+            "would remove {versions}, {} and {}; would keep {kept} (nothing was changed)",
+            modelc_diagnostics::count(report.rows, "stored row"),
             texts(report.contents)
         );
     } else {
         let _ = writeln!(
             io.stdout,
-            "removed {versions}, {} stored rows and {}; kept {kept}; the store went from {:.1} MiB to {:.1} MiB",
-            report.rows,
+            "removed {versions}, {} and {}; kept {kept}; the store went from {:.1} MiB to {:.1} MiB",
+            modelc_diagnostics::count(report.rows, "stored row"),
             texts(report.contents),
             mib(report.bytes_before),
             mib(report.bytes_after)
@@ -266,12 +266,12 @@ pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, c
     let info = &snapshot.info;
     let _ = writeln!(
         io.stdout,
-        "version {} ({}), {}: {} resources in {} resource sets",
+        "version {} ({}), {}: {} in {}",
         info.version,
         info.kind.as_str(),
         info.created,
-        info.resources,
-        info.sets
+        modelc_diagnostics::count(info.resources, "resource"),
+        modelc_diagnostics::count(info.sets, "resource set")
     );
     // By set, sets by name (numbers in names compared as numbers), shared resources last.
     let mut by_set: indexmap::IndexMap<Option<&str>, Vec<&str>> = indexmap::IndexMap::new();

@@ -50,8 +50,8 @@ pub(crate) fn fmt(paths: &[PathBuf], check: bool, io: &mut Io<'_>) -> u8 {
     let verb = if check { "would change" } else { "formatted" };
     let _ = writeln!(
         io.stderr,
-        "{verb} {changed} of {} files{}",
-        files.len(),
+        "{verb} {changed} of {}{}",
+        modelc_diagnostics::count(files.len() as u64, "file"),
         if failed > 0 { format!("; {failed} left alone") } else { String::new() }
     );
     if failed > 0 || (check && changed > 0) { EXIT_MODEL_ERRORS } else { EXIT_OK }

@@ -6,11 +6,13 @@
 //! converts it into LSP diagnostics. Phases return diagnostics as values, never print them.
 
 pub mod codes;
+mod counts;
 mod files;
 pub mod render;
 mod span;
 
 pub use codes::Code;
+pub use counts::{count, is_are, plural, was_were};
 pub use files::{FileId, LineCol, LineIndex, SourceFile, SourceFiles};
 pub use span::Span;
 

@@ -60,12 +60,17 @@ impl<'a> Engine<'a> {
                     scope,
                     call.span,
                     Diagnostic::new(&codes::UNAVAILABLE_PLUGIN, format!("`{written}` is not a plugin modelc can run")),
-                    "",
+                    "called here",
                 ));
             };
             let name = format!("std::{}", signature.name);
             let bound = modelc_std_plugins::bind(signature, positional, keywords).map_err(|e| {
-                self.fail(scope, call.span, Diagnostic::new(&codes::INVALID_ARGUMENTS, e.message(&name)), "")
+                self.fail(
+                    scope,
+                    call.span,
+                    Diagnostic::new(&codes::INVALID_ARGUMENTS, e.message(&name)),
+                    "in this call",
+                )
             })?;
             let mut host = Host { engine: self, scope, missing: None, span: call.span };
             match modelc_std_plugins::call(signature.name, bound, &mut host) {

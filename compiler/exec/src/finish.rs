@@ -66,7 +66,12 @@ impl Engine<'_> {
                         ),
                     )),
                     CellKind::List { lower, .. } if !c.lower_met() => Some((
-                        format!("attribute `{name}` requires {lower} values but only {} are set", c.items().len()),
+                        format!(
+                            "attribute `{name}` requires {} but only {} {} set",
+                            modelc_diagnostics::count(*lower as u64, "value"),
+                            c.items().len(),
+                            modelc_diagnostics::is_are(c.items().len() as u64)
+                        ),
                         format!("add values to `{name}`, or lower the relation's multiplicity"),
                     )),
                     _ => None,

@@ -110,9 +110,10 @@ pub fn summary(ir: &Ir, max_sets: usize) -> String {
     let empty = ir.sets.iter().filter(|s| s.resources.is_empty()).count();
     let _ = writeln!(
         out,
-        "{} resources, {edges} dependencies, {} resource sets ({empty} empty), {} shared",
-        ir.resources.len(),
-        ir.sets.len(),
+        "{}, {}, {} ({empty} empty), {} shared",
+        count(ir.resources.len(), "resource", "resources"),
+        count(edges, "dependency", "dependencies"),
+        count(ir.sets.len(), "resource set", "resource sets"),
         ir.shared().count()
     );
     if !ir.sets.is_empty() && max_sets > 0 {
@@ -187,7 +188,12 @@ mod tests {
     fn summary_counts_by_type_and_set() {
         let text = summary(&crate::tests::sample(), 10);
         assert!(text.contains("test::R          3        2       1"), "{text}");
-        assert!(text.contains("3 resources, 2 dependencies, 1 resource sets (0 empty), 1 shared"));
+        assert!(text.contains("3 resources, 2 dependencies, 1 resource set (0 empty), 1 shared"), "{text}");
         assert!(text.contains("s            2"), "{text}");
     }
+}
+
+/// `n` and the noun that agrees with it: "1 resource", "2 resources".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

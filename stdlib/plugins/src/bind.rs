@@ -1,7 +1,7 @@
 //! Binding the arguments of a call to a plugin's parameters, by Python's rules (spec §4.12):
 //! positional arguments fill the ordinary parameters in order and the rest go to `*args`;
 //! keywords fill parameters by name and the rest go to `**kwargs`; defaults fill what is left.
-//! Errors carry the reference's wording ("takes 1 positional arguments but 2 were given").
+//! Errors carry the reference's (Python's) wording ("takes 1 positional argument but 2 were given").
 
 use std::fmt;
 
@@ -89,7 +89,10 @@ impl fmt::Display for BindError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BindError::TooManyPositional { max, given } => {
-                write!(f, "takes {max} positional arguments but {given} were given")
+                // Python's own agreement: "takes 1 positional argument but 2 were given".
+                let s = if *max == 1 { "" } else { "s" };
+                let were = if *given == 1 { "was" } else { "were" };
+                write!(f, "takes {max} positional argument{s} but {given} {were} given")
             }
             BindError::Missing { names, keyword_only } => {
                 let kind = if *keyword_only { "keyword-only" } else { "positional" };
@@ -305,7 +308,7 @@ mod tests {
     #[test]
     fn errors_read_like_the_reference() {
         let err = bind(sig("upper"), vec![s("a"), s("b")], vec![]).unwrap_err();
-        assert_eq!(err.message("std::upper"), "std::upper() takes 1 positional arguments but 2 were given");
+        assert_eq!(err.message("std::upper"), "std::upper() takes 1 positional argument but 2 were given");
         let err = bind(sig("replace"), vec![s("b"), s("c")], vec![kw("old", s("a"))]).unwrap_err();
         assert_eq!(err.message("std::replace"), "std::replace() missing 1 required positional argument: 'new'");
         let err = bind(sig("replace"), vec![], vec![]).unwrap_err();

@@ -25,11 +25,12 @@ impl<'a, 'io> Progress<'a, 'io> {
         let mut io = self.io.borrow_mut();
         let _ = writeln!(
             io.stderr,
-            "{mode} {handled} of {} resources ({}{version}) for agents {} with {} jobs",
-            plan.len(),
+            "{mode} {handled} of {} ({}{version}) for {} {} with {}",
+            modelc_diagnostics::count(plan.len() as u64, "resource"),
             desired.source,
+            if agents.len() == 1 { "agent" } else { "agents" },
             agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
-            options.jobs
+            modelc_diagnostics::count(options.jobs as u64, "job")
         );
     }
 

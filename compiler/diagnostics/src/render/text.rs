@@ -46,9 +46,9 @@ impl<'f> TextRenderer<'f> {
             } else {
                 Color::Blue
             });
-            if let Some(message) = &label.message {
-                rendered = rendered.with_message(message);
-            }
+            // Ariadne underlines only labels that carry a message: an empty one keeps a bare
+            // label visible.
+            rendered = rendered.with_message(label.message.as_deref().unwrap_or(""));
             report = report.with_label(rendered);
         }
         for note in &diagnostic.notes {

@@ -35,7 +35,11 @@ impl<'a> Checker<'a> {
                     &codes::INVALID_ARGUMENTS,
                     format!("the cast `{written}` takes exactly one positional argument"),
                 )
-                .primary(self.file, call.span, format!("{} argument(s) given", args.len()));
+                .primary(
+                    self.file,
+                    call.span,
+                    format!("{} given", modelc_diagnostics::count(args.len() as u64, "argument")),
+                );
                 self.runtime(d);
             }
             if written == "number" {
@@ -125,13 +129,20 @@ impl<'a> Checker<'a> {
             .enumerate()
             .filter_map(|(i, a)| if let Arg::Positional(e) = a { Some((i, e)) } else { None })
             .collect();
-        let mut problems: Vec<(Span, String)> = Vec::new();
+        // (where, message, label)
+        let mut problems: Vec<(Span, String, String)> = Vec::new();
         if let Some(max) = signature.max_positional()
             && positional.len() > max
         {
+            let given = positional.len() as u64;
             problems.push((
                 positional[max].1.span,
-                format!("{fqn}() takes {max} positional arguments but {} were given", positional.len()),
+                format!(
+                    "{fqn}() takes {} but {given} {} given",
+                    modelc_diagnostics::count(max as u64, "positional argument"),
+                    modelc_diagnostics::was_were(given)
+                ),
+                "one argument too many from here".to_owned(),
             ));
         }
         let normal: Vec<&modelc_stdlib::Param> =
@@ -145,9 +156,17 @@ impl<'a> Checker<'a> {
                 .iter()
                 .any(|p| p.name == name.name && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly));
             if bound.contains(&name.name.as_str()) && known {
-                problems.push((name.span, format!("{fqn}() got multiple values for argument '{}'", name.name)));
+                problems.push((
+                    name.span,
+                    format!("{fqn}() got multiple values for argument '{}'", name.name),
+                    "already given".to_owned(),
+                ));
             } else if !known && !accepts_any_keyword {
-                problems.push((name.span, format!("{fqn}() got an unexpected keyword argument: '{}'", name.name)));
+                problems.push((
+                    name.span,
+                    format!("{fqn}() got an unexpected keyword argument: '{}'", name.name),
+                    format!("{fqn}() has no parameter of this name"),
+                ));
             }
             bound.push(&name.name);
         }
@@ -157,12 +176,17 @@ impl<'a> Checker<'a> {
                 let list: Vec<String> = missing.iter().map(|m| format!("'{m}'")).collect();
                 problems.push((
                     call.span,
-                    format!("{fqn}() missing {} required argument(s): {}", missing.len(), list.join(", ")),
+                    format!(
+                        "{fqn}() missing {}: {}",
+                        modelc_diagnostics::count(missing.len() as u64, "required argument"),
+                        list.join(", ")
+                    ),
+                    format!("{} missing", if missing.len() == 1 { "an argument is" } else { "arguments are" }),
                 ));
             }
         }
-        for (span, message) in problems {
-            let d = Diagnostic::new(&codes::INVALID_ARGUMENTS, message).primary(self.file, span, "");
+        for (span, message, label) in problems {
+            let d = Diagnostic::new(&codes::INVALID_ARGUMENTS, message).primary(self.file, span, label);
             self.runtime(d);
         }
         // Argument types, where both the parameter's and the value's are certain.
