@@ -151,6 +151,11 @@ fn mermaid_escape(text: &str) -> String {
     text.replace('"', "#quot;").replace('\n', " ")
 }
 
+/// `n` and the noun that agrees with it: "1 resource", "2 resources".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,9 +196,4 @@ mod tests {
         assert!(text.contains("3 resources, 2 dependencies, 1 resource set (0 empty), 1 shared"), "{text}");
         assert!(text.contains("s            2"), "{text}");
     }
-}
-
-/// `n` and the noun that agrees with it: "1 resource", "2 resources".
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
