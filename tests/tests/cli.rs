@@ -316,3 +316,31 @@ fn fmt_formats_checks_and_leaves_broken_files_alone() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn untrusted_files_cannot_flood_or_drive_the_terminal() {
+    let dir = scratch_dir("untrusted");
+    // A binary file: one diagnostic, not thousands.
+    let mut binary = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    binary.extend((0..20_000u32).map(|i| (i % 251) as u8));
+    std::fs::write(dir.join("image.cf"), &binary).unwrap();
+    let out = modelc(&["check", "image.cf"], &dir);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr.matches("E0030").count(), 1, "{}", out.stderr);
+    assert!(out.stderr.len() < 1_000, "{} bytes of output for a binary file", out.stderr.len());
+    // Control characters in a snippet or a message are shown, not sent to the terminal.
+    std::fs::write(dir.join("escape.cf"), "x = \"\u{1b}[2J\u{1b}]0;owned\u{7}\" +\n").unwrap();
+    let out = modelc(&["--color", "never", "check", "escape.cf"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(!out.stderr.contains(['\u{1b}', '\u{7}']), "{:?}", out.stderr);
+    assert!(out.stderr.contains("\u{241b}[2J"), "{}", out.stderr);
+    // A file with a hundred errors shows fifty and counts the rest; JSON lists them all.
+    let many: String = (0..100).map(|i| format!("x{i} = $\n")).collect();
+    std::fs::write(dir.join("many.cf"), many).unwrap();
+    let out = modelc(&["check", "many.cf"], &dir);
+    assert_eq!(out.stderr.matches("[E0001]").count(), 50, "{}", out.stderr);
+    assert!(out.stderr.contains("note: 50 more diagnostics in many.cf not shown"), "{}", out.stderr);
+    assert!(out.stderr.contains("checked 2 files: 100 errors"), "{}", out.stderr);
+    let json = modelc(&["--format", "json", "check", "many.cf"], &dir);
+    assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&json.stdout).unwrap().len(), 100);
+}

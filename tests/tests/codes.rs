@@ -16,12 +16,14 @@ fn every_registered_code_is_produced_by_some_input() {
         .unwrap()
         .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
         .collect();
-    // Inputs no fixture file can hold: invalid UTF-8, a warning, and excessive nesting.
+    // Inputs no fixture file can hold: invalid UTF-8, a warning, excessive nesting, and a binary
+    // file.
     std::fs::write(dir.join("latin1.cf"), b"x = \"caf\xe9\"\n").unwrap();
     std::fs::write(dir.join("warning.cf"), "x = \"a\\.b\"\n").unwrap();
     std::fs::write(dir.join("deep.cf"), format!("x = {}1{}\n", "[".repeat(300), "]".repeat(300))).unwrap();
     std::fs::write(dir.join("plus.cf"), "x = [1]\nx += 2\n").unwrap();
-    for name in ["latin1.cf", "warning.cf", "deep.cf", "plus.cf"] {
+    std::fs::write(dir.join("binary.cf"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    for name in ["latin1.cf", "warning.cf", "deep.cf", "plus.cf", "binary.cf"] {
         inputs.push(dir.join(name).to_str().unwrap().to_owned());
     }
     // The semantic UI inputs: models and projects.

@@ -1,7 +1,11 @@
 //! Printing a run's diagnostics and its summary line, and choosing the exit status.
 
 use modelc_diagnostics::render::{json, text::TextRenderer};
-use modelc_diagnostics::{Diagnostic, Severity, SourceFiles};
+use modelc_diagnostics::{Diagnostic, FileId, Severity, SourceFiles};
+
+/// Diagnostics shown per file in text: beyond this many, one file is rarely the model it was
+/// meant to be, and the rest are counted instead.
+const MAX_SHOWN_PER_FILE: usize = 50;
 
 use crate::{EXIT_MODEL_ERRORS, EXIT_OK, Format, Io};
 
@@ -34,8 +38,34 @@ impl Reporter<'_> {
             }
             Format::Human | Format::Reference | Format::Dot | Format::Mermaid => {
                 let mut renderer = TextRenderer::new(self.files, self.color);
+                // (file, diagnostics of it shown, not shown), in the order files come up.
+                let mut per_file: Vec<(Option<FileId>, usize, usize)> = Vec::new();
                 for diagnostic in diagnostics.iter() {
+                    let file = diagnostic.primary_label().map(|l| l.file);
+                    let at = match per_file.iter().position(|(f, _, _)| *f == file) {
+                        Some(at) => at,
+                        None => {
+                            per_file.push((file, 0, 0));
+                            per_file.len() - 1
+                        }
+                    };
+                    let counts = &mut per_file[at];
+                    if counts.1 == MAX_SHOWN_PER_FILE && file.is_some() {
+                        counts.2 += 1;
+                        continue;
+                    }
+                    counts.1 += 1;
                     let _ = writeln!(io.stderr, "{}", renderer.render(diagnostic));
+                }
+                for (file, _, hidden) in per_file {
+                    if let (Some(file), 1..) = (file, hidden) {
+                        let _ = writeln!(
+                            io.stderr,
+                            "note: {hidden} more {} in {} not shown (`--format json` lists every one)\n",
+                            if hidden == 1 { "diagnostic" } else { "diagnostics" },
+                            self.files.get(file).name
+                        );
+                    }
                 }
             }
         }

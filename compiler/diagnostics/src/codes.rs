@@ -73,6 +73,7 @@ codes! {
     INVALID_UTF8 = "E0027" "invalid-utf8" Error;
     DEFINITION_IN_BLOCK = "E0028" "definition-in-block" Error;
     UNCLOSED_BLOCK = "E0029" "unclosed-block" Error;
+    BINARY_FILE = "E0030" "binary-file" Error;
     UNKNOWN_ESCAPE = "W0001" "unknown-escape" Warning;
     UNKNOWN_MODULE = "E0101" "unknown-module" Error;
     DUPLICATE_IMPORT = "E0102" "duplicate-import" Error;

@@ -153,6 +153,9 @@ pub(crate) fn collect_files(
     }
 }
 
+/// How much of a file is searched for a NUL byte to tell a binary file (as git does).
+const BINARY_PROBE: usize = 8000;
+
 /// Reads one file. Invalid UTF-8 is replaced and reported, so the rest can still be checked.
 fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<FileId, LoadError> {
     let bytes = std::fs::read(path).map_err(|error| match error.kind() {
@@ -166,6 +169,17 @@ fn read_into(loaded: &mut Loaded, path: &Path, cwd: &Path) -> Result<FileId, Loa
     let absolute = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
     let id = FileId(u32::try_from(loaded.files.len()).unwrap_or(u32::MAX));
     loaded.paths.push((id, absolute));
+    // A NUL byte near the start (git's test) says the file is binary: reported once, and read
+    // as empty, rather than parsed into thousands of errors.
+    if bytes.iter().take(BINARY_PROBE).any(|b| *b == 0) {
+        let id = loaded.files.add(shown.clone(), String::new());
+        loaded.diagnostics.push(
+            Diagnostic::new(&codes::BINARY_FILE, format!("`{shown}` is a binary file, not a model"))
+                .note(format!("it holds NUL bytes in its first {BINARY_PROBE} bytes; it is read as empty"))
+                .help("move it out of the model's directories, or give it another extension than `.cf`"),
+        );
+        return Ok(id);
+    }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(loaded.files.add(shown, text)),
         Err(error) => {
