@@ -210,10 +210,13 @@ pub enum Command {
     /// diagnostics as you type for the project of the workspace (its project.yml) or for
     /// files on their own.
     Lsp,
-    /// Explain a diagnostic code, e.g. `modelc explain E0006`.
+    /// Explain a diagnostic code, e.g. `modelc explain E0006`; `--list` lists every code.
     Explain {
-        #[arg(value_name = "CODE")]
-        code: String,
+        #[arg(value_name = "CODE", required_unless_present = "list")]
+        code: Option<String>,
+        /// List every code with its severity, name and title.
+        #[arg(long, conflicts_with = "code")]
+        list: bool,
     },
     /// Print a shell completion script, e.g. `modelc completions bash > /etc/bash_completion.d/modelc`.
     Completions {

@@ -177,7 +177,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         }
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
-        Command::Explain { code } => explain(&code, io),
+        Command::Explain { code, list } => explain(code.as_deref(), list, cli.format, io),
         Command::Fmt { paths, check } => fmt::fmt(&paths, check, io),
         Command::Lsp => match modelc_lsp::stdio() {
             Ok(()) => EXIT_OK,
@@ -233,14 +233,64 @@ pub(crate) fn load_target(path: Option<&Path>, io: &mut Io<'_>) -> Result<modelc
 }
 
 /// `modelc explain CODE`.
-fn explain(code: &str, io: &mut Io<'_>) -> u8 {
+fn explain(code: Option<&str>, list: bool, format: Format, io: &mut Io<'_>) -> u8 {
+    let json = format.json_diagnostics();
+    if list {
+        if json {
+            let all: Vec<serde_json::Value> = codes::ALL.iter().map(|c| code_json(c, false)).collect();
+            let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+        } else {
+            for code in codes::ALL {
+                let _ = writeln!(
+                    io.stdout,
+                    "{}  {:<7}  {:<36}  {}",
+                    code.id,
+                    code.severity.as_str(),
+                    code.name,
+                    title(code)
+                );
+            }
+        }
+        return EXIT_OK;
+    }
+    let code = code.unwrap_or_default();
     match codes::lookup(code) {
+        Some(code) if json => {
+            let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&code_json(code, true)).unwrap_or_default());
+            EXIT_OK
+        }
         Some(code) => {
             let _ = write!(io.stdout, "{}", code.explanation);
             EXIT_OK
         }
-        None => usage_error(io, &format!("`{code}` is not a modelc diagnostic code (they look like E0006 or W0001)")),
+        None => usage_error(
+            io,
+            &format!(
+                "`{code}` is not a modelc diagnostic code (they look like E0006 or W0001; `modelc explain --list` lists them)"
+            ),
+        ),
     }
+}
+
+/// An explanation's title: its first heading without the code (`Block without \`end\``).
+fn title(code: &codes::Code) -> &'static str {
+    let first = code.explanation.lines().next().unwrap_or_default();
+    let heading = first.trim_start_matches('#').trim();
+    heading.split_once(": ").map_or(heading, |(_, title)| title)
+}
+
+/// A code as `explain --format json` gives it; with its Markdown explanation if asked.
+fn code_json(code: &'static codes::Code, explanation: bool) -> serde_json::Value {
+    let mut value = serde_json::json!({
+        "code": code.id,
+        "name": code.name,
+        "severity": code.severity.as_str(),
+        "title": title(code),
+    });
+    if explanation {
+        value["explanation"] = serde_json::Value::String(code.explanation.to_owned());
+    }
+    value
 }
 
 /// The ids of every diagnostic code modelc can report (what `modelc explain` accepts).
