@@ -40,6 +40,63 @@ enum Reason {
     EndOfFile,
 }
 
+/// Adds the `:` a block header lacks (`if x` over an indented body), reporting each, so that the
+/// block parses as meant instead of its body and `end` being reported one by one.
+pub(crate) fn add_missing_colons<'a>(tokens: &mut Vec<Spanned<'a>>, text: &str, sink: &mut Sink) {
+    let mut inserts: Vec<usize> = Vec::new();
+    let mut brackets = 0usize;
+    for (at, &(start, token, _)) in tokens.iter().enumerate() {
+        match token {
+            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => brackets += 1,
+            Token::RParen | Token::RBracket | Token::RBrace => brackets = brackets.saturating_sub(1),
+            _ => {}
+        }
+        let header = match token {
+            Token::Entity | Token::Implementation | Token::If | Token::Elif | Token::Else => true,
+            Token::For => !(at >= 2 && tokens[at - 2].1 == Token::Implementation),
+            _ => false,
+        };
+        if !header || brackets > 0 || !starts_line(text, start) || header_colon(tokens, at, text).is_some() {
+            continue;
+        }
+        // The header's last token, and the first of the next line.
+        let Some(next) = (at + 1..tokens.len()).find(|&i| starts_line(text, tokens[i].0)) else { continue };
+        let last = next - 1;
+        let indented = column(text, tokens[next].0) > column(text, first_on_line(text, start));
+        let complete = !matches!(
+            tokens[last].1,
+            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace | Token::Comma
+        ) && !crate::errors::is_binary_operator(tokens[last].1);
+        if indented && complete {
+            inserts.push(last);
+        }
+    }
+    for &last in inserts.iter().rev() {
+        let (_, _, end) = tokens[last];
+        tokens.insert(last + 1, (end, Token::Colon, end));
+    }
+    for (shift, &last) in inserts.iter().enumerate() {
+        // Earlier inserts moved this header's tokens by one each.
+        let last = last + shift;
+        let opener = (0..=last).rev().find(|&i| starts_line(text, tokens[i].0)).unwrap_or(last);
+        let kind = tokens[opener].1.fixed_text().unwrap_or("block");
+        let end = tokens[last].2;
+        let diagnostic = sink.report(
+            &codes::UNEXPECTED_TOKEN,
+            Span::new(end, end),
+            format!("the `{kind}` header has no `:` at its end"),
+            "add `:` here",
+        );
+        add_help(diagnostic, "a block's header ends with `:`, and its body follows on the next lines");
+        let file = diagnostic.labels.first().map_or(modelc_diagnostics::FileId(0), |l| l.file);
+        diagnostic.fixes.push(modelc_diagnostics::Fix {
+            message: "add `:`".to_owned(),
+            edits: vec![modelc_diagnostics::Edit { file, span: Span::new(end, end), replacement: ":".to_owned() }],
+            applicability: modelc_diagnostics::Applicability::MachineApplicable,
+        });
+    }
+}
+
 /// Adds the `end`s a file lacks where its indentation says they belong, reporting each.
 pub(crate) fn close_unclosed_blocks<'a>(tokens: &mut Vec<Spanned<'a>>, text: &str, sink: &mut Sink) {
     let mut missing = unclosed_count(tokens, text);
@@ -282,6 +339,18 @@ mod tests {
     }
 
     #[test]
+    fn a_header_without_its_colon_over_an_indented_body_gets_one() {
+        assert_eq!(codes("if true\n    y = 1\nend\n"), [("E0006", 1)]);
+        assert_eq!(codes("entity A extends B\n    string x\nend\n"), [("E0006", 1)]);
+        let text = "if a:\n    x = 1\nelse\n    x = 2\nend\nfor v in [1]\n    y = v\nend\n";
+        assert_eq!(codes(text), [("E0006", 3), ("E0006", 6)]);
+        // With a missing `end` too: both are repaired, each reported once.
+        assert_eq!(codes("implementation i for A\n    x = 1\nimplement A using i\n"), [("E0029", 1), ("E0006", 1)]);
+        // An operator at the end: the header continues, it is not missing a `:`.
+        assert!(codes("if a and\n    b:\n    x = 1\nend\n").is_empty());
+    }
+
+    #[test]
     fn comprehensions_open_no_block() {
         let text = "implementation i for A:\n    x = [v for v in [1, 2] if v > 1]\nentity B:\nend\n";
         assert_eq!(codes(text), [("E0029", 1)]);
@@ -291,7 +360,7 @@ mod tests {
     fn files_whose_ends_do_not_say_where_one_is_missing_are_left_to_the_parser() {
         // One `end` too many: nothing is added.
         assert!(codes("entity A:\nend\nend\n").iter().all(|(code, _)| *code != "E0029"));
-        // A header without its `:`: the header is what is wrong.
+        // A header without its `:` and no body: the header is what is wrong.
         assert_eq!(codes("entity Broken\n"), [("E0007", 1)]);
         // An unclosed bracket: the bracket is what is wrong.
         assert!(codes("x = [1, 2\nentity A:\n    string y\n").iter().all(|(code, _)| *code != "E0029"));

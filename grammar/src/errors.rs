@@ -193,6 +193,11 @@ fn unexpected_token(
         add_help(diagnostic, format!("choose another name, such as `{word}_`"));
         return;
     }
+    if let Some(at) = at
+        && across_lines(sink, tokens, text, at, expected)
+    {
+        return;
+    }
     let found = token.describe();
     let label = match &wanted {
         Some(wanted) => format!("expected {wanted}"),
@@ -204,6 +209,129 @@ fn unexpected_token(
     if let Some(help) = help {
         add_help(diagnostic, help);
     }
+}
+
+/// Errors whose cause is on an earlier line than where the parser stopped: an operator that
+/// ends a line, a bracket never closed, a comma missing between elements on separate lines.
+/// Reported at the cause; returns whether it reported.
+fn across_lines(sink: &mut Sink, tokens: &[Spanned<'_>], text: &str, at: usize, expected: &[String]) -> bool {
+    let (start, token, end) = tokens[at];
+    // The first token of the error's line, and the last of the line before.
+    let first = (0..=at).rev().take_while(|&i| i == at || !ends_line_before(text, tokens[i].2, tokens[i + 1].0)).last();
+    let Some(first) = first.filter(|&f| f > 0) else { return false };
+    let (op_start, before, op_end) = tokens[first - 1];
+    if is_binary_operator(before) {
+        let word = before.fixed_text().map_or_else(|| before.describe(), |t| format!("`{t}`"));
+        let diagnostic = sink.report(
+            &codes::UNEXPECTED_TOKEN,
+            Span::new(op_start, op_end),
+            format!("the line ends with {word}, so the expression runs on into the next line"),
+            "nothing follows this operator on its line",
+        );
+        add_secondary(
+            diagnostic,
+            Span::new(start, end),
+            format!("{} cannot continue the expression", token.describe()),
+        );
+        add_help(diagnostic, format!("complete the expression after {word}, or remove it"));
+        return true;
+    }
+    if first != at {
+        return false;
+    }
+    // The error starts a line: is it inside a bracket opened on an earlier line?
+    let Some(open) = innermost_open_bracket(tokens, at) else { return false };
+    let (b_start, bracket, b_end) = tokens[open];
+    let opener = bracket.fixed_text().unwrap_or("(");
+    if closes_later(tokens, open) {
+        if !expected.iter().any(|e| e == "\",\"") {
+            return false;
+        }
+        // Elements on separate lines without a comma between them.
+        let (_, _, last_end) = tokens[at - 1];
+        let diagnostic = sink.report(
+            &codes::UNEXPECTED_TOKEN,
+            Span::new(last_end, last_end),
+            "a comma is missing between two elements",
+            "add `,` here",
+        );
+        add_secondary(diagnostic, Span::new(b_start, b_end), format!("inside this `{opener}`"));
+        return true;
+    }
+    let closer = match bracket {
+        Token::LBracket | Token::LookupBracket => "]",
+        Token::LBrace => "}",
+        _ => ")",
+    };
+    let diagnostic = sink.report(
+        &codes::UNEXPECTED_TOKEN,
+        Span::new(b_start, b_end),
+        format!("this `{opener}` is never closed"),
+        format!("no `{closer}` closes this"),
+    );
+    add_secondary(diagnostic, Span::new(start, end), "the next line starts a new statement");
+    let line = text[..tokens[at - 1].2].matches('\n').count() + 1;
+    add_help(diagnostic, format!("add `{closer}` at the end of line {line}"));
+    true
+}
+
+/// Whether a line break lies between offsets `a` and `b`.
+fn ends_line_before(text: &str, a: usize, b: usize) -> bool {
+    text[a..b].contains(['\n', '\r'])
+}
+
+/// An operator that needs an operand on its right.
+pub(crate) fn is_binary_operator(token: Token<'_>) -> bool {
+    matches!(
+        token,
+        Token::Plus
+            | Token::Minus
+            | Token::Star
+            | Token::Slash
+            | Token::Percent
+            | Token::DoubleStar
+            | Token::Cmp(_)
+            | Token::And
+            | Token::Or
+            | Token::Not
+            | Token::NotIn
+            | Token::In
+            | Token::Eq
+            | Token::PlusEq
+    )
+}
+
+/// The innermost bracket open before token `at`.
+fn innermost_open_bracket(tokens: &[Spanned<'_>], at: usize) -> Option<usize> {
+    let mut open = Vec::new();
+    for (i, (_, token, _)) in tokens[..at].iter().enumerate() {
+        match token {
+            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => open.push(i),
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    open.pop()
+}
+
+/// Whether the bracket at `open` is closed somewhere after it.
+fn closes_later(tokens: &[Spanned<'_>], open: usize) -> bool {
+    let mut depth = 0usize;
+    for (_, token, _) in &tokens[open..] {
+        match token {
+            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => depth += 1,
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                depth -= 1;
+                if depth == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A targeted hint for common mistakes, judged from the tokens around the error.

@@ -5,14 +5,16 @@
 //! diagnostic *model* (codes and spans), not on any renderer.
 //!
 //! The pipeline inside: [`lexer`] (logos) → `disambiguate` (context-dependent tokens that stand in
-//! for the reference parser's shift preference) → `blocks` (the `end`s a file lacks, added where
-//! its indentation says, each reported at its block) → the LALRPOP grammar (`grammar.lalrpop`,
+//! for the reference parser's shift preference) → `dangling` (an operator ending a line before a
+//! new statement, reported and left out) → `blocks` (a header's missing `:` and the `end`s
+//! a file lacks, added where its indentation says, each reported once) → the LALRPOP grammar (`grammar.lalrpop`,
 //! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting so
 //! later recursive passes are safe). `literals` decodes strings, f-strings and regexes.
 
 mod actions;
 pub mod ast;
 mod blocks;
+mod dangling;
 mod depth;
 mod disambiguate;
 pub mod dump;
@@ -51,6 +53,8 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     disambiguate::disambiguate(&mut tokens);
     let mut sink = sink::Sink::new(file);
     errors::report_lex_errors(&tokens, text, &mut sink);
+    dangling::drop_dangling_operators(&mut tokens, text, &mut sink);
+    blocks::add_missing_colons(&mut tokens, text, &mut sink);
     blocks::close_unclosed_blocks(&mut tokens, text, &mut sink);
 
     let mut recovered = Vec::new();
