@@ -95,10 +95,20 @@ impl FileScope<'_> {
                     }
                 }
                 let mut suggestions = crate::suggest::similar(written, candidates.iter().map(String::as_str));
-                // The classic mistake in main.cf: a std name without `std::`.
+                // The classic mistakes: a name of std, or of an imported module, without its
+                // module's prefix.
+                let mut qualified: Vec<String> = Vec::new();
                 if index.type_in("std", written).is_some() && self.namespace != "std" {
-                    suggestions.insert(0, format!("std::{written}"));
+                    qualified.push(format!("std::{written}"));
                 }
+                for import in self.imports {
+                    let prefixed = format!("{}::{written}", import.visible_name());
+                    if index.type_in(&import.module, written).is_some() && !qualified.contains(&prefixed) {
+                        qualified.push(prefixed);
+                    }
+                }
+                suggestions.splice(0..0, qualified);
+                suggestions.truncate(3);
                 Err(ResolveError::NotFound {
                     name: written.to_owned(),
                     namespace: self.namespace.to_owned(),
