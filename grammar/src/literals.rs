@@ -47,6 +47,22 @@ fn split_interpolations(body: &str, body_start: usize, sink: &mut Sink) -> Vec<S
             }
             parts.push(StrPart::Interpolation(path));
             at += used;
+        } else if let Some(used) = not_an_interpolation(rest) {
+            // Kept as text, as the reference does, but never what was meant.
+            let span = Span::new(body_start + at, body_start + at + used);
+            let diagnostic = sink.report(
+                &codes::INTERPOLATION_NOT_A_NAME,
+                span,
+                format!("`{}` is not interpolated: it is left in the string as written", &rest[..used]),
+                "only a name or a dotted chain of names is interpolated",
+            );
+            add_help(
+                diagnostic,
+                "`{{ name }}` and `{{ a.b.c }}` are interpolated; for anything else, assign the value \
+                 to a variable first and interpolate the variable",
+            );
+            text.push_str(&rest[..used]);
+            at += used;
         } else {
             let c = rest.chars().next().expect("in bounds");
             text.push(c);
@@ -57,6 +73,19 @@ fn split_interpolations(body: &str, body_start: usize, sink: &mut Sink) -> Vec<S
         parts.push(StrPart::Text(text));
     }
     parts
+}
+
+/// `{{ … }}` at the start of `text` that holds something other than a name chain (an index, a
+/// call, an operator: `{{ a.b[0] }}`, `{{ x + 1 }}`) on one line: how long it is. Empty braces
+/// and text with no name in it (`{{}}`, `{{ }}`, templates' `{{-`) are not taken for attempts.
+fn not_an_interpolation(text: &str) -> Option<usize> {
+    let inner = text.strip_prefix("{{")?;
+    let close = inner.find("}}")?;
+    let content = &inner[..close];
+    let attempted = content.trim().chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && !content.contains(['\n', '\r', '{', '"', '\''])
+        && content.len() <= 80;
+    attempted.then_some(2 + close + 2)
 }
 
 /// Matches `{{`, optional whitespace, a name of `[.A-Za-z0-9_-]+`, optional whitespace, `}}`
@@ -232,7 +261,11 @@ pub(crate) fn fstring(raw: &str, start: usize, sink: &mut Sink) -> FStrLit {
             let span = Span::new(start + 2 + at, start + 2 + at + width);
             let span = if span.is_empty() { Span::new(start, start + raw.len()) } else { span };
             let diagnostic = sink.report(&codes::INVALID_FSTRING, span, format!("invalid f-string: {message}"), "here");
-            add_help(diagnostic, "write `{{` and `}}` for literal braces");
+            add_help(
+                diagnostic,
+                "a field is `{name}` or `{a.b.c}`, then optionally `!r`, `!s` or `!a`, then optionally `:` and a \
+                 format spec (`{port:>5}`); write `{{` and `}}` for literal braces",
+            );
             Vec::new()
         }
     };

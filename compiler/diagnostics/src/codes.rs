@@ -75,6 +75,7 @@ codes! {
     UNCLOSED_BLOCK = "E0029" "unclosed-block" Error;
     BINARY_FILE = "E0030" "binary-file" Error;
     UNKNOWN_ESCAPE = "W0001" "unknown-escape" Warning;
+    INTERPOLATION_NOT_A_NAME = "W0003" "interpolation-not-a-name" Warning;
     UNKNOWN_MODULE = "E0101" "unknown-module" Error;
     DUPLICATE_IMPORT = "E0102" "duplicate-import" Error;
     UNKNOWN_TYPE = "E0103" "unknown-type" Error;

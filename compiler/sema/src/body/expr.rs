@@ -182,10 +182,30 @@ impl<'a> Checker<'a> {
     pub(super) fn check_fstring_parts(&mut self, parts: &'a [FStrPart]) {
         for part in parts {
             if let FStrPart::Field(field) = part {
-                self.check_reference_chain(&field.path);
+                if field.path.iter().all(|segment| is_name(&segment.name)) {
+                    self.check_reference_chain(&field.path);
+                } else {
+                    self.report_fstring_field(field);
+                }
                 self.check_fstring_parts(&field.spec);
             }
         }
+    }
+
+    /// An f-string field that is not a name chain (`{a[0]}`, `{x.upper()}`): like the reference,
+    /// a name that is not found, with what a field may hold.
+    fn report_fstring_field(&mut self, field: &FStrField) {
+        let (Some(first), Some(last)) = (field.path.first(), field.path.last()) else { return };
+        let written: Vec<&str> = field.path.iter().map(|segment| segment.name.as_str()).collect();
+        let span = modelc_diagnostics::Span { start: first.span.start, end: last.span.end };
+        let d = Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable `{}` not found", written.join(".")))
+            .primary(self.file, span, "an f-string field holds a name or a dotted chain of names, nothing else")
+            .help(
+                "a field is `{name}` or `{a.b.c}`, then optionally `!r`, `!s` or `!a`, then optionally `:` and a \
+                 format spec (`{port:>5}`); an index, a call or an operator is not evaluated: assign the value to a \
+                 variable first",
+            );
+        self.runtime(d);
     }
 
     pub(super) fn check_list_comprehension(
@@ -350,4 +370,11 @@ fn static_type(kind: Kind) -> StaticType {
         Kind::Dict => StaticType::Dict,
         Kind::Instance => StaticType::Any,
     }
+}
+
+/// Whether `text` is a name the language could have written (letters, digits, `_` and `-`, not
+/// starting with a digit).
+fn is_name(text: &str) -> bool {
+    text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
 }

@@ -4,8 +4,8 @@
 
 use modelc_diagnostics::{Diagnostic, Span, codes};
 use modelc_syntax::ast::{
-    Arg, AssignOp, BinOp, Constraint, Expr, ExprKind, FStrPart, Ident, Implement, Implementation, Path, Stmt, StrPart,
-    Typedef,
+    Arg, AssignOp, BinOp, Constraint, Expr, ExprKind, FStrField, FStrPart, Ident, Implement, Implementation, Path,
+    Stmt, StrPart, Typedef,
 };
 
 use crate::check::{Block, Checker, Var};
