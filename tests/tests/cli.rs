@@ -66,7 +66,11 @@ fn check_finds_the_project_by_walking_up() {
     std::fs::write(project.join("project.yml"), "name: demo\nmodulepath: libs\n").unwrap();
     std::fs::write(project.join("main.cf"), "import web\nimport web::extra\nweb::Server(name=\"a\")\n").unwrap();
     std::fs::create_dir_all(project.join("libs/web/model")).unwrap();
-    std::fs::write(project.join("libs/web/model/_init.cf"), "entity Server:\n    string name\nend\n").unwrap();
+    std::fs::write(
+        project.join("libs/web/model/_init.cf"),
+        "entity Server:\n    string name\nend\nimplement Server using std::none\n",
+    )
+    .unwrap();
     std::fs::write(project.join("libs/web/model/extra.cf"), "entity Broken\n").unwrap();
     std::fs::create_dir_all(project.join("deep/inside")).unwrap();
     let out = modelc(&["check"], &project.join("deep/inside"));

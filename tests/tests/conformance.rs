@@ -71,8 +71,9 @@ fn fitting_codes(class: &str) -> &'static [&'static str] {
         "IndexAttributeMissingInConstructorException" => &["E0209"],
         "TypingException" => &["E0204", "E0207", "E0208", "E0210", "E0211", "E0212", "E0215", "E0217"],
         "NotFoundException" => &["E0105", "E0106", "E0110", "E0207", "E0216"],
-        "AttributeException" => &["E0210", "E0218"],
-        "RuntimeException" => &["E0023", "E0111", "E0205", "E0210", "E0211", "E0213", "E0214", "E0216"],
+        "AttributeException" => &["E0210", "E0218", "E0301"],
+        "DoubleSetException" => &["E0301"],
+        "RuntimeException" => &["E0023", "E0111", "E0205", "E0210", "E0211", "E0213", "E0214", "E0216", "E0303"],
         _ => &[],
     }
 }

@@ -93,6 +93,11 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
         let started = std::time::Instant::now();
         let mut refined = modelc_refine::refine(&program, &outcome.graph, options);
         refine_time = Some(started.elapsed());
+        // `check` already warned of the resource types without identity it could see.
+        refined.diagnostics.retain(|d| {
+            d.code != &modelc_diagnostics::codes::RESOURCE_WITHOUT_IDENTITY
+                || !diagnostics.iter().any(|s| s.code == d.code && s.message == d.message)
+        });
         diagnostics.append(&mut refined.diagnostics);
         resources = Some(refined.ir);
     }

@@ -36,10 +36,12 @@ pub(crate) fn check_file(
         impl_depth: 0,
         in_typedef: false,
         typedef_depth: 0,
+        without_identity: std::collections::HashSet::new(),
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
     checker.check_top_level(file);
+    checker.diagnostics.extend(crate::double_set::top_level_double_sets(file_id, file));
     checker.diagnostics
 }
 
@@ -79,6 +81,8 @@ pub(crate) struct Checker<'a> {
     /// `typedef_depth` on) are bound.
     pub in_typedef: bool,
     pub typedef_depth: usize,
+    /// Resource types already reported as having no identity (W0403), once per file.
+    pub without_identity: std::collections::HashSet<String>,
 }
 
 impl<'a> Checker<'a> {

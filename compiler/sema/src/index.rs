@@ -136,6 +136,9 @@ pub struct ModelIndex {
     pub typedefs: IndexMap<String, TypedefDef>,
     /// Implementation name → the entity it is for.
     pub implementations: IndexMap<String, String>,
+    /// Entity → what its `implement` statements use: (some named implementation, `parents`).
+    /// An entity not in it has no `implement` statement.
+    pub implemented: IndexMap<String, (bool, bool)>,
     /// Direct subtypes of each entity.
     pub children: IndexMap<String, Vec<String>>,
     /// Entity → the namespaces that declare it a resource (`resource Entity(...)`), in load
@@ -145,6 +148,8 @@ pub struct ModelIndex {
     /// ships for the public modules' entities (`modelc_stdlib::MODULE_SHAPES`) that the model
     /// does not declare itself. Names in it are attribute names of the entity.
     pub resources: IndexMap<String, ResourceSummary>,
+    /// Some `implement` statement names no entity the index knows.
+    pub implements_unresolved: bool,
 }
 
 /// The type table of a project.
@@ -254,6 +259,20 @@ impl ModelIndex {
                 {
                     self.implementations.entry(fqn).or_insert(r.fqn);
                 }
+            }
+        }
+        for (ns, summary) in summaries {
+            let scope = FileScope { namespace: ns, imports: &summary.imports };
+            for (entity, uses) in &summary.implements {
+                // An `implement` of a name that does not resolve is reported by its file; the
+                // entity it meant may be any, so nothing is concluded from it.
+                let Ok(r) = scope.resolve_type(self, entity) else {
+                    self.implements_unresolved = true;
+                    continue;
+                };
+                let entry = self.implemented.entry(r.fqn).or_default();
+                entry.0 |= uses.iter().any(|u| u != "parents");
+                entry.1 |= uses.iter().any(|u| u == "parents");
             }
         }
         for entity in self.entities.values() {
@@ -366,6 +385,31 @@ impl ModelIndex {
             Ok(r) if r.kind == TypeKind::Entity => BaseType::Entity(r.fqn),
             _ => BaseType::Unresolved,
         }
+    }
+
+    /// Whether constructing `entity` can find an implementation: it has an `implement`
+    /// statement with an implementation, or one `using parents` and a parent that can. (A `when`
+    /// condition may still rule them out when the model runs.)
+    pub fn may_be_implemented(&self, entity: &str) -> bool {
+        if self.implements_unresolved || self.is_incomplete(entity) {
+            return true;
+        }
+        match self.implemented.get(entity) {
+            Some((true, _)) => true,
+            Some((false, true)) => {
+                self.entities.get(entity).is_some_and(|e| e.parents.iter().any(|p| self.may_be_implemented(p)))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether instances of `entity`, a resource type, can be identified: an ancestor's resource
+    /// declaration names an `id`, or the entity has an index (own or inherited). Without either
+    /// they are not exported (W0403).
+    pub fn resource_has_identity(&self, entity: &str) -> bool {
+        self.is_incomplete(entity)
+            || self.ancestry(entity).iter().any(|d| self.resources.get(&d.fqn).is_some_and(|r| r.id.is_some()))
+            || !self.indexes(entity).is_empty()
     }
 
     pub fn has_namespace(&self, namespace: &str) -> bool {

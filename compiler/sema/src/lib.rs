@@ -16,6 +16,7 @@ mod body;
 mod check;
 pub mod consteval;
 mod declarations;
+mod double_set;
 pub mod hir;
 pub mod index;
 pub mod loading;

@@ -16,6 +16,31 @@ impl<'a> Checker<'a> {
             self.check_args(args);
             return Inferred::any();
         };
+        if !self.index.may_be_implemented(&entity) {
+            let short = entity.strip_prefix("__config__::").unwrap_or(&entity).to_owned();
+            let d = Diagnostic::new(
+                &codes::NO_IMPLEMENTATION,
+                format!("unable to select implementation for entity {entity}: no `implement` statement names it"),
+            )
+            .primary(self.file, written.span, "constructed here")
+            .help(format!("add `implement {short} using std::none` if it needs no implementation"));
+            self.runtime(d);
+        }
+        if self.index.is_subtype(&entity, "std::Resource")
+            && !self.index.resource_has_identity(&entity)
+            && self.without_identity.insert(entity.clone())
+        {
+            let short = entity.strip_prefix("__config__::").unwrap_or(&entity).to_owned();
+            let first = self.index.attribute_names(&entity).into_iter().next().unwrap_or("name").to_owned();
+            let d = Diagnostic::new(
+                &codes::RESOURCE_WITHOUT_IDENTITY,
+                format!("instances of `{entity}` are resources, but nothing identifies them: they are not exported"),
+            )
+            .primary(self.file, written.span, "a resource without an id, not exported")
+            .note(format!("`{entity}` extends std::Resource, has no index and no resource declaration with an `id`"))
+            .help(format!("add an index (`index {short}({first})`) or declare the id: `resource {short}(id={first})`"));
+            self.diagnostics.push(d);
+        }
         if let Some(Hint { attribute: Some(attribute), direct: true }) = hint {
             let expected = match &attribute.kind {
                 AttrKind::Relation { target, .. } if target.is_empty() => None,
