@@ -8,9 +8,15 @@ use modelc_ir::graph::DependencyGraph;
 
 use crate::Refinery;
 
+/// Where an instance was created: file and span.
+type Site = (modelc_diagnostics::FileId, u32, u32);
+
 impl Refinery<'_> {
     pub(crate) fn validate(&mut self, ir: &Ir) {
         let requires = std::mem::take(&mut self.requires);
+        // Cross-set edges, grouped by the statements that create their two ends: a pattern an
+        // implementation repeats for every instance is one mistake, reported once.
+        let mut patterns: indexmap::IndexMap<(Site, Site), Vec<(usize, usize)>> = indexmap::IndexMap::new();
         for (p, resource) in ir.resources.iter().enumerate() {
             let Some(set) = &resource.resource_set else { continue };
             for q in &requires[p] {
@@ -18,9 +24,16 @@ impl Refinery<'_> {
                 if let Some(other) = &ir.resources[q].resource_set
                     && other != set
                 {
-                    self.report_cross_set(ir, p, q);
+                    let site = |at: usize| {
+                        let node = self.graph.get(self.instances[at]);
+                        (node.file, node.span.start, node.span.end)
+                    };
+                    patterns.entry((site(p), site(q))).or_default().push((p, q));
                 }
             }
+        }
+        for edges in patterns.into_values() {
+            self.report_cross_set(ir, &edges);
         }
         if requires.iter().all(Vec::is_empty) {
             return;
@@ -32,12 +45,15 @@ impl Refinery<'_> {
         }
     }
 
-    fn report_cross_set(&mut self, ir: &Ir, from: usize, to: usize) {
+    /// One diagnostic for the cross-set edges of one pattern: the first in full, the others
+    /// listed (a few of them, then how many more).
+    fn report_cross_set(&mut self, ir: &Ir, edges: &[(usize, usize)]) {
+        let Some(&(from, to)) = edges.first() else { return };
         let (a, b) = (self.instances[from], self.instances[to]);
         let (na, nb) = (self.graph.get(a), self.graph.get(b));
         let set_a = ir.resources[from].resource_set.as_deref().unwrap_or_default();
         let set_b = ir.resources[to].resource_set.as_deref().unwrap_or_default();
-        let d = Diagnostic::new(
+        let mut d = Diagnostic::new(
             &codes::CROSS_SET_DEPENDENCY,
             format!(
                 "resource `{}` in set `{set_a}` requires `{}` in set `{set_b}`",
@@ -45,9 +61,25 @@ impl Refinery<'_> {
             ),
         )
         .primary(na.file, na.span, format!("in set `{set_a}`, created at {}", self.graph.location(a)))
-        .secondary(nb.file, nb.span, format!("in set `{set_b}`, created at {}", self.graph.location(b)))
-        .note("a resource in a set may require resources of its own set and shared resources only")
-        .help("put both in the same set, or take the required resource out of its set to share it");
+        .secondary(nb.file, nb.span, format!("in set `{set_b}`, created at {}", self.graph.location(b)));
+        if edges.len() > 1 {
+            const LISTED: usize = 5;
+            let others: Vec<String> = edges[1..]
+                .iter()
+                .take(LISTED)
+                .map(|&(p, q)| format!("`{}` → `{}`", ir.resources[p].id, ir.resources[q].id))
+                .collect();
+            let more = edges.len() - 1 - others.len();
+            let tail = if more > 0 { format!(", and {more} more") } else { String::new() };
+            d = d.note(format!(
+                "the same statements make {} like it: {}{tail}",
+                modelc_diagnostics::count((edges.len() - 1) as u64, "other dependency"),
+                others.join(", ")
+            ));
+        }
+        let d = d
+            .note("a resource in a set may require resources of its own set and shared resources only")
+            .help("put both in the same set, or take the required resource out of its set to share it");
         self.diagnostics.push(d);
     }
 
