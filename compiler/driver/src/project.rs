@@ -111,6 +111,14 @@ pub fn locate(path: Option<&Path>, cwd: &Path) -> Result<Target, LoadError> {
         return Err(LoadError::NotAModel(path));
     }
     if path.extension().is_some_and(|e| e == "cf") {
+        // A file of a project (its `main.cf`, or a partial model beside it) is compiled with the
+        // project's modules.
+        if let Some(dir) = path.parent().filter(|d| d.join("project.yml").is_file())
+            && let Target::Project(mut project) = load_project(dir)?
+        {
+            project.main = path;
+            return Ok(Target::Project(project));
+        }
         return Ok(Target::Files(vec![path]));
     }
     Err(LoadError::NotAModel(path))
@@ -146,6 +154,21 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         dir
+    }
+
+    #[test]
+    fn a_file_beside_project_yml_is_compiled_with_the_project() {
+        let root = temp_dir("file-in-project");
+        std::fs::write(root.join("project.yml"), "modulepath: libs\n").expect("write");
+        std::fs::write(root.join("main.cf"), "").expect("write");
+        std::fs::write(root.join("partial.cf"), "").expect("write");
+        for file in ["main.cf", "partial.cf"] {
+            let Ok(Target::Project(project)) = locate(Some(Path::new(file)), &root) else { panic!("{file}") };
+            assert_eq!((project.main, project.module_paths), (root.join(file), vec![root.join("libs")]));
+        }
+        let elsewhere = temp_dir("file-alone");
+        std::fs::write(elsewhere.join("x.cf"), "").expect("write");
+        assert_eq!(locate(Some(Path::new("x.cf")), &elsewhere).ok(), Some(Target::Files(vec![elsewhere.join("x.cf")])));
     }
 
     #[test]
