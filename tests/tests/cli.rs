@@ -348,3 +348,34 @@ fn untrusted_files_cannot_flood_or_drive_the_terminal() {
     let json = modelc(&["--format", "json", "check", "many.cf"], &dir);
     assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&json.stdout).unwrap().len(), 100);
 }
+
+#[test]
+fn the_ir_is_the_same_from_any_directory() {
+    let project = scratch_dir("ir-anywhere");
+    std::fs::write(project.join("project.yml"), "modulepath: libs\n").unwrap();
+    std::fs::write(project.join("main.cf"), "import web\nweb::Page(path=\"/index.html\")\n").unwrap();
+    std::fs::create_dir_all(project.join("libs/web/model")).unwrap();
+    std::fs::write(
+        project.join("libs/web/model/_init.cf"),
+        "entity Page extends std::Resource:\n    string path\nend\nindex Page(path)\nimplement Page using std::none\n",
+    )
+    .unwrap();
+    let out = project.join("out.json");
+    let out = out.to_str().unwrap();
+    let parent = project.parent().unwrap();
+    let name = project.file_name().unwrap().to_str().unwrap();
+    let runs = [
+        (project.clone(), vec!["compile", "-o", out]),
+        (parent.to_owned(), vec!["compile", name, "-o", out]),
+        (parent.to_owned(), vec!["compile", &format!("{name}/main.cf"), "-o", out]),
+        (project.join("libs"), vec!["compile", "-o", out]),
+    ];
+    let mut written = Vec::new();
+    for (cwd, args) in &runs {
+        let run = modelc(args, cwd);
+        assert_eq!(run.code, 0, "{args:?} in {}: {}", cwd.display(), run.stderr);
+        written.push(std::fs::read_to_string(out).unwrap());
+    }
+    assert!(written.iter().all(|w| *w == written[0]), "the IR depends on the directory");
+    assert!(written[0].contains("\"file\": \"libs/web/model/_init.cf\""), "{}", written[0]);
+}

@@ -91,6 +91,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
         && !diagnostics.iter().any(Diagnostic::is_error)
     {
         let started = std::time::Instant::now();
+        outcome.graph.model_file_names = loaded.model_file_names();
         let mut refined = modelc_refine::refine(&program, &outcome.graph, options);
         refine_time = Some(started.elapsed());
         // `check` already warned of the resource types without identity it could see.

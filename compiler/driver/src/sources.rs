@@ -22,6 +22,25 @@ pub struct Loaded {
     pub module_roots: Vec<(String, PathBuf)>,
     /// Where each file read from disk is, as an absolute path (std's files are not on disk).
     pub paths: Vec<(FileId, PathBuf)>,
+    /// The directory the model's files are named from in what it exports: the project's root,
+    /// a lone file's directory, or the directory holding a module checked on its own.
+    pub base: Option<PathBuf>,
+}
+
+impl Loaded {
+    /// Each file read from disk named relative to [`Loaded::base`] (with `/`), for exports.
+    pub fn model_file_names(&self) -> std::collections::HashMap<FileId, String> {
+        let Some(base) = &self.base else { return std::collections::HashMap::new() };
+        self.paths
+            .iter()
+            .filter_map(|(id, path)| {
+                let relative = path.strip_prefix(base).ok()?;
+                let parts: Vec<String> =
+                    relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                Some((*id, parts.join("/")))
+            })
+            .collect()
+    }
 }
 
 impl Loaded {
@@ -41,6 +60,7 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     match target {
         Target::Files(paths) => {
+            loaded.base = paths.first().and_then(|p| absolute(p, cwd).parent().map(Path::to_path_buf));
             for path in paths {
                 let id = read_into(&mut loaded, path, cwd)?;
                 loaded.add_namespace(id, "__config__".to_owned());
@@ -48,6 +68,7 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
             loaded.roots.push("__config__".to_owned());
         }
         Target::Project(project) => {
+            loaded.base = Some(absolute(&project.root, cwd));
             let id = read_into(&mut loaded, &project.main, cwd)?;
             loaded.add_namespace(id, "__config__".to_owned());
             loaded.roots.push("__config__".to_owned());
@@ -55,6 +76,7 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
             read_module_path(&mut loaded, &project.module_paths, cwd)?;
         }
         Target::Module { name, root, module_paths } => {
+            loaded.base = absolute(root, cwd).parent().map(Path::to_path_buf);
             add_std(&mut loaded);
             read_module(&mut loaded, name, root, cwd)?;
             loaded.roots =
@@ -151,6 +173,11 @@ pub(crate) fn collect_files(
             }
         }
     }
+}
+
+/// `path` made absolute against `cwd`.
+fn absolute(path: &Path, cwd: &Path) -> PathBuf {
+    if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) }
 }
 
 /// How much of a file is searched for a NUL byte to tell a binary file (as git does).

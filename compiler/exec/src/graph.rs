@@ -22,6 +22,10 @@ pub struct InstanceGraph {
     pub values: Vec<Value>,
     /// How each file is named in messages.
     pub file_names: HashMap<FileId, String>,
+    /// How each file is named in what the model exports (resource sources): relative to the
+    /// project, so that the same model gives the same output from any directory. Set by the
+    /// caller, which knows the project; files not in it are named as in messages.
+    pub model_file_names: HashMap<FileId, String>,
     /// Constructor calls that returned an instance that already existed (an index match), in
     /// the order they ran, each once; recorded when `World::record_merges` asks for them.
     pub merges: Vec<Construction>,
@@ -172,7 +176,7 @@ impl Engine<'_> {
             });
         }
         self.cells = Chunked::default();
-        InstanceGraph { entities, instances, values, file_names, merges }
+        InstanceGraph { entities, instances, values, file_names, model_file_names: HashMap::new(), merges }
     }
 
     /// The instance whose implementation code in `scope` belongs to (`None`: the top level).

@@ -277,7 +277,10 @@ impl Refinery<'_> {
         let node = self.graph.get(instance);
         Source {
             entity: self.graph.entity_of(instance).fqn.clone(),
-            file: self.graph.file_names.get(&node.file).cloned().unwrap_or_default(),
+            file: (self.graph.model_file_names.get(&node.file))
+                .or_else(|| self.graph.file_names.get(&node.file))
+                .cloned()
+                .unwrap_or_default(),
             line: node.line,
         }
     }
