@@ -262,7 +262,9 @@ impl Format {
     /// Whether this format is not one `command` writes.
     pub fn unsupported_by(self, command: &str) -> bool {
         match self {
-            Format::Human | Format::Json => false,
+            // The language server speaks its protocol, completions are a script.
+            Format::Json => matches!(command, "lsp" | "completions"),
+            Format::Human => false,
             Format::Reference => command != "compile",
             Format::Dot | Format::Mermaid => command != "graph",
         }

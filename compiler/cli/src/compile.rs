@@ -113,16 +113,40 @@ pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color:
     let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), modelc_refine::Options::default());
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
-    let status = Reporter { files: &loaded.files, format, color, file_count: compiled.files }.finish(
-        io,
-        &mut diagnostics,
-        "compiled",
-    );
-    if let (Some(ir), 0) = (&compiled.resources, status) {
-        let implied = if autoedges { implied_edges(ir) } else { Vec::new() };
+    let reporter = Reporter { files: &loaded.files, format, color, file_count: compiled.files };
+    let valid = !diagnostics.iter().any(modelc_diagnostics::Diagnostic::is_error);
+    let ir = compiled.resources.as_ref().filter(|_| valid);
+    let implied = match ir {
+        Some(ir) if autoedges => implied_edges(ir),
+        _ => Vec::new(),
+    };
+    if format.json_diagnostics() {
+        // One document: the diagnostics and the graph (null when the model has errors).
+        let graph = ir.map_or(serde_json::Value::Null, |ir| graph_json(ir, &implied));
+        let result = serde_json::Map::from_iter([("graph".to_owned(), graph)]);
+        return reporter.finish_object(io, &mut diagnostics, "compiled", result);
+    }
+    let status = reporter.finish(io, &mut diagnostics, "compiled");
+    if let (Some(ir), 0) = (ir, status) {
         let _ = write!(io.stdout, "{}", draw(ir, format, &implied));
     }
     status
+}
+
+/// The resource graph as JSON: each resource with its set, and the edges (`requires`, and the
+/// implied ones `--autoedges` adds), by resource id.
+fn graph_json(ir: &Ir, implied: &[(usize, usize)]) -> serde_json::Value {
+    let resources: Vec<serde_json::Value> =
+        ir.resources.iter().map(|r| serde_json::json!({"id": r.id, "resource_set": r.resource_set})).collect();
+    let mut edges: Vec<serde_json::Value> = ir
+        .resources
+        .iter()
+        .flat_map(|r| r.requires.iter().map(move |to| serde_json::json!({"from": r.id, "to": to, "implied": false})))
+        .collect();
+    edges.extend(implied.iter().map(
+        |&(from, to)| serde_json::json!({"from": ir.resources[from].id, "to": ir.resources[to].id, "implied": true}),
+    ));
+    serde_json::json!({"resources": resources, "edges": edges})
 }
 
 /// The edges `modelc deploy` would add because the resources imply them.

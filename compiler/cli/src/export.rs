@@ -73,6 +73,29 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     };
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
+    if format.json_diagnostics() {
+        // One document: the diagnostics, the version stored (or the one the model is unchanged
+        // since), and the store.
+        let (version, unchanged) = match &result {
+            Ok(FullExport::Stored(info)) => (serde_json::to_value(info).unwrap_or_default(), false),
+            Ok(FullExport::Unchanged(info)) => (serde_json::to_value(info).unwrap_or_default(), true),
+            Err(_) => (serde_json::Value::Null, false),
+        };
+        if let Err(error) = &result {
+            diagnostics.push(store_diagnostic(error, Some((&ir, &files)), &store_path));
+        }
+        let document = serde_json::Map::from_iter([
+            ("version".to_owned(), version),
+            ("unchanged".to_owned(), serde_json::Value::Bool(unchanged)),
+            ("store".to_owned(), serde_json::Value::String(store_path.display().to_string())),
+        ]);
+        let mut status = reporter.finish_object(io, &mut diagnostics, verb, document);
+        if matches!(&result, Err(error) if !matches!(error, StoreError::Rejected(_))) {
+            status = crate::EXIT_USAGE;
+        }
+        std::thread::spawn(move || drop(ir));
+        return status;
+    }
     let status = match result {
         Ok(FullExport::Unchanged(latest)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
@@ -104,7 +127,9 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         }
         Err(error) => {
             diagnostics.push(store_diagnostic(&error, Some((&ir, &files)), &store_path));
-            reporter.finish(io, &mut diagnostics, verb)
+            let status = reporter.finish(io, &mut diagnostics, verb);
+            // A store that cannot be used is an I/O problem, not a refused model.
+            if matches!(error, StoreError::Rejected(_)) { status } else { crate::EXIT_USAGE }
         }
     };
     // The process ends soon after: freeing a large model's resources would only delay it.
@@ -340,10 +365,18 @@ pub(crate) fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: 
     dir.join(STORE_FILE)
 }
 
+/// A store that cannot be read (missing, not a store, no such version) for a command that only
+/// reads it: exit status 2 (I/O), and nothing about the store changing, as nothing could.
 pub(crate) fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
     let files = SourceFiles::new();
-    Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [store_diagnostic(error, None, path)])
+    let mut diagnostic = store_diagnostic(error, None, path);
+    diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
+    let status = Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [diagnostic]);
+    if matches!(error, StoreError::Rejected(_)) { status } else { crate::EXIT_USAGE }
 }
+
+/// The note of a store error in a command that would have changed the store.
+const STORE_UNCHANGED: &str = "the store was not changed";
 
 /// A store error as a diagnostic: the rule broken, the resources and sets involved, and where
 /// the model creates them (a label where the compiled files are known, a note otherwise).
@@ -354,7 +387,7 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, p
             StoreError::Storage(_) => format!("{error} (store {})", path.display()),
             _ => error.to_string(),
         };
-        return Diagnostic::new(&codes::STORE_UNAVAILABLE, message).note("the store was not changed");
+        return Diagnostic::new(&codes::STORE_UNAVAILABLE, message).note(STORE_UNCHANGED);
     };
     let code = match rejection.rule {
         Rule::NoBase => &codes::NO_BASE_VERSION,

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{EXIT_MODEL_ERRORS, EXIT_OK, EXIT_USAGE, Io};
+use crate::{EXIT_MODEL_ERRORS, EXIT_OK, Io};
 
-pub(crate) fn fmt(paths: &[PathBuf], check: bool, io: &mut Io<'_>) -> u8 {
+pub(crate) fn fmt(paths: &[PathBuf], check: bool, json: bool, io: &mut Io<'_>) -> u8 {
     let roots: Vec<PathBuf> = if paths.is_empty() { vec![io.cwd.clone()] } else { paths.to_vec() };
     let mut files = Vec::new();
     for root in roots {
@@ -15,11 +15,12 @@ pub(crate) fn fmt(paths: &[PathBuf], check: bool, io: &mut Io<'_>) -> u8 {
         } else if path.is_file() {
             files.push(path);
         } else {
-            let _ = writeln!(io.stderr, "error: {} does not exist", path.display());
-            return EXIT_USAGE;
+            return crate::usage_error(io, &format!("{} does not exist", path.display()));
         }
     }
     let (mut changed, mut failed) = (0, 0);
+    // The files changed (or that would change) and those left alone, for `--format json`.
+    let (mut changed_files, mut failed_files): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for file in &files {
         let shown = file.strip_prefix(&io.cwd).unwrap_or(file).display().to_string();
         let source = match std::fs::read_to_string(file) {
@@ -27,6 +28,7 @@ pub(crate) fn fmt(paths: &[PathBuf], check: bool, io: &mut Io<'_>) -> u8 {
             Err(error) => {
                 let _ = writeln!(io.stderr, "error: {shown}: {error}");
                 failed += 1;
+                failed_files.push(shown);
                 continue;
             }
         };
@@ -35,17 +37,33 @@ pub(crate) fn fmt(paths: &[PathBuf], check: bool, io: &mut Io<'_>) -> u8 {
             Ok(formatted) => {
                 changed += 1;
                 if check {
-                    let _ = writeln!(io.stdout, "{shown}");
+                    if !json {
+                        let _ = writeln!(io.stdout, "{shown}");
+                    }
+                    changed_files.push(shown);
                 } else if let Err(error) = replace(file, &formatted) {
                     let _ = writeln!(io.stderr, "error: {shown}: {error}");
                     failed += 1;
+                    failed_files.push(shown);
+                } else {
+                    changed_files.push(shown);
                 }
             }
             Err(error) => {
                 let _ = writeln!(io.stderr, "error: {shown}: {error}");
                 failed += 1;
+                failed_files.push(shown);
             }
         }
+    }
+    if json {
+        let document = serde_json::json!({
+            "check": check,
+            "files": files.len(),
+            "changed": changed_files,
+            "left_alone": failed_files,
+        });
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
     }
     let verb = if check { "would change" } else { "formatted" };
     let _ = writeln!(

@@ -94,6 +94,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         ColorChoice::Never => false,
         ColorChoice::Auto => io.stderr_is_terminal && !io.no_color,
     };
+    JSON_OUTPUT.set(cli.format.json_diagnostics());
     let name = match &cli.command {
         Command::Parse { .. } => "parse",
         Command::Check { .. } => "check",
@@ -178,7 +179,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
         Command::Explain { code, list } => explain(code.as_deref(), list, cli.format, io),
-        Command::Fmt { paths, check } => fmt::fmt(&paths, check, io),
+        Command::Fmt { paths, check } => fmt::fmt(&paths, check, cli.format.json_diagnostics(), io),
         Command::Lsp => match modelc_lsp::stdio() {
             Ok(()) => EXIT_OK,
             Err(error) => {
@@ -300,7 +301,18 @@ pub fn registered_codes() -> Vec<&'static str> {
 
 pub(crate) fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
     let _ = writeln!(io.stderr, "error: {message}");
+    if JSON_OUTPUT.get() {
+        // In JSON mode stdout always holds one document, also when the command could not run.
+        let document = serde_json::json!({"error": {"kind": "usage", "message": message}});
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
+    }
     EXIT_USAGE
+}
+
+thread_local! {
+    /// Whether the running command prints JSON (`--format json`), for the errors that stop it
+    /// before it prints anything else.
+    static JSON_OUTPUT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// A flag Ctrl-C sets (SIGINT, and SIGTERM): a deploy lets running resources finish and starts

@@ -29,6 +29,27 @@ impl Reporter<'_> {
         status
     }
 
+    /// As `finish`, for commands whose JSON output is one object: `{"diagnostics": [...]}` with
+    /// the command's own keys (`result`), instead of the bare list of diagnostics. In text, the
+    /// caller prints its result itself.
+    pub(crate) fn finish_object(
+        &self,
+        io: &mut Io<'_>,
+        diagnostics: &mut [Diagnostic],
+        verb: &str,
+        result: serde_json::Map<String, serde_json::Value>,
+    ) -> u8 {
+        if self.format != Format::Json {
+            return self.finish(io, diagnostics, verb);
+        }
+        modelc_diagnostics::sort(diagnostics);
+        let mut object = serde_json::Map::new();
+        object.insert("diagnostics".to_owned(), json::list_value(diagnostics, self.files));
+        object.extend(result);
+        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&object).unwrap_or_default());
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) { EXIT_MODEL_ERRORS } else { EXIT_OK }
+    }
+
     /// Prints every diagnostic in source order; returns the exit status.
     pub(crate) fn report(&self, io: &mut Io<'_>, diagnostics: &mut [Diagnostic]) -> u8 {
         modelc_diagnostics::sort(diagnostics);

@@ -108,6 +108,13 @@ fn to_json<'a>(diagnostic: &'a Diagnostic, files: &'a SourceFiles) -> JsonDiagno
 }
 
 /// A JSON array of diagnostics, pretty-printed, ending with a newline.
+/// Every diagnostic as a JSON value (the list `render_all` prints), to embed in a larger
+/// document.
+pub fn list_value(diagnostics: &[Diagnostic], files: &SourceFiles) -> serde_json::Value {
+    let values: Vec<JsonDiagnostic<'_>> = diagnostics.iter().map(|d| to_json(d, files)).collect();
+    serde_json::to_value(values).unwrap_or_else(|_| serde_json::Value::Array(Vec::new()))
+}
+
 pub fn render_all(diagnostics: &[Diagnostic], files: &SourceFiles) -> String {
     let values: Vec<JsonDiagnostic<'_>> = diagnostics.iter().map(|d| to_json(d, files)).collect();
     let mut out = serde_json::to_string_pretty(&values).unwrap_or_else(|_| "[]".to_owned());
