@@ -27,6 +27,8 @@ std::ResourceSet(name="set-b", resources=[b1])
 pub struct Refused {
     pub name: &'static str,
     pub output: Output,
+    /// `modelc plan` with the export's arguments, run first (for the export cases).
+    pub plan: Option<Output>,
     pub store_before: String,
     pub store_after: String,
 }
@@ -111,10 +113,17 @@ pub fn refused_exports() -> Vec<Refused> {
         .into_iter()
         .map(|(name, args, store)| {
             let store_before = store_state(store, &dir);
+            let plan = (args[0] == "export").then(|| {
+                let planned: Vec<&str> = std::iter::once("plan").chain(args[1..].iter().copied()).collect();
+                let mut output = run(&planned);
+                output.stderr = output.stderr.replace(&shown, "[DIR]");
+                output
+            });
+            assert_eq!(store_state(store, &dir), store_before, "{name}: the plan changed the store");
             let mut output = run(&args);
             output.stderr = output.stderr.replace(&shown, "[DIR]");
             output.stdout = output.stdout.replace(&shown, "[DIR]");
-            Refused { name, output, store_before, store_after: store_state(store, &dir) }
+            Refused { name, output, plan, store_before, store_after: store_state(store, &dir) }
         })
         .collect()
 }

@@ -72,6 +72,19 @@ fn every_refused_export_says_why_and_leaves_the_store_as_it_was() {
         // A store that cannot be used is an I/O error (2); a refused change is 1.
         let expected = if case.output.stderr.contains("[E0507]") { 2 } else { 1 };
         assert_eq!(case.output.code, expected, "{}: {}", case.name, case.output.stderr);
+        // `modelc plan` reaches the same verdict with the same code, and writes nothing.
+        if let Some(plan) = &case.plan {
+            let code = |text: &str| {
+                text.match_indices("[E05").map(|(at, _)| text[at + 1..at + 6].to_owned()).collect::<Vec<_>>()
+            };
+            assert_eq!(
+                (plan.code, code(&plan.stderr)),
+                (case.output.code, code(&case.output.stderr)),
+                "{}: {}",
+                case.name,
+                plan.stderr
+            );
+        }
         assert_eq!(case.store_after, case.store_before, "{} changed the store", case.name);
         insta::assert_snapshot!(format!("refused-{}", case.name), case.output.stderr);
     }

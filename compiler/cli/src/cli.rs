@@ -98,6 +98,32 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Show what `modelc export` would change against the latest stored version, without
+    /// writing anything: resources added, removed and changed (attribute by attribute, moves
+    /// between sets included), or the store's rule the export would break. Exit status 0 when the
+    /// export would be accepted, 1 when it would be refused; with `--detailed-exitcode`, 3 when it
+    /// would be accepted and changes something.
+    Plan {
+        #[arg(value_name = "PATH")]
+        path: Option<PathBuf>,
+        /// Plan the export of a resource IR written by `modelc compile -o`.
+        #[arg(long, value_name = "FILE", conflicts_with = "path")]
+        ir: Option<PathBuf>,
+        /// Plan a partial export (see `modelc export --partial`).
+        #[arg(long)]
+        partial: bool,
+        /// As for `modelc export --partial` (repeatable).
+        #[arg(long = "delete-resource-set", value_name = "NAME", requires = "partial")]
+        delete_resource_set: Vec<String>,
+        /// As for `modelc export --partial`.
+        #[arg(long, requires = "partial")]
+        soft_delete: bool,
+        /// Exit with 3 (not 0) when the export would be accepted and change something.
+        #[arg(long)]
+        detailed_exitcode: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
     /// Apply desired state to this machine: compile the model at PATH (or read `--ir FILE`, or
     /// the stored `--version N`) and deploy the resources of this machine's agents (the agent
     /// named by its host name or `localhost`, and agents whose AgentConfig uri is `local:`), or

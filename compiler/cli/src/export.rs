@@ -137,6 +137,109 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     status
 }
 
+/// What `modelc plan` plans.
+pub(crate) struct PlanRequest {
+    /// Plan the export of this IR file instead of compiling a model.
+    pub ir: Option<PathBuf>,
+    /// A partial export, with its request.
+    pub partial: Option<PartialRequest>,
+    pub detailed_exitcode: bool,
+    pub store: Option<PathBuf>,
+}
+
+/// `--detailed-exitcode`: the export would be accepted and change something (Terraform's "changes
+/// present"; not 2, which is a usage or I/O error here).
+pub(crate) const EXIT_CHANGES: u8 = 3;
+
+/// `modelc plan`: compile, then run the export's checks and merge against the latest version,
+/// with the store opened read-only (and never created).
+pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let (exported, store_path) = match &request.ir {
+        Some(file) => match read_ir(file, &io.cwd) {
+            Ok(exported) => (exported, store_path(request.store.as_deref(), None, &io.cwd)),
+            Err(message) => return usage_error(io, &message),
+        },
+        None => {
+            let target = match modelc_driver::locate(path, &io.cwd) {
+                Ok(target) => target,
+                Err(error) => return usage_error(io, &error.to_string()),
+            };
+            let store_path = store_path(request.store.as_deref(), Some(&target), &io.cwd);
+            match compile(&target, request.partial.is_some(), format, color, io) {
+                Ok(exported) => (exported, store_path),
+                Err(status) => return status,
+            }
+        }
+    };
+    let Exported { ir, files, file_count, mut diagnostics, .. } = exported;
+    let planned = match SqliteStore::open_read_only(&store_path) {
+        Ok(store) => store.plan(&ir, request.partial.as_ref()),
+        // No store: a full export would create it with everything; a partial one has no base.
+        Err(StoreError::NotFound(_)) if request.partial.is_none() => modelc_store::plan::plan_full(None, &ir),
+        Err(StoreError::NotFound(_)) => Err(modelc_store::StoreError::Rejected(modelc_store::Rejection {
+            rule: Rule::NoBase,
+            message: "a partial export needs a version to build on, and there is no store: export the full model first"
+                .to_owned(),
+            resources: Vec::new(),
+            sets: Vec::new(),
+        })),
+        Err(error) => Err(error),
+    };
+    let reporter = Reporter { files: &files, format, color, file_count };
+    let (plan, usage) = match planned {
+        Ok(plan) => (Some(plan), false),
+        Err(error) => {
+            let usage = !matches!(error, StoreError::Rejected(_));
+            let mut diagnostic = store_diagnostic(&error, Some((&ir, &files)), &store_path);
+            diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
+            diagnostics.push(diagnostic);
+            (None, usage)
+        }
+    };
+    let changes = plan.as_ref().is_some_and(|p| !p.changes.is_empty());
+    let mut status = if format.json_diagnostics() {
+        let document = serde_json::Map::from_iter([
+            (
+                "base".to_owned(),
+                plan.as_ref()
+                    .and_then(|p| p.base.as_ref())
+                    .map_or(serde_json::Value::Null, |b| serde_json::json!(b.version)),
+            ),
+            ("accepted".to_owned(), serde_json::Value::Bool(plan.is_some())),
+            (
+                "changes".to_owned(),
+                plan.as_ref().map_or(serde_json::Value::Null, |p| serde_json::to_value(&p.changes).unwrap_or_default()),
+            ),
+            ("store".to_owned(), serde_json::Value::String(store_path.display().to_string())),
+        ]);
+        reporter.finish_object(io, &mut diagnostics, "compiled", document)
+    } else {
+        let status = reporter.finish(io, &mut diagnostics, "compiled");
+        if let Some(plan) = &plan {
+            let against =
+                plan.base.as_ref().map_or_else(|| "an empty store".to_owned(), |b| format!("version {}", b.version));
+            let kind = if request.partial.is_some() { "A partial export" } else { "An export" };
+            if plan.changes.is_empty() {
+                let _ = writeln!(io.stdout, "{kind} would change nothing against {against}");
+            } else {
+                let _ = writeln!(io.stdout, "{kind} against {against} would be accepted and change:");
+                let text = plan.changes.to_string();
+                // The diff's first line names versions; the plan said what it compares.
+                for line in text.lines().skip(1) {
+                    let _ = writeln!(io.stdout, "{line}");
+                }
+            }
+        }
+        status
+    };
+    if usage {
+        status = crate::EXIT_USAGE;
+    } else if status == EXIT_OK && changes && request.detailed_exitcode {
+        status = EXIT_CHANGES;
+    }
+    status
+}
+
 /// Compiles the model at `target` into resources; on errors, reports them and returns the
 /// exit status (nothing is exported).
 pub(crate) fn compile(

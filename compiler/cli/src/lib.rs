@@ -71,13 +71,22 @@ fn run_process() -> std::process::ExitCode {
 
 /// Runs the command line `args` (including the program name) and returns the exit status.
 pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut Io<'_>) -> u8 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // Whether JSON was asked for, known even when the rest of the command line is wrong.
+    let json_asked = args.windows(2).any(|pair| pair[0] == "--format" && pair[1] == "json")
+        || args.iter().any(|arg| arg == "--format=json");
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(error) => {
             // `--help` and `--version` arrive here too, and belong on stdout.
             if !error.use_stderr() {
                 let _ = write!(io.stdout, "{}", error.render());
                 return EXIT_OK;
+            }
+            if json_asked {
+                let message = error.kind().as_str().map_or_else(|| error.to_string(), str::to_owned);
+                let document = serde_json::json!({"error": {"kind": "usage", "message": message}});
+                let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
             }
             // `--color` is not known yet when parsing failed: follow the terminal.
             let rendered = error.render();
@@ -101,6 +110,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Compile { .. } => "compile",
         Command::Graph { .. } => "graph",
         Command::Export { .. } => "export",
+        Command::Plan { .. } => "plan",
         Command::Deploy { .. } => "deploy",
         Command::Status { .. } => "status",
         Command::Versions { .. } => "versions",
@@ -178,6 +188,16 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         }
         Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
+        Command::Plan { path, ir, partial, delete_resource_set, soft_delete, detailed_exitcode, store } => {
+            let request = export::PlanRequest {
+                ir,
+                partial: partial
+                    .then_some(modelc_store::PartialRequest { delete_sets: delete_resource_set, soft_delete }),
+                detailed_exitcode,
+                store: store.path,
+            };
+            export::plan(path.as_deref(), &request, cli.format, color, io)
+        }
         Command::Explain { code, list } => explain(code.as_deref(), list, cli.format, io),
         Command::Fmt { paths, check } => fmt::fmt(&paths, check, cli.format.json_diagnostics(), io),
         Command::Lsp => match modelc_lsp::stdio() {

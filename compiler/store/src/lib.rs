@@ -17,6 +17,7 @@ mod failpoint;
 mod full;
 mod hash;
 mod partial;
+pub mod plan;
 pub mod sqlite;
 mod time;
 

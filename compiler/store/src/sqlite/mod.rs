@@ -103,6 +103,49 @@ impl SqliteStore {
         SqliteStore::open(path)
     }
 
+    /// Opens the store at `path` for reading only: nothing is created, migrated or written (a
+    /// store of an older layout is refused until a writing command migrates it).
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NotFound(path.display().to_string()));
+        }
+        let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        db.busy_timeout(BUSY_TIMEOUT)?;
+        let schema: Option<i64> = db
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+            .optional()
+            .map_err(|_| StoreError::Storage("an SQLite database, but not a modelc store".to_owned()))?;
+        match schema {
+            Some(SCHEMA_VERSION) => Ok(SqliteStore { db }),
+            Some(other) => Err(StoreError::Storage(format!(
+                "the store has layout version {other}, and this command only reads it: an export migrates it to version {SCHEMA_VERSION}"
+            ))),
+            None => Err(StoreError::Storage("an SQLite database, but not a modelc store".to_owned())),
+        }
+    }
+
+    /// What exporting `ir` would change, decided by the export's own checks and merge (`partial`:
+    /// a partial export with this request), in one read transaction, with nothing written.
+    pub fn plan(&self, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
+        let latest = match self.snapshot(None) {
+            Ok(snapshot) => Some(snapshot),
+            Err(StoreError::Empty) => None,
+            Err(error) => return Err(error),
+        };
+        let tx = self.db.unchecked_transaction()?;
+        // An export may have committed since the snapshot was read: the merge would then read
+        // another version than the one compared with.
+        if Self::latest(&tx)?.map(|l| l.version) != latest.as_ref().map(|l| l.info.version) {
+            return Err(StoreError::Storage("the store changed while the plan was made; run it again".to_owned()));
+        }
+        let plan = match partial {
+            Some(request) => crate::plan::plan_partial(&Current(&tx), latest, ir, request),
+            None => crate::plan::plan_full(latest, ir),
+        };
+        tx.finish()?;
+        plan
+    }
+
     /// Opens the store for a partial export: a store that does not exist has no version to build
     /// on, and is not created.
     pub fn open_for_partial(path: &Path) -> Result<SqliteStore, StoreError> {
