@@ -205,3 +205,34 @@ fn prune_keeps_the_latest_versions_and_says_what_it_removed() {
     assert_eq!(modelc(&["prune", "--keep", "1", "--store", "none.sqlite"], &dir).code, 2);
     assert!(!dir.join("none.sqlite").exists());
 }
+
+#[test]
+fn show_filters_by_id_and_diff_shows_text_as_a_unified_diff() {
+    let dir = scratch_dir("store-show-filter");
+    let model = |text: &str| {
+        format!(
+            "import std::testing\nstd::testing::NullResource(name=\"conf\", value=\"{text}\")\n\
+             std::testing::NullResource(name=\"other\")\n"
+        )
+    };
+    for text in ["port = 80\\nhost = a\\n", "port = 443\\nhost = a\\n"] {
+        std::fs::write(dir.join("main.cf"), model(text)).unwrap();
+        assert_eq!(modelc(&["export", "main.cf", "--store", "s.sqlite"], &dir).code, 0);
+    }
+    let shown = modelc(&["show", "--filter", "name=conf", "--store", "s.sqlite"], &dir);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown.stdout.starts_with("version 2 (full): 1 resource matching `name=conf`\n"), "{}", shown.stdout);
+    assert!(shown.stdout.contains("  value: \"port = 443\\nhost = a\\n\""), "{}", shown.stdout);
+    assert!(!shown.stdout.contains("name=other"), "{}", shown.stdout);
+    let listed =
+        json(&modelc(&["--format", "json", "show", "1", "--filter", "conf", "--store", "s.sqlite"], &dir).stdout);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let diff = modelc(&["diff", "1", "2", "--store", "s.sqlite"], &dir);
+    assert!(
+        diff.stdout.contains("    value:\n")
+            && diff.stdout.contains("-port = 80\n")
+            && diff.stdout.contains("+port = 443\n"),
+        "{}",
+        diff.stdout
+    );
+}

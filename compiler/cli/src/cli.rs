@@ -209,6 +209,10 @@ pub enum Command {
     Show {
         #[arg(value_name = "VERSION")]
         number: Option<u64>,
+        /// Only the resources whose id contains TEXT (an id shows that resource), each in full:
+        /// attributes, requirements and set.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
         #[command(flatten)]
         store: StoreArg,
     },

@@ -367,12 +367,22 @@ pub(crate) fn prune(
     EXIT_OK
 }
 
-pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+pub(crate) fn show(
+    version: Option<u64>,
+    filter: Option<&str>,
+    store: Option<&Path>,
+    format: Format,
+    color: bool,
+    io: &mut Io<'_>,
+) -> u8 {
     let path = store_path(store, None, &io.cwd);
-    let snapshot = match SqliteStore::open_existing(&path).and_then(|s| s.snapshot(version)) {
+    let mut snapshot = match SqliteStore::open_existing(&path).and_then(|s| s.snapshot(version)) {
         Ok(snapshot) => snapshot,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
+    if let Some(text) = filter {
+        snapshot.resources.retain(|r| r.id.contains(text));
+    }
     if format.json_diagnostics() {
         let list: Vec<serde_json::Value> = snapshot
             .resources
@@ -392,6 +402,26 @@ pub(crate) fn show(version: Option<u64>, store: Option<&Path>, format: Format, c
         return EXIT_OK;
     }
     let info = &snapshot.info;
+    if let Some(text) = filter {
+        let _ = writeln!(
+            io.stdout,
+            "version {} ({}): {} matching `{text}`",
+            info.version,
+            info.kind.as_str(),
+            modelc_diagnostics::count(snapshot.resources.len() as u64, "resource")
+        );
+        for resource in &snapshot.resources {
+            let place = resource.resource_set.as_deref().map_or_else(|| "shared".to_owned(), |s| format!("set {s}"));
+            let _ = writeln!(io.stdout, "{} ({place})", resource.id);
+            for (name, value) in &resource.attributes {
+                let _ = writeln!(io.stdout, "  {name}: {value}");
+            }
+            if !resource.requires.is_empty() {
+                let _ = writeln!(io.stdout, "  requires: {}", resource.requires.join(", "));
+            }
+        }
+        return EXIT_OK;
+    }
     let _ = writeln!(
         io.stdout,
         "version {} ({}), {}: {} in {}",

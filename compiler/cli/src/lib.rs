@@ -186,7 +186,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Prune { keep, dry_run, store } => {
             export::prune(keep, dry_run, store.path.as_deref(), cli.format, color, io)
         }
-        Command::Show { number, store } => export::show(number, store.path.as_deref(), cli.format, color, io),
+        Command::Show { number, filter, store } => {
+            export::show(number, filter.as_deref(), store.path.as_deref(), cli.format, color, io)
+        }
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
         Command::Plan { path, ir, partial, delete_resource_set, soft_delete, detailed_exitcode, store } => {
             let request = export::PlanRequest {

@@ -104,7 +104,17 @@ impl std::fmt::Display for Diff {
         for change in &self.changed {
             writeln!(f, "~ {}", change.id)?;
             for (name, (old, new)) in &change.attributes {
-                writeln!(f, "    {name}: {old} -> {new}")?;
+                match (old.as_str(), new.as_str()) {
+                    // Text over several lines: a unified diff of its lines.
+                    (Some(a), Some(b)) if a.contains('\n') || b.contains('\n') => {
+                        writeln!(f, "    {name}:")?;
+                        let diff = similar::TextDiff::from_lines(a, b);
+                        for line in diff.unified_diff().context_radius(2).to_string().lines() {
+                            writeln!(f, "      {line}")?;
+                        }
+                    }
+                    _ => writeln!(f, "    {name}: {old} -> {new}")?,
+                }
             }
             for required in &change.requires_added {
                 writeln!(f, "    requires + {required}")?;
@@ -118,5 +128,32 @@ impl std::fmt::Display for Diff {
             }
         }
         write!(f, "{} added, {} removed, {} changed", self.added.len(), self.removed.len(), self.changed.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_over_several_lines_is_shown_as_a_unified_diff() {
+        let mut attributes = IndexMap::new();
+        attributes.insert(
+            "content".to_owned(),
+            (Value::from("port = 80\nhost = a\nlog = on\n"), Value::from("port = 443\nhost = a\nlog = on\n")),
+        );
+        attributes.insert("mode".to_owned(), (Value::from(644), Value::from(600)));
+        let change = Change {
+            id: "fs::File[h,path=/etc/app.conf]".to_owned(),
+            attributes,
+            requires_added: Vec::new(),
+            requires_removed: Vec::new(),
+            resource_set: None,
+        };
+        let diff = Diff { from: 1, to: 2, added: Vec::new(), removed: Vec::new(), changed: vec![change] };
+        let text = diff.to_string();
+        assert!(text.contains("    content:\n"), "{text}");
+        assert!(text.contains("      -port = 80\n      +port = 443\n       host = a\n"), "{text}");
+        assert!(text.contains("    mode: 644 -> 600\n"), "{text}");
     }
 }
