@@ -1,4 +1,4 @@
-//! Exports the store must refuse, one per rule (E0501–E0508), run through the CLI against a
+//! Exports the store must refuse, one per rule (E0501–E0510), run through the CLI against a
 //! store holding one full version. Shared by the store tests (which snapshot each diagnostic and
 //! check the store did not change) and the code registry test (which checks every code is met).
 #![allow(clippy::disallowed_methods, reason = "tests read files and the environment")]
@@ -86,11 +86,16 @@ pub fn refused_exports() -> Vec<Refused> {
     edited("unlisted.json", &|ir| ir["sets"][0]["resources"] = serde_json::json!([]));
     let fresh_store = dir.join("fresh.sqlite");
 
-    let cases: [(&'static str, Vec<&str>, &Path); 11] = [
+    let cases: [(&'static str, Vec<&str>, &Path); 12] = [
         ("no-base", vec!["export", "--partial", "set-a.cf", "--store", empty_store.to_str().unwrap()], &empty_store),
         (
             "exported-and-deleted",
             vec!["export", "--partial", "--delete-resource-set", "set-a", "set-a.cf", "--store", s],
+            &store,
+        ),
+        (
+            "unknown-set",
+            vec!["export", "--partial", "--delete-resource-set", "set-x", "set-a.cf", "--store", s],
             &store,
         ),
         ("moved", vec!["export", "--partial", "moved.cf", "--store", s], &store),

@@ -19,6 +19,7 @@ const NOT_ONE_FILE: &[(&str, &str)] = &[
     ("E0507", "a store that cannot be used"),
     ("E0508", "an IR file written by another tool"),
     ("E0509", "an IR file written by another tool"),
+    ("E0510", "a partial export with --delete-resource-set"),
 ];
 
 /// Codes that only a partial compile reports.

@@ -531,6 +531,7 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, p
         Rule::Dangling => &codes::DANGLING_DEPENDENCY,
         Rule::DuplicateId => &codes::DUPLICATE_RESOURCE_IN_EXPORT,
         Rule::SetMismatch => &codes::SET_MEMBERSHIP_MISMATCH,
+        Rule::UnknownSet => &codes::UNKNOWN_RESOURCE_SET,
     };
     let mut d = Diagnostic::new(code, format!("export rejected: {}", rejection.message));
     let mut labelled = false;

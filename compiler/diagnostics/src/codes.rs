@@ -141,6 +141,7 @@ codes! {
     STORE_UNAVAILABLE = "E0507" "store-unavailable" Error;
     DUPLICATE_RESOURCE_IN_EXPORT = "E0508" "duplicate-resource-in-export" Error;
     SET_MEMBERSHIP_MISMATCH = "E0509" "set-membership-mismatch" Error;
+    UNKNOWN_RESOURCE_SET = "E0510" "unknown-resource-set" Error;
     REQUIREMENTS_LOST = "W0401" "requirements-lost" Warning;
     SET_MEMBER_NOT_EXPORTED = "W0402" "set-member-not-exported" Warning;
     RESOURCE_WITHOUT_IDENTITY = "W0403" "resource-without-identity" Warning;

@@ -151,6 +151,8 @@ pub enum Rule {
     DuplicateId,
     /// The export's resource sets and its resources disagree about who is a member.
     SetMismatch,
+    /// `--delete-resource-set` names a set the store does not have.
+    UnknownSet,
 }
 
 /// Why a store operation failed.

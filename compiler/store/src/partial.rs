@@ -95,6 +95,26 @@ pub(crate) fn merge(
         ));
     }
     let empty = ir.sets.iter().filter(|s| s.resources.is_empty()).map(|s| s.name.as_str());
+    // A set named for deletion that the store does not have is a typo more often than not: the
+    // reference ignores it, modelc refuses it.
+    let unknown: Vec<String> = explicit
+        .iter()
+        .filter(|s| !updated.contains(*s))
+        .map(|s| db.members(s).map(|members| (s, members.is_empty())))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .filter(|(_, none)| *none)
+        .map(|(s, _)| (*s).to_owned())
+        .collect();
+    if !unknown.is_empty() {
+        let names = unknown.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+        return Err(reject(
+            Rule::UnknownSet,
+            format!("--delete-resource-set names {names}, which version {} does not have", base.version),
+            Vec::new(),
+            unknown,
+        ));
+    }
     let deleted: BTreeSet<&str> = explicit.iter().copied().chain(empty).filter(|s| !updated.contains(s)).collect();
     let replaced: BTreeSet<&str> = updated.union(&deleted).copied().collect();
 

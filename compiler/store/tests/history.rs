@@ -161,9 +161,16 @@ fn run(seed: u64, steps: usize) {
                 let request = PartialRequest { delete_sets: deleted.clone(), soft_delete: false };
                 let emptied: Vec<&str> = emptied.iter().map(String::as_str).collect();
                 let model = ir(resources.clone(), &emptied);
+                // Deleting a set the latest version does not have is refused.
+                let unknown = latest.as_ref().is_some_and(|latest| {
+                    deleted.iter().any(|set| !latest.values().any(|r| r.resource_set.as_ref() == Some(set)))
+                });
                 match (store.export_partial(&model, &request, &meta("partial")), &latest) {
                     (Err(StoreError::Rejected(rejection)), None) => {
                         assert_eq!(rejection.rule, modelc_store::Rule::NoBase, "{context}");
+                    }
+                    (Err(StoreError::Rejected(rejection)), Some(_)) if unknown => {
+                        assert_eq!(rejection.rule, modelc_store::Rule::UnknownSet, "{context}");
                     }
                     (Ok(info), Some(latest)) => {
                         assert_eq!(info.version, next, "{context}");

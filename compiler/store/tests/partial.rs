@@ -87,7 +87,12 @@ fn shared_resources_may_gain_requirements_and_keep_edges_to_what_remains() {
 fn sets_are_deleted_by_name_or_by_exporting_them_empty() {
     let (mut store, _dir) = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    // A name the store does not have is refused (the reference ignores it), writing nothing.
     let request = PartialRequest { delete_sets: vec!["set-c".into(), "no-such-set".into()], soft_delete: false };
+    let unknown = store.export_partial(&ir(vec![], &["set-b"]), &request, &meta("delete"));
+    assert_eq!(rule(unknown), Rule::UnknownSet);
+    assert_eq!(store.versions().unwrap().len(), 1);
+    let request = PartialRequest { delete_sets: vec!["set-c".into()], soft_delete: false };
     let v2 = store.export_partial(&ir(vec![], &["set-b"]), &request, &meta("delete")).unwrap();
     assert_eq!((v2.resources, v2.sets), (5, 1));
     let names: Vec<String> = contents(&store, 2).into_iter().map(|r| r.0).collect();
