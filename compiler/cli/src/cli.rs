@@ -78,16 +78,8 @@ pub enum Command {
         /// Export a resource IR written by `modelc compile -o` instead of compiling a model.
         #[arg(long, value_name = "FILE", conflicts_with = "path")]
         ir: Option<PathBuf>,
-        /// Build the new version from the latest one, replacing only this model's resource sets.
-        #[arg(long)]
-        partial: bool,
-        /// Delete this resource set in the new version (repeatable; only with --partial).
-        #[arg(long = "delete-resource-set", value_name = "NAME", requires = "partial")]
-        delete_resource_set: Vec<String>,
-        /// Do not delete a set named by --delete-resource-set that this model still has resources
-        /// for (only with --partial).
-        #[arg(long, requires = "partial")]
-        soft_delete: bool,
+        #[command(flatten)]
+        partial: PartialArgs,
         /// Why this version was made, recorded with it.
         #[arg(short, long, default_value = "")]
         message: String,
@@ -109,15 +101,8 @@ pub enum Command {
         /// Plan the export of a resource IR written by `modelc compile -o`.
         #[arg(long, value_name = "FILE", conflicts_with = "path")]
         ir: Option<PathBuf>,
-        /// Plan a partial export (see `modelc export --partial`).
-        #[arg(long)]
-        partial: bool,
-        /// As for `modelc export --partial` (repeatable).
-        #[arg(long = "delete-resource-set", value_name = "NAME", requires = "partial")]
-        delete_resource_set: Vec<String>,
-        /// As for `modelc export --partial`.
-        #[arg(long, requires = "partial")]
-        soft_delete: bool,
+        #[command(flatten)]
+        partial: PartialArgs,
         /// Exit with 3 (not 0) when the export would be accepted and change something.
         #[arg(long)]
         detailed_exitcode: bool,
@@ -253,6 +238,21 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// A partial export's options, for `export` and `plan`.
+#[derive(Debug, clap::Args)]
+pub struct PartialArgs {
+    /// Build the new version from the latest one, replacing only this model's resource sets.
+    #[arg(long)]
+    pub partial: bool,
+    /// Delete this resource set in the new version (repeatable; only with --partial).
+    #[arg(long = "delete-resource-set", value_name = "NAME", requires = "partial")]
+    pub delete_resource_set: Vec<String>,
+    /// Do not delete a set named by --delete-resource-set that this model still has resources
+    /// for (only with --partial).
+    #[arg(long, requires = "partial")]
+    pub soft_delete: bool,
 }
 
 /// Where the versioned store is.

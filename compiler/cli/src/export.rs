@@ -37,28 +37,12 @@ pub(crate) struct Exported {
 }
 
 pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let (exported, store_path, prefetched) = match &request.ir {
-        Some(file) => match read_ir(file, &io.cwd) {
-            Ok(exported) => (exported, store_path(request.store.as_deref(), None, &io.cwd), None),
-            Err(message) => return usage_error(io, &message),
-        },
-        None => {
-            let target = match modelc_driver::locate(path, &io.cwd) {
-                Ok(target) => target,
-                Err(error) => return usage_error(io, &error.to_string()),
-            };
-            let store_path = store_path(request.store.as_deref(), Some(&target), &io.cwd);
-            // A full export compares every resource with the store's current rows: they are
-            // read on another thread while the model compiles.
-            let prefetch = (!request.partial).then(|| {
-                let path = store_path.clone();
-                std::thread::spawn(move || modelc_store::Prefetched::read(&path))
-            });
-            match compile(&target, request.partial, format, color, io) {
-                Ok(exported) => (exported, store_path, prefetch.and_then(|p| p.join().ok().flatten())),
-                Err(status) => return status,
-            }
-        }
+    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_deref(), partial: request.partial };
+    // A full export compares every resource with the store's current rows: they are read on
+    // another thread while the model compiles.
+    let (exported, store_path, prefetched) = match source.exported(!request.partial, format, color, io) {
+        Ok(found) => found,
+        Err(status) => return status,
     };
     let Exported { ir, source_hash, files, file_count, mut diagnostics } = exported;
     let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
@@ -154,22 +138,11 @@ pub(crate) const EXIT_CHANGES: u8 = 3;
 /// `modelc plan`: compile, then run the export's checks and merge against the latest version,
 /// with the store opened read-only (and never created).
 pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let (exported, store_path) = match &request.ir {
-        Some(file) => match read_ir(file, &io.cwd) {
-            Ok(exported) => (exported, store_path(request.store.as_deref(), None, &io.cwd)),
-            Err(message) => return usage_error(io, &message),
-        },
-        None => {
-            let target = match modelc_driver::locate(path, &io.cwd) {
-                Ok(target) => target,
-                Err(error) => return usage_error(io, &error.to_string()),
-            };
-            let store_path = store_path(request.store.as_deref(), Some(&target), &io.cwd);
-            match compile(&target, request.partial.is_some(), format, color, io) {
-                Ok(exported) => (exported, store_path),
-                Err(status) => return status,
-            }
-        }
+    let partial = request.partial.is_some();
+    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_deref(), partial };
+    let (exported, store_path, _) = match source.exported(false, format, color, io) {
+        Ok(found) => found,
+        Err(status) => return status,
     };
     let Exported { ir, files, file_count, mut diagnostics, .. } = exported;
     let planned = match SqliteStore::open_read_only(&store_path) {
@@ -238,6 +211,40 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
         status = EXIT_CHANGES;
     }
     status
+}
+
+/// Where an export (or a plan) takes its resources from, and its store.
+struct Source<'a> {
+    path: Option<&'a Path>,
+    /// An IR file instead of a model.
+    ir: Option<&'a Path>,
+    store: Option<&'a Path>,
+    partial: bool,
+}
+
+impl Source<'_> {
+    /// The resources (read, or compiled with their diagnostics reported on failure) and the
+    /// store's path; with `prefetch`, the store's current digests read while the model compiles.
+    fn exported(
+        &self,
+        prefetch: bool,
+        format: Format,
+        color: bool,
+        io: &mut Io<'_>,
+    ) -> Result<(Exported, PathBuf, Option<modelc_store::Prefetched>), u8> {
+        if let Some(file) = self.ir {
+            let exported = read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
+            return Ok((exported, store_path(self.store, None, &io.cwd), None));
+        }
+        let target = modelc_driver::locate(self.path, &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
+        let store_path = store_path(self.store, Some(&target), &io.cwd);
+        let prefetched = prefetch.then(|| {
+            let path = store_path.clone();
+            std::thread::spawn(move || modelc_store::Prefetched::read(&path))
+        });
+        let exported = compile(&target, self.partial, format, color, io)?;
+        Ok((exported, store_path, prefetched.and_then(|p| p.join().ok().flatten())))
+    }
 }
 
 /// Compiles the model at `target` into resources; on errors, reports them and returns the

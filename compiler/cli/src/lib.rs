@@ -134,12 +134,12 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             compile::run(path.as_deref(), &options, io)
         }
         Command::Graph { path, autoedges } => compile::graph(path.as_deref(), autoedges, cli.format, color, io),
-        Command::Export { path, ir, partial, delete_resource_set, soft_delete, message, force, store } => {
+        Command::Export { path, ir, partial, message, force, store } => {
             let request = export::Request {
-                partial,
+                partial: partial.partial,
                 force,
-                delete_sets: delete_resource_set,
-                soft_delete,
+                delete_sets: partial.delete_resource_set,
+                soft_delete: partial.soft_delete,
                 message,
                 store: store.path,
                 ir,
@@ -190,11 +190,13 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             export::show(number, filter.as_deref(), store.path.as_deref(), cli.format, color, io)
         }
         Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
-        Command::Plan { path, ir, partial, delete_resource_set, soft_delete, detailed_exitcode, store } => {
+        Command::Plan { path, ir, partial, detailed_exitcode, store } => {
             let request = export::PlanRequest {
                 ir,
-                partial: partial
-                    .then_some(modelc_store::PartialRequest { delete_sets: delete_resource_set, soft_delete }),
+                partial: partial.partial.then_some(modelc_store::PartialRequest {
+                    delete_sets: partial.delete_resource_set,
+                    soft_delete: partial.soft_delete,
+                }),
                 detailed_exitcode,
                 store: store.path,
             };
