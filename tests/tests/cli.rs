@@ -380,3 +380,20 @@ fn the_ir_is_the_same_from_any_directory() {
     assert!(written.iter().all(|w| *w == written[0]), "the IR depends on the directory");
     assert!(written[0].contains("\"file\": \"main.cf\""), "{}", written[0]);
 }
+
+#[test]
+fn quiet_prints_only_diagnostics_and_verbose_adds_phase_times() {
+    let dir = scratch_dir("quiet-verbose");
+    std::fs::write(dir.join("main.cf"), "import std::testing\nstd::testing::NullResource(name=\"a\")\n").unwrap();
+    std::fs::write(dir.join("broken.cf"), "x = 1\nx = 2\n").unwrap();
+    let quiet = modelc(&["--quiet", "export", "main.cf", "--store", "s.sqlite"], &dir);
+    assert_eq!((quiet.code, quiet.stderr.as_str(), quiet.stdout.as_str()), (0, "", ""));
+    let errors = modelc(&["-q", "check", "broken.cf"], &dir);
+    assert_eq!(errors.code, 1);
+    assert!(errors.stderr.contains("[E0301]") && !errors.stderr.contains("checked"), "{}", errors.stderr);
+    let verbose = modelc(&["--verbose", "export", "main.cf", "--store", "s.sqlite", "--force"], &dir);
+    assert_eq!(verbose.code, 0, "{}", verbose.stderr);
+    assert!(verbose.stderr.contains("run ") && verbose.stderr.contains("refine "), "{}", verbose.stderr);
+    assert!(verbose.stderr.contains("store: ") && verbose.stderr.contains("exported version 2"), "{}", verbose.stderr);
+    assert_eq!(modelc(&["-q", "-v", "check", "main.cf"], &dir).code, 2, "quiet and verbose conflict");
+}

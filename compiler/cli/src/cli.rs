@@ -18,6 +18,15 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
+    /// Print only diagnostics: no summaries or confirmations on stderr.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Also print how long each phase took, with the executor's counts (as `MODELC_EXEC_STATS=1`
+    /// does), and the store's part of an export.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -33,12 +33,7 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
     };
     let refine = modelc_refine::Options { partial: options.partial };
     let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), refine);
-    if let Some(profile) = compiled.model.as_ref().and_then(|m| m.profile.as_ref()) {
-        let refine = compiled.refine_time.map_or(0.0, |t| t.as_secs_f64() * 1e3);
-        let resident = resident_bytes().unwrap_or(0) >> 20;
-        let peak = peak_resident_bytes().unwrap_or(0) >> 20;
-        let _ = writeln!(io.stderr, "{profile}; refine {refine:.1} ms, then {resident} MiB (peak so far {peak} MiB)");
-    }
+    print_profile(&compiled, io);
     if let Some(model) = &compiled.model
         && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
     {
@@ -80,7 +75,7 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
             None => {}
         }
     }
-    if let (Some(model), Format::Human, 0) = (&compiled.model, format, status) {
+    if let (Some(model), Format::Human, 0, true) = (&compiled.model, format, status, crate::chatty()) {
         let total: usize = model.instances_by_entity.values().sum();
         let instances = modelc_diagnostics::count(total as u64, "instance");
         let _ = writeln!(io.stderr, "{instances} in {:.1} ms", elapsed.as_secs_f64() * 1000.0);
@@ -185,13 +180,25 @@ fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
 pub(crate) fn world(passwords: modelc_exec::Passwords) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
-    // `MODELC_EXEC_STATS=1`: the executor's counts and phase times, printed after the compile.
-    let profile = std::env::var_os("MODELC_EXEC_STATS").map(|_| modelc_exec::Probe {
+    // `--verbose` (or `MODELC_EXEC_STATS=1`): the executor's counts and phase times, printed
+    // after the compile.
+    let asked = std::env::var_os("MODELC_EXEC_STATS").is_some() || crate::verbose();
+    let profile = asked.then_some(modelc_exec::Probe {
         clock: Instant::now,
         resident: resident_bytes,
         peak: peak_resident_bytes,
     });
     modelc_exec::World { env: std::env::vars().collect(), now, passwords, profile, ..Default::default() }
+}
+
+/// `--verbose` (or `MODELC_EXEC_STATS=1`): the executor's counts and phase times, and refine's.
+pub(crate) fn print_profile(compiled: &modelc_driver::Compiled, io: &mut Io<'_>) {
+    if let Some(profile) = compiled.model.as_ref().and_then(|m| m.profile.as_ref()) {
+        let refine = compiled.refine_time.map_or(0.0, |t| t.as_secs_f64() * 1e3);
+        let resident = resident_bytes().unwrap_or(0) >> 20;
+        let peak = peak_resident_bytes().unwrap_or(0) >> 20;
+        let _ = writeln!(io.stderr, "{profile}; refine {refine:.1} ms, then {resident} MiB (peak so far {peak} MiB)");
+    }
 }
 
 /// The process's resident memory (Linux: `/proc/self/statm`, in pages of 4 KiB).

@@ -46,6 +46,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     };
     let Exported { ir, source_hash, files, file_count, mut diagnostics } = exported;
     let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
+    let stored_from = std::time::Instant::now();
     let result = if request.partial {
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
         SqliteStore::open_for_partial(&store_path)
@@ -55,6 +56,9 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         // A refused export does not even create the store.
         SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force, prefetched)
     };
+    if crate::verbose() {
+        let _ = writeln!(io.stderr, "store: {:.1} ms", stored_from.elapsed().as_secs_f64() * 1000.0);
+    }
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
     if format.json_diagnostics() {
@@ -83,7 +87,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let status = match result {
         Ok(FullExport::Unchanged(latest)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
-            if format == Format::Human {
+            if format == Format::Human && crate::chatty() {
                 let _ = writeln!(
                     io.stderr,
                     "unchanged since version {}: no version stored in {} (`--force` stores one anyway)",
@@ -95,7 +99,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         }
         Ok(FullExport::Stored(info)) => {
             let status = reporter.finish(io, &mut diagnostics, verb);
-            if format == Format::Human {
+            if format == Format::Human && crate::chatty() {
                 let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();
                 let _ = writeln!(
                     io.stderr,
@@ -264,6 +268,7 @@ pub(crate) fn compile(
     let passwords = crate::passwords::load(&dir, true).map_err(|message| usage_error(io, &message))?;
     let options = modelc_refine::Options { partial };
     let compiled = modelc_driver::compile_resources(&mut loaded, crate::compile::world(passwords), options);
+    crate::compile::print_profile(&compiled, io);
     if let Some(model) = &compiled.model {
         crate::passwords::keep(&dir, &model.new_passwords).map_err(|message| usage_error(io, &message))?;
     }

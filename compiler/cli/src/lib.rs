@@ -104,6 +104,8 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         ColorChoice::Auto => io.stderr_is_terminal && !io.no_color,
     };
     JSON_OUTPUT.set(cli.format.json_diagnostics());
+    QUIET.set(cli.quiet);
+    VERBOSE.set(cli.verbose);
     let name = match &cli.command {
         Command::Parse { .. } => "parse",
         Command::Check { .. } => "check",
@@ -337,6 +339,20 @@ thread_local! {
     /// Whether the running command prints JSON (`--format json`), for the errors that stop it
     /// before it prints anything else.
     static JSON_OUTPUT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// `--quiet`: diagnostics only.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// `--verbose`: phase times too.
+    static VERBOSE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether summaries and confirmations are printed (not `--quiet`).
+pub(crate) fn chatty() -> bool {
+    !QUIET.get()
+}
+
+/// Whether phase times are printed (`--verbose`).
+pub(crate) fn verbose() -> bool {
+    VERBOSE.get()
 }
 
 /// A flag Ctrl-C sets (SIGINT, and SIGTERM): a deploy lets running resources finish and starts

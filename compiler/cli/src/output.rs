@@ -21,7 +21,7 @@ impl Reporter<'_> {
     /// Prints every diagnostic in source order, then a summary; returns the exit status.
     pub(crate) fn finish(&self, io: &mut Io<'_>, diagnostics: &mut [Diagnostic], verb: &str) -> u8 {
         let status = self.report(io, diagnostics);
-        if self.format != Format::Json {
+        if self.format != Format::Json && crate::chatty() {
             let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
             let warnings = diagnostics.len() - errors;
             let _ = writeln!(io.stderr, "{}", summary(verb, self.file_count, errors, warnings));
