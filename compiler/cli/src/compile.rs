@@ -32,7 +32,9 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
         Err(message) => return crate::usage_error(io, &message),
     };
     let refine = modelc_refine::Options { partial: options.partial };
+    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
     let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), refine);
+    drop(progress);
     print_profile(&compiled, io);
     if let Some(model) = &compiled.model
         && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
@@ -105,7 +107,9 @@ pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color:
         Ok(passwords) => passwords,
         Err(message) => return crate::usage_error(io, &message),
     };
+    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
     let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), modelc_refine::Options::default());
+    drop(progress);
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
     let reporter = Reporter { files: &loaded.files, format, color, file_count: compiled.files };

@@ -47,6 +47,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let Exported { ir, source_hash, files, file_count, mut diagnostics } = exported;
     let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
     let stored_from = std::time::Instant::now();
+    let progress = crate::progress::Progress::start("storing", io.stderr_is_terminal);
     let result = if request.partial {
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
         SqliteStore::open_for_partial(&store_path)
@@ -56,6 +57,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         // A refused export does not even create the store.
         SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force, prefetched)
     };
+    drop(progress);
     if crate::verbose() {
         let _ = writeln!(io.stderr, "store: {:.1} ms", stored_from.elapsed().as_secs_f64() * 1000.0);
     }
@@ -267,7 +269,9 @@ pub(crate) fn compile(
     let dir = crate::passwords::project_dir(target, &io.cwd);
     let passwords = crate::passwords::load(&dir, true).map_err(|message| usage_error(io, &message))?;
     let options = modelc_refine::Options { partial };
+    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
     let compiled = modelc_driver::compile_resources(&mut loaded, crate::compile::world(passwords), options);
+    drop(progress);
     crate::compile::print_profile(&compiled, io);
     if let Some(model) = &compiled.model {
         crate::passwords::keep(&dir, &model.new_passwords).map_err(|message| usage_error(io, &message))?;

@@ -13,6 +13,7 @@ mod export;
 mod fmt;
 mod output;
 mod passwords;
+mod progress;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -348,6 +349,11 @@ thread_local! {
 /// Whether summaries and confirmations are printed (not `--quiet`).
 pub(crate) fn chatty() -> bool {
     !QUIET.get()
+}
+
+/// Whether the output is JSON (`--format json`).
+pub(crate) fn json_output() -> bool {
+    JSON_OUTPUT.get()
 }
 
 /// Whether phase times are printed (`--verbose`).
