@@ -1,4 +1,6 @@
-//! `--format json`: every command prints exactly one JSON document on stdout, whether it
+//! The CLI's table: every command in text and in JSON mode, succeeding, refusing the model or the
+//! change, and unable to run, with its exit status (0 ok, 1 refused, 2 usage or I/O). With
+//! `--format json`, every command prints exactly one JSON document on stdout, whether it
 //! succeeds, refuses the model or the change, or cannot run at all (a usage or I/O error); its
 //! text goes to stderr. The exceptions are the language server (the protocol is its output) and
 //! shell completions (a script), which refuse JSON with a usage error, itself one document.
@@ -55,15 +57,26 @@ fn every_command_prints_one_json_document() {
         (vec!["lsp"], 2),
     ];
     let mut wrong = Vec::new();
-    for (args, status) in &cases {
-        let mut full = vec!["--format", "json"];
-        full.extend(args);
-        let out = modelc(&full, &dir);
-        if serde_json::from_str::<serde_json::Value>(&out.stdout).is_err() {
-            wrong.push(format!("{args:?}: stdout is not one JSON document: {:?}", out.stdout));
-        }
-        if out.code != *status {
-            wrong.push(format!("{args:?}: exit status {} (expected {status}): {}", out.code, out.stderr));
+    // Text and JSON alike: the exit status follows the outcome, not the format (the two
+    // exceptions refuse JSON, and print text with status 0).
+    for format in ["human", "json"] {
+        for (args, status) in &cases {
+            // In text mode the language server would serve this process's stdin.
+            if format == "human" && args[0] == "lsp" {
+                continue;
+            }
+            let mut full = vec!["--format", format];
+            full.extend(args);
+            let out = modelc(&full, &dir);
+            let refuses_json = matches!(args[0], "completions" | "lsp");
+            let expected = if format == "human" && refuses_json { 0 } else { *status };
+            if format == "json" && serde_json::from_str::<serde_json::Value>(&out.stdout).is_err() {
+                wrong.push(format!("{args:?}: stdout is not one JSON document: {:?}", out.stdout));
+            }
+            if out.code != expected {
+                wrong
+                    .push(format!("{format} {args:?}: exit status {} (expected {expected}): {}", out.code, out.stderr));
+            }
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
