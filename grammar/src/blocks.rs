@@ -47,8 +47,8 @@ pub(crate) fn add_missing_colons<'a>(tokens: &mut Vec<Spanned<'a>>, text: &str, 
     let mut brackets = 0usize;
     for (at, &(start, token, _)) in tokens.iter().enumerate() {
         match token {
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => brackets += 1,
-            Token::RParen | Token::RBracket | Token::RBrace => brackets = brackets.saturating_sub(1),
+            _ if token.opens_bracket() => brackets += 1,
+            _ if token.closes_bracket() => brackets = brackets.saturating_sub(1),
             _ => {}
         }
         let header = match token {
@@ -63,10 +63,10 @@ pub(crate) fn add_missing_colons<'a>(tokens: &mut Vec<Spanned<'a>>, text: &str, 
         let Some(next) = (at + 1..tokens.len()).find(|&i| starts_line(text, tokens[i].0)) else { continue };
         let last = next - 1;
         let indented = column(text, tokens[next].0) > column(text, first_on_line(text, start));
-        let complete = !matches!(
-            tokens[last].1,
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace | Token::Comma
-        ) && !crate::errors::is_binary_operator(tokens[last].1);
+        let (_, ends_header, _) = tokens[last];
+        let complete = !ends_header.opens_bracket()
+            && ends_header != Token::Comma
+            && !crate::errors::is_binary_operator(ends_header);
         if indented && complete {
             inserts.push(last);
         }
@@ -135,8 +135,8 @@ pub(crate) fn close_unclosed_blocks<'a>(tokens: &mut Vec<Spanned<'a>>, text: &st
             }
         }
         match token {
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => brackets += 1,
-            Token::RParen | Token::RBracket | Token::RBrace => brackets = brackets.saturating_sub(1),
+            _ if token.opens_bracket() => brackets += 1,
+            _ if token.closes_bracket() => brackets = brackets.saturating_sub(1),
             Token::End if brackets == 0 => {
                 open.pop();
             }
@@ -163,8 +163,8 @@ fn unclosed_count(tokens: &[Spanned<'_>], text: &str) -> usize {
     let mut brackets = 0usize;
     for (at, (start, token, _)) in tokens.iter().enumerate() {
         match token {
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => brackets += 1,
-            Token::RParen | Token::RBracket | Token::RBrace => brackets = brackets.saturating_sub(1),
+            _ if token.opens_bracket() => brackets += 1,
+            _ if token.closes_bracket() => brackets = brackets.saturating_sub(1),
             // A block after an unclosed bracket: the bracket is the problem, not the block.
             _ if brackets > 0 && starts_line(text, *start) && opens_block(tokens, at, text) => return 0,
             Token::End if brackets == 0 => {
@@ -202,8 +202,8 @@ fn header_colon(tokens: &[Spanned<'_>], at: usize, text: &str) -> Option<usize> 
             return None;
         }
         match token {
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => brackets += 1,
-            Token::RParen | Token::RBracket | Token::RBrace => brackets = brackets.saturating_sub(1),
+            _ if token.opens_bracket() => brackets += 1,
+            _ if token.closes_bracket() => brackets = brackets.saturating_sub(1),
             Token::Colon if brackets == 0 => return Some(end),
             _ => {}
         }

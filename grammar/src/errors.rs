@@ -305,12 +305,10 @@ pub(crate) fn is_binary_operator(token: Token<'_>) -> bool {
 fn innermost_open_bracket(tokens: &[Spanned<'_>], at: usize) -> Option<usize> {
     let mut open = Vec::new();
     for (i, (_, token, _)) in tokens[..at].iter().enumerate() {
-        match token {
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => open.push(i),
-            Token::RParen | Token::RBracket | Token::RBrace => {
-                open.pop();
-            }
-            _ => {}
+        if token.opens_bracket() {
+            open.push(i);
+        } else if token.closes_bracket() {
+            open.pop();
         }
     }
     open.pop()
@@ -320,15 +318,13 @@ fn innermost_open_bracket(tokens: &[Spanned<'_>], at: usize) -> Option<usize> {
 fn closes_later(tokens: &[Spanned<'_>], open: usize) -> bool {
     let mut depth = 0usize;
     for (_, token, _) in &tokens[open..] {
-        match token {
-            Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace => depth += 1,
-            Token::RParen | Token::RBracket | Token::RBrace => {
-                depth -= 1;
-                if depth == 0 {
-                    return true;
-                }
+        if token.opens_bracket() {
+            depth += 1;
+        } else if token.closes_bracket() {
+            depth -= 1;
+            if depth == 0 {
+                return true;
             }
-            _ => {}
         }
     }
     false

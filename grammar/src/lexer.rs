@@ -366,6 +366,16 @@ impl Token<'_> {
         })
     }
 
+    /// Whether this token opens a bracket: `(`, `[` or `{`, calls and lookups included.
+    pub fn opens_bracket(&self) -> bool {
+        matches!(self, Token::LParen | Token::CallParen | Token::LBracket | Token::LookupBracket | Token::LBrace)
+    }
+
+    /// Whether this token closes a bracket: `)`, `]` or `}`.
+    pub fn closes_bracket(&self) -> bool {
+        matches!(self, Token::RParen | Token::RBracket | Token::RBrace)
+    }
+
     /// Whether this token is a keyword (so using it as a name is the likely mistake).
     pub fn is_keyword(&self) -> bool {
         self.fixed_text().is_some_and(is_keyword)

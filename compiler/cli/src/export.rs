@@ -63,7 +63,10 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     }
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
-    if format.json_diagnostics() {
+    if let Err(error) = &result {
+        diagnostics.push(store_diagnostic(error, Some((&ir, &files)), &store_path));
+    }
+    let status = if format.json_diagnostics() {
         // One document: the diagnostics, the version stored (or the one the model is unchanged
         // since), and the store.
         let (version, unchanged) = match &result {
@@ -71,25 +74,16 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             Ok(FullExport::Unchanged(info)) => (serde_json::to_value(info).unwrap_or_default(), true),
             Err(_) => (serde_json::Value::Null, false),
         };
-        if let Err(error) = &result {
-            diagnostics.push(store_diagnostic(error, Some((&ir, &files)), &store_path));
-        }
         let document = serde_json::Map::from_iter([
             ("version".to_owned(), version),
             ("unchanged".to_owned(), serde_json::Value::Bool(unchanged)),
             ("store".to_owned(), serde_json::Value::String(store_path.display().to_string())),
         ]);
-        let mut status = reporter.finish_object(io, &mut diagnostics, verb, document);
-        if matches!(&result, Err(error) if !matches!(error, StoreError::Rejected(_))) {
-            status = crate::EXIT_USAGE;
-        }
-        std::thread::spawn(move || drop(ir));
-        return status;
-    }
-    let status = match result {
-        Ok(FullExport::Unchanged(latest)) => {
-            let status = reporter.finish(io, &mut diagnostics, verb);
-            if format == Format::Human && crate::chatty() {
+        reporter.finish_object(io, &mut diagnostics, verb, document)
+    } else {
+        let status = reporter.finish(io, &mut diagnostics, verb);
+        match &result {
+            Ok(FullExport::Unchanged(latest)) if format == Format::Human && crate::chatty() => {
                 let _ = writeln!(
                     io.stderr,
                     "unchanged since version {}: no version stored in {} (`--force` stores one anyway)",
@@ -97,11 +91,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
                     store_path.display()
                 );
             }
-            status
-        }
-        Ok(FullExport::Stored(info)) => {
-            let status = reporter.finish(io, &mut diagnostics, verb);
-            if format == Format::Human && crate::chatty() {
+            Ok(FullExport::Stored(info)) if format == Format::Human && crate::chatty() => {
                 let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();
                 let _ = writeln!(
                     io.stderr,
@@ -113,18 +103,23 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
                     store_path.display()
                 );
             }
-            status
+            _ => {}
         }
-        Err(error) => {
-            diagnostics.push(store_diagnostic(&error, Some((&ir, &files)), &store_path));
-            let status = reporter.finish(io, &mut diagnostics, verb);
-            // A store that cannot be used is an I/O problem, not a refused model.
-            if matches!(error, StoreError::Rejected(_)) { status } else { crate::EXIT_USAGE }
-        }
+        status
     };
     // The process ends soon after: freeing a large model's resources would only delay it.
     std::thread::spawn(move || drop(ir));
-    status
+    match &result {
+        Err(error) => store_status(error, status),
+        Ok(_) => status,
+    }
+}
+
+/// The exit status of a command that met `error` from the store, having reported it with
+/// `status`: a store that cannot be used (missing, unreadable, no such version) is an I/O error,
+/// not a refused model or change.
+fn store_status(error: &StoreError, status: u8) -> u8 {
+    if matches!(error, StoreError::Rejected(_)) { status } else { crate::EXIT_USAGE }
 }
 
 /// What `modelc plan` plans.
@@ -151,28 +146,15 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
         Err(status) => return status,
     };
     let Exported { ir, files, file_count, mut diagnostics, .. } = exported;
-    let planned = match SqliteStore::open_read_only(&store_path) {
-        Ok(store) => store.plan(&ir, request.partial.as_ref()),
-        // No store: a full export would create it with everything; a partial one has no base.
-        Err(StoreError::NotFound(_)) if request.partial.is_none() => modelc_store::plan::plan_full(None, &ir),
-        Err(StoreError::NotFound(_)) => Err(modelc_store::StoreError::Rejected(modelc_store::Rejection {
-            rule: Rule::NoBase,
-            message: "a partial export needs a version to build on, and there is no store: export the full model first"
-                .to_owned(),
-            resources: Vec::new(),
-            sets: Vec::new(),
-        })),
-        Err(error) => Err(error),
-    };
+    let planned = SqliteStore::plan_at(&store_path, &ir, request.partial.as_ref());
     let reporter = Reporter { files: &files, format, color, file_count };
-    let (plan, usage) = match planned {
-        Ok(plan) => (Some(plan), false),
+    let (plan, failure) = match planned {
+        Ok(plan) => (Some(plan), None),
         Err(error) => {
-            let usage = !matches!(error, StoreError::Rejected(_));
             let mut diagnostic = store_diagnostic(&error, Some((&ir, &files)), &store_path);
             diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
             diagnostics.push(diagnostic);
-            (None, usage)
+            (None, Some(error))
         }
     };
     let changes = plan.as_ref().is_some_and(|p| !p.changes.is_empty());
@@ -211,8 +193,8 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
         }
         status
     };
-    if usage {
-        status = crate::EXIT_USAGE;
+    if let Some(error) = &failure {
+        status = store_status(error, status);
     } else if status == EXIT_OK && changes && request.detailed_exitcode {
         status = EXIT_CHANGES;
     }
@@ -521,7 +503,7 @@ pub(crate) fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error:
     let mut diagnostic = store_diagnostic(error, None, path);
     diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
     let status = Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [diagnostic]);
-    if matches!(error, StoreError::Rejected(_)) { status } else { crate::EXIT_USAGE }
+    store_status(error, status)
 }
 
 /// The note of a store error in a command that would have changed the store.

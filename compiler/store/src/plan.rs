@@ -33,10 +33,7 @@ pub(crate) fn plan_partial(
 ) -> Result<Plan, StoreError> {
     let next = latest.as_ref().map_or(1, |l| l.info.version + 1);
     let merged = crate::partial::merge(current, ir, request, &Metadata::default(), next)?;
-    let (base, before) = match latest {
-        Some(snapshot) => (Some(snapshot.info), snapshot.resources),
-        None => (None, Vec::new()),
-    };
+    let (base, before) = split(latest);
     let closed: std::collections::HashSet<&str> = merged.close_sets.iter().map(String::as_str).collect();
     let replaced: std::collections::HashSet<&str> = merged.replace.iter().map(|r| r.id.as_str()).collect();
     let mut after: Vec<Resource> = before
@@ -51,10 +48,12 @@ pub(crate) fn plan_partial(
 }
 
 fn compare(latest: Option<Snapshot>, after: Vec<Resource>) -> Plan {
-    let (base, before) = match latest {
-        Some(snapshot) => (Some(snapshot.info), snapshot.resources),
-        None => (None, Vec::new()),
-    };
+    let (base, before) = split(latest);
     let from = base.as_ref().map_or(0, |b| b.version);
     Plan { changes: diff(from, &before, from + 1, &after), base }
+}
+
+/// The latest version and its resources (none without a version).
+fn split(latest: Option<Snapshot>) -> (Option<VersionInfo>, Vec<Resource>) {
+    latest.map_or((None, Vec::new()), |snapshot| (Some(snapshot.info), snapshot.resources))
 }

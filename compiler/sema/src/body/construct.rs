@@ -16,8 +16,8 @@ impl<'a> Checker<'a> {
             self.check_args(args);
             return Inferred::any();
         };
+        let short = as_written(&entity);
         if !self.index.may_be_implemented(&entity) {
-            let short = entity.strip_prefix("__config__::").unwrap_or(&entity).to_owned();
             let d = Diagnostic::new(
                 &codes::NO_IMPLEMENTATION,
                 format!("unable to select implementation for entity {entity}: no `implement` statement names it"),
@@ -30,7 +30,6 @@ impl<'a> Checker<'a> {
             && !self.index.resource_has_identity(&entity)
             && self.without_identity.insert(entity.clone())
         {
-            let short = entity.strip_prefix("__config__::").unwrap_or(&entity).to_owned();
             let first = self.index.attribute_names(&entity).into_iter().next().unwrap_or("name").to_owned();
             let d = Diagnostic::new(
                 &codes::RESOURCE_WITHOUT_IDENTITY,
@@ -247,4 +246,9 @@ impl<'a> Checker<'a> {
         }
         Inferred::maybe_unknown(StaticType::Instance(entity))
     }
+}
+
+/// An entity as the model's own files write it: without `__config__::`.
+fn as_written(entity: &str) -> &str {
+    entity.strip_prefix("__config__::").unwrap_or(entity)
 }

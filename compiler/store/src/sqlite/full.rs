@@ -38,15 +38,8 @@ impl Prefetched {
     /// layout; opened read-only, so nothing is created or migrated. `None` otherwise: the export
     /// then reads them itself.
     pub fn read(path: &Path) -> Option<Prefetched> {
-        if !path.is_file() {
-            return None;
-        }
-        let mut db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-        let tx = db.transaction().ok()?;
-        let layout: i64 = tx.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).ok()?;
-        if layout != super::SCHEMA_VERSION {
-            return None;
-        }
+        let mut store = SqliteStore::open_read_only(path).ok()?;
+        let tx = store.db.transaction().ok()?;
         let at = latest_with_last_seq(&tx).ok()??;
         let digests = current_digests(&tx).ok()?;
         Some(Prefetched { at, digests })

@@ -124,6 +124,18 @@ impl SqliteStore {
         }
     }
 
+    /// What exporting `ir` into the store at `path` would change, with the store opened read-only
+    /// and never created: without a store, a full export would add everything, and a partial one
+    /// has no version to build on (as `open_for_partial` refuses it).
+    pub fn plan_at(path: &Path, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
+        match (SqliteStore::open_read_only(path), partial) {
+            (Ok(store), _) => store.plan(ir, partial),
+            (Err(StoreError::NotFound(_)), None) => crate::plan::plan_full(None, ir),
+            (Err(StoreError::NotFound(_)), Some(_)) => Err(crate::checks::no_base()),
+            (Err(error), _) => Err(error),
+        }
+    }
+
     /// What exporting `ir` would change, decided by the export's own checks and merge (`partial`:
     /// a partial export with this request), in one read transaction, with nothing written.
     pub fn plan(&self, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
