@@ -128,6 +128,7 @@ impl<'a> Engine<'a> {
                         self.run_queue.push_back(listener);
                     }
                     if !unknown {
+                        self.record_requires(cell, &item, scope, span);
                         self.set_inverse(cell, &item, scope, span)?;
                     }
                     if self.cell(cell).items().len() >= *upper as usize {
@@ -136,6 +137,18 @@ impl<'a> Engine<'a> {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Keeps the statement that added a `requires` edge (a `provides` edge sets its inverse
+    /// `requires` with the same statement), so that validation can point at it.
+    fn record_requires(&mut self, cell: CellId, item: &Value, scope: ScopeId, span: Span) {
+        let (Owner::Attribute { instance, position }, Value::Instance(target)) = (self.owner_of(cell), item) else {
+            return;
+        };
+        if self.plan_of_instance(instance).requires_at == Some(position) {
+            let file = self.file_of(scope);
+            self.requires_sites.push(crate::graph::RequiresSite { from: instance, to: *target, file, span });
         }
     }
 

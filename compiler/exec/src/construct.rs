@@ -45,7 +45,8 @@ impl<'a> Engine<'a> {
         let entity = plan.fqn;
         // The attributes given, by position in the plan. Relations given as another relation
         // (`A(xs=b.ys)`) are copied gradually, once the instance exists.
-        let mut given: Vec<(u32, Value)> = Vec::with_capacity(plan.names.len());
+        // Each with the span that gave it: the keyword argument, else the whole constructor.
+        let mut given: Vec<(u32, Value, Span)> = Vec::with_capacity(plan.names.len());
         let mut forwards: Vec<(u32, CellId)> = Vec::new();
         // Whether some argument is a constructor that needs this instance (see
         // `builds_inverse`): it runs once this instance exists.
@@ -71,7 +72,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     match self.eval(task, value, scope) {
-                        Ok(value) => given.push((position, value)),
+                        Ok(found) => given.push((position, found, name.span.to(value.span))),
                         Err(crate::engine::Stop::Wait(_)) if !plan.is_indexed(position) => {
                             later.push((position, value))
                         }
@@ -84,7 +85,7 @@ impl<'a> Engine<'a> {
                             let Some(position) = plan.position(name) else {
                                 return Err(self.no_such_attribute(scope, entity_span, name, entity));
                             };
-                            if given.iter().any(|(p, _)| *p == position) {
+                            if given.iter().any(|(p, ..)| *p == position) {
                                 return Err(self.fail(
                                     scope,
                                     dict.span,
@@ -95,7 +96,7 @@ impl<'a> Engine<'a> {
                                     "`**` sets it again",
                                 ));
                             }
-                            given.push((position, value.clone()));
+                            given.push((position, value.clone(), expr.span));
                         }
                     }
                     other => return Err(self.not_a_dict(scope, dict.span, &other)),
@@ -109,16 +110,16 @@ impl<'a> Engine<'a> {
             && let Some(AttrKind::Relation { inverse: Some(inverse), .. }) =
                 self.attr_def(owner, relation).map(|d| &d.kind)
             && let Some(position) = plan.position(inverse)
-            && !given.iter().any(|(p, _)| *p == position)
+            && !given.iter().any(|(p, ..)| *p == position)
             && plan.is_indexed(position)
         {
-            given.push((position, Value::Instance(owner)));
+            given.push((position, Value::Instance(owner), expr.span));
         }
         // Defaults are assigned like constructor arguments.
         let given_count = given.len();
         for (position, value) in &plan.defaults {
-            if !given[..given_count].iter().any(|(p, _)| p == position) && !later.iter().any(|(p, _)| p == position) {
-                given.push((*position, value.clone()));
+            if !given[..given_count].iter().any(|(p, ..)| p == position) && !later.iter().any(|(p, _)| p == position) {
+                given.push((*position, value.clone(), expr.span));
             }
         }
         // Index keys, for the entity's own and every ancestor's indexes.
@@ -126,7 +127,7 @@ impl<'a> Engine<'a> {
         for index in &plan.indexes {
             let mut key = String::new();
             for (attr, position) in index.attributes.iter().zip(&index.positions) {
-                let Some((_, value)) = given.iter().find(|(p, _)| p == position) else {
+                let Some((_, value, _)) = given.iter().find(|(p, ..)| p == position) else {
                     return Err(self.fail(
                         scope,
                         expr.span,
@@ -189,8 +190,8 @@ impl<'a> Engine<'a> {
             instance
         };
         let first = self.instances[instance.0 as usize].first.0;
-        for (position, value) in given {
-            self.assign(CellId(first + position), value, scope, expr.span)?;
+        for (position, value, span) in given {
+            self.assign(CellId(first + position), value, scope, span)?;
         }
         for (position, from) in forwards {
             self.forward(from, CellId(first + position), scope, expr.span)?;

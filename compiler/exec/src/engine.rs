@@ -199,6 +199,8 @@ pub(crate) struct Engine<'a> {
     /// Constructor calls that returned an existing instance (an index match): the instance,
     /// the constructor's scope and span. Partial compiles check who else makes a set's members.
     pub(crate) merges: Vec<(InstanceId, ScopeId, Span)>,
+    /// Every `requires` edge added, with the statement that added it (`InstanceGraph::requires_sites`).
+    pub(crate) requires_sites: Vec<crate::graph::RequiresSite>,
     /// Membership sets of long list cells (see `Engine::list_contains`).
     pub(crate) members: FxHashMap<CellId, rustc_hash::FxHashSet<InstanceId>>,
     /// Applied implementations numbered 64 and up, per instance (see `Instance::applied`).
@@ -278,6 +280,7 @@ impl<'a> Engine<'a> {
             members: FxHashMap::default(),
             unknown_keys: std::cell::Cell::new(0),
             merges: Vec::new(),
+            requires_sites: Vec::new(),
             warnings: Vec::new(),
             heirs: FxHashMap::default(),
             subtypes: std::cell::RefCell::default(),

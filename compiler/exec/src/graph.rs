@@ -29,6 +29,18 @@ pub struct InstanceGraph {
     /// Constructor calls that returned an instance that already existed (an index match), in
     /// the order they ran, each once; recorded when `World::record_merges` asks for them.
     pub merges: Vec<Construction>,
+    /// Every `requires` edge between instances, in the order the statements added them, with
+    /// the statement (a `provides` edge is recorded as the `requires` edge it implies).
+    pub requires_sites: Vec<RequiresSite>,
+}
+
+/// Where a `requires` edge was added: `from` requires `to` because of the statement at `span`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequiresSite {
+    pub from: InstanceId,
+    pub to: InstanceId,
+    pub file: FileId,
+    pub span: Span,
 }
 
 /// One constructor call of an instance.
@@ -176,7 +188,16 @@ impl Engine<'_> {
             });
         }
         self.cells = Chunked::default();
-        InstanceGraph { entities, instances, values, file_names, model_file_names: HashMap::new(), merges }
+        let requires_sites = std::mem::take(&mut self.requires_sites);
+        InstanceGraph {
+            entities,
+            instances,
+            values,
+            file_names,
+            model_file_names: HashMap::new(),
+            merges,
+            requires_sites,
+        }
     }
 
     /// The instance whose implementation code in `scope` belongs to (`None`: the top level).

@@ -27,6 +27,9 @@ pub(crate) struct EntityPlan<'a> {
     /// their positions.
     pub indexes: Vec<PlannedIndex<'a>>,
     pub implements: Vec<&'a ImplementDef<'a>>,
+    /// The position of `std::Entity.requires`, whose edges are recorded with their statement
+    /// (`InstanceGraph::requires_sites`).
+    pub requires_at: Option<u32>,
 }
 
 pub(crate) struct PlannedIndex<'a> {
@@ -112,7 +115,18 @@ fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<
             Some(PlannedIndex { owner, attributes, positions })
         })
         .collect();
-    EntityPlan { fqn, names, positions, kinds, defs, defaults, indexes, implements: program.implements_of(id) }
+    let requires_at = positions.get("requires").copied().filter(|at| defs[*at as usize].owner == "std::Entity");
+    EntityPlan {
+        fqn,
+        names,
+        positions,
+        kinds,
+        defs,
+        defaults,
+        indexes,
+        implements: program.implements_of(id),
+        requires_at,
+    }
 }
 
 impl<'a> Engine<'a> {

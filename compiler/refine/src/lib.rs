@@ -13,6 +13,7 @@
 //! drawing and debugging); callers must not export it then.
 
 mod directories;
+mod edge_sites;
 mod functions;
 pub mod identity;
 mod notifications;

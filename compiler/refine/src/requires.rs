@@ -9,6 +9,7 @@
 //! the reference's edges.
 
 use modelc_diagnostics::{Diagnostic, codes};
+use modelc_exec::graph::InstanceGraph;
 use modelc_ir::Ir;
 use modelc_value::{InstanceId, Value};
 use rustc_hash::FxHashSet;
@@ -17,16 +18,8 @@ use crate::{Fate, Refinery};
 
 impl Refinery<'_> {
     pub(crate) fn requires(&mut self, ir: &mut Ir) {
-        let graph = self.graph;
-        let requires_at: Vec<Option<usize>> =
-            graph.entities.iter().map(|e| e.attributes.iter().position(|a| a == "requires")).collect();
-        let required = |instance: InstanceId| -> &[Value] {
-            let entity = graph.get(instance).entity as usize;
-            match requires_at[entity].map(|at| &graph.values(instance)[at]) {
-                Some(Value::List(items)) => items.as_slice(),
-                _ => &[],
-            }
-        };
+        let required = Required::new(self.graph);
+        let required = |instance: InstanceId| required.of(instance);
         // (target, found through an entity that is not a resource) per resource.
         let mut edges: Vec<Vec<(u32, bool)>> = vec![Vec::new(); ir.resources.len()];
         let mut stack: Vec<(InstanceId, bool)> = Vec::new();
@@ -108,6 +101,32 @@ fn drop_implied_indirect_edges(edges: &mut [Vec<(u32, bool)>]) {
             }
         }
         edges[p].retain(|(q, indirect)| !*indirect || !implied.contains(q));
+    }
+}
+
+/// What each instance requires directly (its `requires` list, which holds `provides` too).
+pub(crate) struct Required<'g> {
+    graph: &'g InstanceGraph,
+    /// Per entity, the position of its `requires` attribute.
+    requires_at: Vec<Option<usize>>,
+}
+
+impl<'g> Required<'g> {
+    pub(crate) fn new(graph: &'g InstanceGraph) -> Required<'g> {
+        let requires_at = graph.entities.iter().map(|e| e.attributes.iter().position(|a| a == "requires")).collect();
+        Required { graph, requires_at }
+    }
+
+    pub(crate) fn of(&self, instance: InstanceId) -> &'g [Value] {
+        let entity = self.graph.get(instance).entity as usize;
+        match self.requires_at[entity].map(|at| &self.graph.values(instance)[at]) {
+            Some(Value::List(items)) => items.as_slice(),
+            _ => &[],
+        }
+    }
+
+    pub(crate) fn instances(&self, instance: InstanceId) -> impl Iterator<Item = InstanceId> + 'g {
+        self.of(instance).iter().filter_map(as_instance)
     }
 }
 

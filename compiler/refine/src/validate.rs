@@ -2,21 +2,29 @@
 //! another (a partial export replaces one set without the other), and no dependency cycle.
 //! Duplicate ids and a resource in two sets are caught while the queue and the sets are built.
 
+use indexmap::IndexMap;
 use modelc_diagnostics::{Diagnostic, codes};
 use modelc_ir::Ir;
 use modelc_ir::graph::DependencyGraph;
 
 use crate::Refinery;
+use crate::edge_sites::{Added, EdgeSites};
 
-/// Where an instance was created: file and span.
+/// Where an instance was created, or a statement is: file and span.
 type Site = (modelc_diagnostics::FileId, u32, u32);
+
+/// A cross-set dependency's pattern: where its two ends are created and, when known, the
+/// statement that adds it.
+type Pattern = (Site, Site, Option<Added>);
 
 impl Refinery<'_> {
     pub(crate) fn validate(&mut self, ir: &Ir) {
         let requires = std::mem::take(&mut self.requires);
-        // Cross-set edges, grouped by the statements that create their two ends: a pattern an
-        // implementation repeats for every instance is one mistake, reported once.
-        let mut patterns: indexmap::IndexMap<(Site, Site), Vec<(usize, usize)>> = indexmap::IndexMap::new();
+        // Cross-set edges, grouped by the statements that create their two ends and the one that
+        // adds the dependency: a pattern an implementation repeats for every instance is one
+        // mistake, reported once.
+        let mut patterns: IndexMap<Pattern, Vec<(usize, usize)>> = IndexMap::new();
+        let mut sites: Option<EdgeSites> = None;
         for (p, resource) in ir.resources.iter().enumerate() {
             let Some(set) = &resource.resource_set else { continue };
             for q in &requires[p] {
@@ -28,12 +36,14 @@ impl Refinery<'_> {
                         let node = self.graph.get(self.instances[at]);
                         (node.file, node.span.start, node.span.end)
                     };
-                    patterns.entry((site(p), site(q))).or_default().push((p, q));
+                    let sites = sites.get_or_insert_with(|| EdgeSites::new(self.graph));
+                    let added = sites.site(&self.fates, self.instances[p], self.instances[q]);
+                    patterns.entry((site(p), site(q), added)).or_default().push((p, q));
                 }
             }
         }
-        for edges in patterns.into_values() {
-            self.report_cross_set(ir, &edges);
+        for ((_, _, added), edges) in patterns {
+            self.report_cross_set(ir, &edges, added);
         }
         if requires.iter().all(Vec::is_empty) {
             return;
@@ -47,7 +57,7 @@ impl Refinery<'_> {
 
     /// One diagnostic for the cross-set edges of one pattern: the first in full, the others
     /// listed (a few of them, then how many more).
-    fn report_cross_set(&mut self, ir: &Ir, edges: &[(usize, usize)]) {
+    fn report_cross_set(&mut self, ir: &Ir, edges: &[(usize, usize)], added: Option<Added>) {
         let Some(&(from, to)) = edges.first() else { return };
         let (a, b) = (self.instances[from], self.instances[to]);
         let (na, nb) = (self.graph.get(a), self.graph.get(b));
@@ -60,8 +70,26 @@ impl Refinery<'_> {
                 ir.resources[from].id, ir.resources[to].id
             ),
         )
-        .primary(na.file, na.span, format!("in set `{set_a}`, created at {}", self.graph.location(a)))
         .secondary(nb.file, nb.span, format!("in set `{set_b}`, created at {}", self.graph.location(b)));
+        // The statement that added the dependency is the cause; where it is unknown (an edge
+        // modelc adds itself, such as a file's parent directory), the requiring resource is.
+        let requiring = format!("in set `{set_a}`, created at {}", self.graph.location(a));
+        d = match added {
+            Some(added) => {
+                let d = d
+                    .primary(added.file, added.span, "this adds the dependency")
+                    .secondary(na.file, na.span, requiring);
+                match added.through {
+                    Some(step) => d.note(format!(
+                        "it goes through {}, which is not a resource: its own requirements lead to `{}`",
+                        self.describe(step),
+                        ir.resources[to].id
+                    )),
+                    None => d,
+                }
+            }
+            None => d.primary(na.file, na.span, requiring),
+        };
         if edges.len() > 1 {
             const LISTED: usize = 5;
             let others: Vec<String> = edges[1..]
