@@ -50,6 +50,27 @@ impl PluginSignature {
             .filter(|p| p.default.is_none() && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly))
     }
 
+    /// The signature as a reader sees it: `std::replace(string string, string old, string new)
+    /// -> string`, with `*args`, `**kwargs` and defaults as declared.
+    pub fn written(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| {
+                let name = match p.kind {
+                    ParamKind::VarArgs => format!("*{}", p.name),
+                    ParamKind::VarKeywords => format!("**{}", p.name),
+                    ParamKind::Normal | ParamKind::KeywordOnly => p.name.to_owned(),
+                };
+                match p.default {
+                    Some(default) => format!("{} {name} = {default}", p.ty),
+                    None => format!("{} {name}", p.ty),
+                }
+            })
+            .collect();
+        format!("std::{}({}) -> {}", self.name, params.join(", "), self.returns)
+    }
+
     /// The largest number of positional arguments, or `None` with `*args`.
     pub fn max_positional(&self) -> Option<usize> {
         if self.params.iter().any(|p| p.kind == ParamKind::VarArgs) {

@@ -234,6 +234,18 @@ pub enum Command {
     /// diagnostics as you type for the project of the workspace (its project.yml) or for
     /// files on their own.
     Lsp,
+    /// Print the reference of a module as Markdown (`--format json` for JSON): its entities
+    /// with their attributes and the relations, indexes, implements and resource declarations
+    /// about each, its typedefs, implementations, plugins and top-level variables, with their
+    /// documentation. `modelc doc` documents std, which every model has (also outside a
+    /// project); `modelc doc web` a module of the project at PATH or around the current directory.
+    Doc {
+        /// The module: `std`, one of the project's modules, or a submodule (`web::sub`).
+        #[arg(default_value = "std")]
+        module: String,
+        /// The project: a directory with a project.yml, or a model file in it.
+        path: Option<PathBuf>,
+    },
     /// Explain a diagnostic code, e.g. `modelc explain E0006`; `--list` lists every code.
     Explain {
         #[arg(value_name = "CODE", required_unless_present = "list")]

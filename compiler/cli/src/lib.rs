@@ -9,6 +9,7 @@
 mod cli;
 mod compile;
 mod deploy;
+mod doc;
 mod export;
 mod fmt;
 mod output;
@@ -121,6 +122,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Show { .. } => "show",
         Command::Diff { .. } => "diff",
         Command::Explain { .. } => "explain",
+        Command::Doc { .. } => "doc",
         Command::Lsp => "lsp",
         Command::Fmt { .. } => "fmt",
         Command::Completions { .. } => "completions",
@@ -205,6 +207,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             };
             export::plan(path.as_deref(), &request, cli.format, color, io)
         }
+        Command::Doc { module, path } => doc::doc(&module, path.as_deref(), cli.format, io),
         Command::Explain { code, list } => explain(code.as_deref(), list, cli.format, io),
         Command::Fmt { paths, check } => fmt::fmt(&paths, check, cli.format.json_diagnostics(), io),
         Command::Lsp => match modelc_lsp::stdio() {

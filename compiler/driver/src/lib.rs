@@ -23,13 +23,30 @@ use modelc_syntax::Parse;
 /// The std module is added if the target did not bring it.
 pub fn check(loaded: &mut Loaded) -> Checked {
     sources::add_std(loaded);
-    let db = RootDatabase::default();
-    let inputs = db.add_files(&loaded.files);
-    let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
-    let project = modelc_db::ProjectInput::new(&db, modules, loaded.roots.clone());
+    let roots = loaded.roots.clone();
+    let (db, project) = database(loaded, roots);
     let diagnostics = modelc_sema::check_project(&db, project);
     let files = modelc_sema::loaded_modules(&db, project).files.len();
     Checked { diagnostics, files }
+}
+
+/// The loaded files in a query database, loading starts at `roots`.
+fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::ProjectInput) {
+    let db = RootDatabase::default();
+    let inputs = db.add_files(&loaded.files);
+    let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
+    let project = modelc_db::ProjectInput::new(&db, modules, roots);
+    (db, project)
+}
+
+/// The reference of `module` (`std`, or a module of the loaded project) and its submodules;
+/// `None` when no file defines it. The module is loaded whether or not the model imports it.
+pub fn reference(loaded: &mut Loaded, module: &str) -> Option<modelc_doc::Reference> {
+    sources::add_std(loaded);
+    let in_module = |ns: &str| ns == module || ns.strip_prefix(module).is_some_and(|rest| rest.starts_with("::"));
+    let roots: Vec<String> = loaded.namespaces.iter().map(|(_, ns)| ns).filter(|ns| in_module(ns)).cloned().collect();
+    let (db, project) = database(loaded, roots);
+    modelc_doc::collect(&db, project, module)
 }
 
 /// What `check` found.

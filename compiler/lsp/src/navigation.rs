@@ -197,7 +197,11 @@ impl<'w> Analysis<'w> {
         match symbol {
             Symbol::Plugin(fqn) => {
                 let signature = index.plugin(fqn)?;
-                out.push_str(&code(&signature_text(index, fqn)?));
+                out.push_str(&code(&signature.written()));
+                if let Some(doc) = modelc_stdlib::plugin_docs::doc(signature.name) {
+                    out.push_str("\n\n");
+                    out.push_str(doc);
+                }
                 if signature.deprecated {
                     out.push_str("\n\n*deprecated*");
                 }
@@ -247,16 +251,7 @@ impl<'w> Analysis<'w> {
 
 /// A std plugin's signature as written: `std::replace(string string, string old, …) -> string`.
 pub(crate) fn signature_text(index: &modelc_sema::ModelIndex, fqn: &str) -> Option<String> {
-    let signature = index.plugin(fqn)?;
-    let params: Vec<String> = signature
-        .params
-        .iter()
-        .map(|p| match p.default {
-            Some(default) => format!("{} {} = {default}", p.ty, p.name),
-            None => format!("{} {}", p.ty, p.name),
-        })
-        .collect();
-    Some(format!("{fqn}({}) -> {}", params.join(", "), signature.returns))
+    index.plugin(fqn).map(|signature| signature.written())
 }
 
 fn namespace_of(fqn: &str) -> &str {
