@@ -104,6 +104,45 @@ pub(crate) fn expect_entity_name(sink: &mut Sink, name: Ident) -> Ident {
     name
 }
 
+/// `bool up = True`: a capitalised name where a default literal belongs. `True`, `False`, `None`
+/// and `Null` are read as the literal they mean (so the entity is kept); anything else as null.
+pub(crate) fn capitalised_default(sink: &mut Sink, name: Ident) -> Expr {
+    let literal = match name.name.as_str() {
+        "True" => Some(("true", ExprKind::Bool(true))),
+        "False" => Some(("false", ExprKind::Bool(false))),
+        "None" | "Null" => Some(("null", ExprKind::Null)),
+        _ => None,
+    };
+    let (message, help, kind) = match literal {
+        Some((fixed, kind)) => (
+            format!("`{}` is not a value of the language", name.name),
+            format!("booleans are `true` and `false`, and no value is `null`: write `{fixed}`"),
+            kind,
+        ),
+        None => (
+            format!("an attribute default is a literal, and `{}` is a name", name.name),
+            "write a number, a string, `true`, `false`, `null` or a list of them".to_owned(),
+            ExprKind::Null,
+        ),
+    };
+    let diagnostic = sink.report(&codes::UNEXPECTED_TOKEN, name.span, message, "not a literal");
+    add_help(diagnostic, help);
+    Expr::new(kind, name.span)
+}
+
+/// `[0:*]` or `[*]`: "any number" written as in UML. Read as no upper bound.
+pub(crate) fn star_bound(sink: &mut Sink, lower: Option<&str>, span: Span) -> (Option<String>, Option<String>, bool) {
+    let lower = lower.unwrap_or("0");
+    let diagnostic = sink.report(
+        &codes::UNEXPECTED_TOKEN,
+        span,
+        "`*` is not a bound of a multiplicity",
+        "no upper bound is written as nothing",
+    );
+    add_help(diagnostic, format!("write `[{lower}:]` for {lower} or more values"));
+    (Some(lower.to_owned()), None, true)
+}
+
 pub(crate) fn lower_parent(sink: &mut Sink, path: Path) -> TypeRef {
     let mut segments = path.segments;
     let name = segments.pop().expect("a path has at least one segment");

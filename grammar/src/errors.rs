@@ -193,6 +193,25 @@ fn unexpected_token(
         add_help(diagnostic, format!("choose another name, such as `{word}_`"));
         return;
     }
+    // `x = True` parses as far as `True` (an entity name, as in a constructor): the parser stops
+    // at what follows, but the mistake is the word before.
+    if let Some((start, Token::Cid(word @ ("True" | "False" | "None" | "Null")), end)) = previous {
+        let fixed = if word == "True" {
+            "true"
+        } else if word == "False" {
+            "false"
+        } else {
+            "null"
+        };
+        let diagnostic = sink.report(
+            &codes::UNEXPECTED_TOKEN,
+            Span::new(start, end),
+            format!("`{word}` is not a value of the language"),
+            "read as an entity name",
+        );
+        add_help(diagnostic, format!("booleans are `true` and `false`, and no value is `null`: write `{fixed}`"));
+        return;
+    }
     if let Some(at) = at
         && across_lines(sink, tokens, text, at, expected)
     {
@@ -334,14 +353,6 @@ fn closes_later(tokens: &[Spanned<'_>], open: usize) -> bool {
 fn hint(previous: Option<Token<'_>>, token: Token<'_>, expected: &[String]) -> Option<String> {
     let inside_block = expected.iter().any(|e| e == "\"end\"");
     match (previous, token) {
-        (Some(Token::Cid(word @ ("True" | "False" | "None" | "Null"))), _) => {
-            let fixed = match word {
-                "True" => "true",
-                "False" => "false",
-                _ => "null",
-            };
-            Some(format!("`{word}` reads as an entity name; write `{fixed}`"))
-        }
         (Some(Token::Cid(word)), Token::Eq) => Some(format!(
             "capitalised names are entity types; variables start with a lower-case letter: `{}`",
             word.to_ascii_lowercase()

@@ -114,6 +114,7 @@ codes! {
     INVALID_RESOURCE_DECLARATION = "E0220" "invalid-resource-declaration" Error;
     DUPLICATE_RESOURCE_DECLARATION = "E0221" "duplicate-resource-declaration" Error;
     INVALID_META_PARAMETER = "E0222" "invalid-meta-parameter" Error;
+    IMPOSSIBLE_MULTIPLICITY = "W0201" "impossible-multiplicity" Warning;
     DOUBLE_SET = "E0301" "double-set" Error;
     UNSET_ATTRIBUTE = "E0302" "unset-attribute" Error;
     NO_IMPLEMENTATION = "E0303" "no-implementation" Error;

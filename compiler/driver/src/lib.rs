@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods, reason = "the driver reads the project from disk")]
 
 mod database;
+mod merge;
 mod module_files;
 mod project;
 mod sources;
@@ -102,7 +103,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
     world.record_merges = refine.is_some_and(|options| options.partial);
     let mut outcome = modelc_exec::execute(&program, world);
-    diagnostics.append(&mut outcome.diagnostics);
+    merge::merge_run(&mut diagnostics, std::mem::take(&mut outcome.diagnostics));
     let (mut resources, mut refine_time) = (None, None);
     if let Some(options) = refine
         && !diagnostics.iter().any(Diagnostic::is_error)

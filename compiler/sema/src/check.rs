@@ -5,6 +5,10 @@
 //! file, outside `if`, `for` and lazily evaluated operands) and warnings elsewhere, because a
 //! model whose faulty implementation is never used still compiles.
 
+/// How the note of a warning about code that may not run starts (the run that meets the error
+/// makes it an error again, and drops the note).
+pub const MAY_NOT_RUN: &str = "this is a warning because ";
+
 use indexmap::IndexMap;
 use modelc_db::ImportSummary;
 use modelc_diagnostics::{Diagnostic, FileId, Severity, Span, codes};
@@ -96,10 +100,8 @@ impl<'a> Checker<'a> {
     pub(crate) fn runtime(&mut self, mut diagnostic: Diagnostic) {
         if !self.certain {
             diagnostic.severity = Severity::Warning;
-            diagnostic = diagnostic.note(format!(
-                "this is a warning because {}; the reference compiler fails only if it does",
-                self.uncertain_reason
-            ));
+            diagnostic = diagnostic
+                .note(format!("{MAY_NOT_RUN}{}; the reference compiler fails only if it does", self.uncertain_reason));
         }
         self.diagnostics.push(diagnostic);
     }
@@ -137,13 +139,17 @@ impl<'a> Checker<'a> {
                 let suggestions = &suggestions;
                 let d = Diagnostic::new(&codes::UNKNOWN_TYPE, format!("could not find {what} `{name}`"))
                     .primary(self.file, span, "not found in this scope")
-                    .note(format!("looked in namespace `{namespace}`"));
+                    .note(if namespace == "__config__" {
+                        "looked in the model's main file (namespace `__config__`)".to_owned()
+                    } else {
+                        format!("looked in namespace `{namespace}`")
+                    });
                 let mut d = crate::suggest::suggest(d, self.file, span, suggestions);
                 if self.scope.namespace == "__config__"
                     && !name.contains("::")
                     && suggestions.first().is_some_and(|s| s.starts_with("std::"))
                 {
-                    d = d.note("main.cf does not see the names of `std` unqualified");
+                    d = d.note("the names of `std` are written with their prefix, also in the main file");
                 }
                 d
             }

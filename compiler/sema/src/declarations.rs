@@ -343,6 +343,10 @@ impl<'a> Checker<'a> {
     }
 
     fn check_relation(&mut self, relation: &'a Relation, ordinal: usize) {
+        self.check_multiplicity(&relation.left.multiplicity, &relation.left.attribute.name);
+        if let Some((attribute, multiplicity)) = &relation.right {
+            self.check_multiplicity(multiplicity, &attribute.name);
+        }
         let left = self.resolve_entity(&relation.left.entity);
         let right = self.resolve_entity(&relation.right_entity);
         if let Some(left) = &left {
@@ -355,6 +359,30 @@ impl<'a> Checker<'a> {
                 self.check_relation_end(right, attribute, ordinal, false);
             }
         }
+    }
+
+    /// A multiplicity with a negative bound, or a lower bound above the upper one: no number of
+    /// values satisfies it (W0201; the reference accepts it until an instance has the relation).
+    fn check_multiplicity(&mut self, multiplicity: &modelc_syntax::ast::Multiplicity, attribute: &str) {
+        let bound = |text: &Option<String>| text.as_deref().and_then(|t| t.parse::<i128>().ok());
+        let lower = bound(&multiplicity.lower);
+        let upper = if multiplicity.range { bound(&multiplicity.upper) } else { lower };
+        let problem = if lower.is_some_and(|l| l < 0) || upper.is_some_and(|u| u < 0) {
+            "a bound is negative".to_owned()
+        } else if let (Some(l), Some(u)) = (lower, upper)
+            && l > u
+        {
+            format!("the lower bound {l} is above the upper bound {u}")
+        } else {
+            return;
+        };
+        let d = Diagnostic::new(
+            &codes::IMPOSSIBLE_MULTIPLICITY,
+            format!("no number of values satisfies the multiplicity of `{attribute}`: {problem}"),
+        )
+        .primary(self.file, multiplicity.span, "impossible multiplicity")
+        .help("bounds are 0 or more, lower first: `[1:3]` holds one to three values, `[1:]` one or more");
+        self.error(d);
     }
 
     fn check_relation_end(&mut self, entity: &str, attribute: &modelc_syntax::ast::Ident, ordinal: usize, left: bool) {

@@ -14,6 +14,7 @@
 
 mod body;
 mod check;
+pub use check::MAY_NOT_RUN;
 pub mod consteval;
 mod declarations;
 mod double_set;
