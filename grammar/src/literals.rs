@@ -82,7 +82,7 @@ fn not_an_interpolation(text: &str) -> Option<usize> {
     let inner = text.strip_prefix("{{")?;
     let close = inner.find("}}")?;
     let content = &inner[..close];
-    let attempted = content.trim().chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let attempted = content.trim().chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
         && !content.contains(['\n', '\r', '{', '"', '\''])
         && content.len() <= 80;
     attempted.then_some(2 + close + 2)

@@ -218,7 +218,11 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
             }
         },
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "modelc", io.stdout);
+            // Written in one piece: clap_complete panics on a write error (`| head`), a closed
+            // pipe is not one here.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "modelc", &mut script);
+            let _ = io.stdout.write_all(&script);
             EXIT_OK
         }
     }

@@ -30,3 +30,21 @@ fn the_binary_reports_errors_and_exit_statuses() {
     let version = modelc().arg("--version").output().unwrap();
     assert!(String::from_utf8(version.stdout).unwrap().starts_with("modelc "));
 }
+
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    // `modelc completions bash | head -1`: the reader is gone before modelc writes.
+    for args in [&["completions", "bash"][..], &["explain", "--list"][..], &["doc"][..]] {
+        let mut child = modelc()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

@@ -233,7 +233,7 @@ pub(crate) struct Engine<'a> {
     pub(crate) printed: Vec<String>,
     pub(crate) steps: usize,
     /// The state of the tasks that have some (memoised effects, bindings, promises).
-    task_states: FxHashMap<TaskId, TaskState>,
+    pub(crate) task_states: FxHashMap<TaskId, TaskState>,
     /// How often the scheduler looked past the wait queue, and how many set-aside relations it
     /// checked doing so (for profiles).
     freeze_rounds: usize,
@@ -256,7 +256,7 @@ pub(crate) struct Engine<'a> {
     waits: FxHashMap<CellId, crate::cells::Waits>,
     /// Per relation cell with open promises, how many statements promised to add to it and
     /// have not finished (absent: none).
-    providers: FxHashMap<CellId, u32>,
+    pub(crate) providers: FxHashMap<CellId, u32>,
     /// The names variable cells are owned by (`Cell::owner`), each once; `None` is the `self`
     /// of a typedef constraint.
     variable_names: Vec<Option<&'a modelc_sema::hir::Name>>,

@@ -11,6 +11,9 @@ use modelc_value::InstanceId;
 impl Engine<'_> {
     pub(crate) fn final_checks(&mut self) -> Vec<Diagnostic> {
         let mut errors = Vec::new();
+        // Attributes whose setter never ran because what it reads never completed: their report
+        // follows from another error, and is given only when there is none.
+        let mut follow_ons = Vec::new();
         for cell in self.parked.values() {
             if let Owner::Lookup(n) = self.owner_of(*cell) {
                 let lookup = &self.lookups[n as usize];
@@ -77,6 +80,18 @@ impl Engine<'_> {
                     _ => None,
                 };
                 if let Some((message, help)) = problem {
+                    let cell = CellId(instance.first.0 + k as u32);
+                    if let Some((setter_file, setter)) = self.waiting_setter(cell) {
+                        follow_ons.push(
+                            Diagnostic::new(
+                                &codes::UNSET_ATTRIBUTE,
+                                format!("the object `{}` is not complete: {message}", self.describe(id)),
+                            )
+                            .primary(setter_file, setter, "this sets it, but waits for a value that never came")
+                            .help("what it reads never completes: look for values defined in terms of each other"),
+                        );
+                        continue;
+                    }
                     let mut d = here(
                         Diagnostic::new(
                             &codes::UNSET_ATTRIBUTE,
@@ -93,6 +108,7 @@ impl Engine<'_> {
             }
         }
         if errors.is_empty() {
+            errors = follow_ons;
             let stuck = self.tasks.iter().filter(|t| !t.done && matches!(t.kind, TaskKind::Stmt(_))).count();
             if stuck > 0 {
                 // The first made: slots are reused, so their order is not the creation order.
@@ -118,6 +134,24 @@ impl Engine<'_> {
             }
         }
         errors
+    }
+}
+
+impl Engine<'_> {
+    /// The statement (or constructor argument) that promised a value to `cell` and never ran.
+    fn waiting_setter(&self, cell: CellId) -> Option<(modelc_diagnostics::FileId, modelc_diagnostics::Span)> {
+        if !self.providers.contains_key(&cell) {
+            return None;
+        }
+        let (id, _) =
+            self.task_states.iter().filter(|(_, state)| state.promises.contains(&cell)).min_by_key(|(id, _)| id.0)?;
+        let task = &self.tasks[id.0 as usize];
+        let span = match &task.kind {
+            TaskKind::SetLater(later) => later.value.span,
+            TaskKind::Stmt(stmt) => stmt.span(),
+            _ => return None,
+        };
+        Some((self.file_of(task.scope), span))
     }
 }
 
