@@ -92,6 +92,7 @@ codes! {
     DEPRECATED = "W0103" "deprecated" Warning;
     VARIABLE_SHADOWED = "W0104" "variable-shadowed" Warning;
     PLUGIN_WARNING = "W0105" "plugin-warning" Warning;
+    PROJECT_SETTING = "W0106" "project-setting" Warning;
     DUPLICATE_ATTRIBUTE = "E0201" "duplicate-attribute" Error;
     INCOMPATIBLE_ATTRIBUTE = "E0202" "incompatible-attribute" Error;
     INHERITANCE_CYCLE = "E0203" "inheritance-cycle" Error;

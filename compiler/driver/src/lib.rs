@@ -26,7 +26,8 @@ pub fn check(loaded: &mut Loaded) -> Checked {
     sources::add_std(loaded);
     let roots = loaded.roots.clone();
     let (db, project) = database(loaded, roots);
-    let diagnostics = modelc_sema::check_project(&db, project);
+    let mut diagnostics = modelc_sema::check_project(&db, project);
+    note_module_path(loaded, &mut diagnostics);
     let files = modelc_sema::loaded_modules(&db, project).files.len();
     Checked { diagnostics, files }
 }
@@ -48,6 +49,28 @@ pub fn reference(loaded: &mut Loaded, module: &str) -> Option<modelc_doc::Refere
     let roots: Vec<String> = loaded.namespaces.iter().map(|(_, ns)| ns).filter(|ns| in_module(ns)).cloned().collect();
     let (db, project) = database(loaded, roots);
     modelc_doc::collect(&db, project, module)
+}
+
+/// An unknown module: where modelc looked for it.
+fn note_module_path(loaded: &Loaded, diagnostics: &mut [Diagnostic]) {
+    let note = if loaded.module_paths.is_empty() {
+        "there is no module path: modules are found through a project.yml with `modulepath`".to_owned()
+    } else {
+        let dirs: Vec<String> = loaded
+            .module_paths
+            .iter()
+            .map(|dir| {
+                // As project.yml writes it: relative to the project.
+                let relative = loaded.base.as_deref().and_then(|base| dir.strip_prefix(base).ok());
+                let shown = format!("`{}`", relative.unwrap_or(dir).display());
+                if dir.is_dir() { shown } else { format!("{shown} (does not exist)") }
+            })
+            .collect();
+        format!("modelc looked in the `modulepath` of project.yml: {}", dirs.join(", "))
+    };
+    for d in diagnostics.iter_mut().filter(|d| d.code == &modelc_diagnostics::codes::UNKNOWN_MODULE) {
+        d.notes.push(note.clone());
+    }
 }
 
 /// What `check` found.
@@ -90,6 +113,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
     let project = modelc_db::ProjectInput::new(&db, modules, loaded.roots.clone());
     let mut diagnostics = modelc_sema::check_project(&db, project);
+    note_module_path(loaded, &mut diagnostics);
     let modules = modelc_sema::loaded_modules(&db, project);
     let files = modules.files.len();
     if diagnostics.iter().any(Diagnostic::is_error) || loaded.diagnostics.iter().any(Diagnostic::is_error) {

@@ -29,6 +29,9 @@ pub struct Project {
     pub main: PathBuf,
     /// The `modulepath` directories, resolved against the root, in the order given.
     pub module_paths: Vec<PathBuf>,
+    /// What looks wrong in `project.yml` without stopping the load: a key that looks like a
+    /// misspelt `modulepath`.
+    pub warnings: Vec<String>,
 }
 
 /// Why nothing could be loaded. These are usage or I/O problems, not problems of a model.
@@ -138,11 +141,33 @@ fn load_project(root: &Path) -> Result<Target, LoadError> {
         Some(OneOrMany::One(one)) => vec![one],
         Some(OneOrMany::Many(many)) => many,
     };
+    // A modulepath directory that is not there is not warned of: a new project's `libs` is made
+    // when its first module is installed. An unknown module's error says where modelc looked.
+    let warnings = misspelt_keys(&text);
     Ok(Target::Project(Project {
         root: root.to_owned(),
         main: root.join("main.cf"),
         module_paths: module_paths.into_iter().map(|p| root.join(p)).collect(),
+        warnings,
     }))
+}
+
+/// Top-level keys of `project.yml` that look like `modulepath` misspelt (`module_path`,
+/// `modulepaths`): modelc would ignore them, and the modules would not be found.
+fn misspelt_keys(text: &str) -> Vec<String> {
+    let Ok(serde_yaml_ng::Value::Mapping(map)) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text) else {
+        return Vec::new();
+    };
+    let squashed = |k: &str| k.to_ascii_lowercase().replace(['_', '-', ' '], "");
+    map.keys()
+        .filter_map(|k| k.as_str())
+        .filter(|k| *k != "modulepath")
+        .filter(|k| {
+            let k = squashed(k);
+            k == "modulepath" || k == "modulepaths" || k == "modulespath" || k == "modulespaths"
+        })
+        .map(|k| format!("project.yml: `{k}` is not a setting modelc reads; did you mean `modulepath`?"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ pub struct Loaded {
     /// The directory the model's files are named from in what it exports: the project's root,
     /// a lone file's directory, or the directory holding a module checked on its own.
     pub base: Option<PathBuf>,
+    /// Where modules are looked up, in order (a lone file has none).
+    pub module_paths: Vec<PathBuf>,
 }
 
 impl Loaded {
@@ -74,6 +76,12 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
             loaded.roots.push("__config__".to_owned());
             add_std(&mut loaded);
             read_module_path(&mut loaded, &project.module_paths, cwd)?;
+            loaded.module_paths.clone_from(&project.module_paths);
+            for warning in &project.warnings {
+                loaded.diagnostics.push(Diagnostic::new(&codes::PROJECT_SETTING, warning.clone()).help(
+                    "modules are found under the `modulepath` directories: module `m` is `<dir>/m/model/_init.cf`",
+                ));
+            }
         }
         Target::Module { name, root, module_paths } => {
             loaded.base = absolute(root, cwd).parent().map(Path::to_path_buf);
@@ -82,6 +90,7 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
             loaded.roots =
                 loaded.namespaces.iter().filter(|(_, ns)| is_in_module(ns, name)).map(|(_, ns)| ns.clone()).collect();
             read_module_path(&mut loaded, module_paths, cwd)?;
+            loaded.module_paths.clone_from(module_paths);
         }
     }
     Ok(loaded)

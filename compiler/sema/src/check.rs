@@ -41,11 +41,16 @@ pub(crate) fn check_file(
         in_typedef: false,
         typedef_depth: 0,
         without_identity: std::collections::HashSet::new(),
+        failed_imports: Vec::new(),
+        follow_ons: Vec::new(),
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
     checker.check_top_level(file);
     checker.diagnostics.extend(crate::double_set::top_level_double_sets(file_id, file));
+    // A name under a module whose import failed is not reported again: the import is.
+    let follow_ons = std::mem::take(&mut checker.follow_ons);
+    checker.diagnostics.retain(|d| d.primary_label().is_none_or(|l| !follow_ons.contains(&l.span)));
     checker.diagnostics
 }
 
@@ -87,6 +92,11 @@ pub(crate) struct Checker<'a> {
     pub typedef_depth: usize,
     /// Resource types already reported as having no identity (W0403), once per file.
     pub without_identity: std::collections::HashSet<String>,
+    /// Modules this file imports that do not exist, with the names suggested for them: names
+    /// under them are not reported (the import is).
+    pub failed_imports: Vec<String>,
+    /// Where names under a failed import are written: their diagnostics are dropped.
+    pub follow_ons: Vec<Span>,
 }
 
 impl<'a> Checker<'a> {
@@ -119,7 +129,21 @@ impl<'a> Checker<'a> {
     }
 
     /// The diagnostic for a name that did not resolve.
-    pub(crate) fn resolve_error(&self, error: &ResolveError, span: Span, what: &str) -> Diagnostic {
+    pub(crate) fn resolve_error(&mut self, error: &ResolveError, span: Span, what: &str) -> Diagnostic {
+        let module = match error {
+            ResolveError::NotFound { name, .. } => name.split("::").next().filter(|_| name.contains("::")),
+            ResolveError::MissingImport { prefix } | ResolveError::UnknownNamespace { prefix, .. } => {
+                prefix.split("::").next()
+            }
+        };
+        // The module's own name, or one close to it (`import teir` … `tier::Server`).
+        let follows = |m: &str| {
+            self.failed_imports.iter().any(|f| f == m)
+                || !crate::suggest::similar(m, self.failed_imports.iter().map(String::as_str)).is_empty()
+        };
+        if module.is_some_and(follows) {
+            self.follow_ons.push(span);
+        }
         match error {
             ResolveError::NotFound { name, namespace, suggestions } => {
                 // Suggest only names of the kind wanted here: an entity for an entity.

@@ -29,6 +29,9 @@ impl<'a> Checker<'a> {
                     "no such module on the module path",
                 );
                 let suggestions = crate::suggest::similar(&module, known.into_iter());
+                let top = |m: &str| m.split("::").next().unwrap_or(m).to_owned();
+                self.failed_imports.push(top(&module));
+                self.failed_imports.extend(suggestions.iter().map(|s| top(s)));
                 if suggestions.is_empty() {
                     d = d.help("modules are looked up in the directories of `modulepath` in project.yml");
                 }
