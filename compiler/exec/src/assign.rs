@@ -206,7 +206,15 @@ impl<'a> Engine<'a> {
         )
         .note("variables and attributes are assigned once; assigning an equal value again is allowed");
         let site = self.site_of(cell);
-        if let Some((file, at)) = site {
+        let declared = match self.owner_of(cell) {
+            Owner::Attribute { instance, position } => self.plan_of_instance(instance).declared[position as usize],
+            _ => None,
+        };
+        if let Some((file, at)) = site.filter(|_| site == declared) {
+            d = d.secondary(file, at, "its default is its first value").help(
+                "a default counts as the attribute's one assignment: to set it elsewhere, leave the default out and set it in every constructor, or pass the value to the constructor",
+            );
+        } else if let Some((file, at)) = site {
             d = d.secondary(file, at, "first set here");
         }
         if let Owner::Attribute { instance, .. } = self.owner_of(cell) {

@@ -30,6 +30,8 @@ pub(crate) struct EntityPlan<'a> {
     /// The position of `std::Entity.requires`, whose edges are recorded with their statement
     /// (`InstanceGraph::requires_sites`).
     pub requires_at: Option<u32>,
+    /// Where each attribute is declared: a default's first value is set there.
+    pub declared: Vec<Option<(modelc_diagnostics::FileId, modelc_diagnostics::Span)>>,
 }
 
 pub(crate) struct PlannedIndex<'a> {
@@ -115,6 +117,7 @@ fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<
             Some(PlannedIndex { owner, attributes, positions })
         })
         .collect();
+    let declared = defs.iter().map(|d| program.declarations.get(&(d.owner.clone(), d.name.clone())).copied()).collect();
     let requires_at = positions.get("requires").copied().filter(|at| defs[*at as usize].owner == "std::Entity");
     EntityPlan {
         fqn,
@@ -126,6 +129,7 @@ fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<
         indexes,
         implements: program.implements_of(id),
         requires_at,
+        declared,
     }
 }
 

@@ -186,7 +186,12 @@ impl<'a> Checker<'a> {
                 let provided = given.contains(&attribute.as_str())
                     || self.index.has_default(entity, attribute)
                     || inverse == Some(attribute.as_str());
-                if !provided && !missing.contains(attribute) {
+                // `nme="x"` for `name`: the unknown attribute is reported, not the missing one.
+                let misspelt = given.iter().any(|g| {
+                    self.index.attribute(entity, g).is_none()
+                        && !crate::suggest::similar(g, std::iter::once(attribute.as_str())).is_empty()
+                });
+                if !provided && !misspelt && !missing.contains(attribute) {
                     missing.push(attribute.clone());
                 }
             }
