@@ -32,6 +32,9 @@ fn every_example_checks_cleanly() {
             assert_eq!(out.code, 0, "{command} {}:\n{}", dir.display(), out.stderr);
             assert!(out.stderr.contains("no problems"), "{}", out.stderr);
         }
+        // Examples are what users copy: they are in the canonical layout.
+        let fmt = modelc(&["fmt", "--check", dir.to_str().unwrap()], &examples);
+        assert_eq!(fmt.code, 0, "`modelc fmt {}` would change:\n{}", dir.display(), fmt.stdout);
         assert!(dir.join("README.md").is_file(), "{} needs a README", dir.display());
         checked += 1;
     }
