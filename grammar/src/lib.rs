@@ -14,6 +14,7 @@
 mod actions;
 pub mod ast;
 mod blocks;
+mod conditions;
 mod dangling;
 mod depth;
 mod disambiguate;
@@ -54,6 +55,7 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     let mut sink = sink::Sink::new(file);
     errors::report_lex_errors(&tokens, text, &mut sink);
     dangling::drop_dangling_operators(&mut tokens, text, &mut sink);
+    conditions::compare_in_conditions(&mut tokens, text, &mut sink);
     blocks::add_missing_colons(&mut tokens, text, &mut sink);
     blocks::close_unclosed_blocks(&mut tokens, text, &mut sink);
 

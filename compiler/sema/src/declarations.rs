@@ -206,6 +206,12 @@ impl<'a> Checker<'a> {
                 }
                 Err(error) => {
                     let mut d = self.resolve_error(&error, span, "type");
+                    // The primitive types are not in any namespace's table: suggest them here.
+                    if d.help.is_empty() {
+                        const PRIMITIVES: [&str; 5] = ["string", "int", "float", "bool", "dict"];
+                        let close = crate::suggest::similar(&written, PRIMITIVES.into_iter());
+                        d = crate::suggest::suggest(d, self.file, span, &close);
+                    }
                     if written == "any" {
                         d = d.note("`any` is only used in plugin signatures; it is not a type of the language");
                     }
