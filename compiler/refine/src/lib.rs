@@ -69,6 +69,7 @@ pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) ->
         instances: Vec::new(),
         set_instances: Vec::new(),
         requires: Vec::new(),
+        in_two_sets: rustc_hash::FxHashSet::default(),
         files: IndexMap::new(),
     };
     let shapes = Shapes::new(program, graph);
@@ -99,6 +100,9 @@ pub(crate) struct Refinery<'g> {
     pub set_instances: Vec<(InstanceId, Vec<u32>)>,
     /// Per queue position, the positions it requires (what `Resource::requires` names).
     pub requires: Vec<Vec<u32>>,
+    /// Queue positions of resources reported in two sets: their dependencies are not reported
+    /// as crossing sets too.
+    pub in_two_sets: rustc_hash::FxHashSet<u32>,
     /// The content table (sha1 → text) the fields' export functions fill.
     pub files: IndexMap<String, String>,
 }

@@ -43,6 +43,7 @@ impl Refinery<'_> {
                         }
                         first if first as usize == s => {}
                         first => {
+                            self.in_two_sets.insert(q);
                             if let Some((first_name, (first_set, _))) = sets.get_index(first as usize) {
                                 let (first_name, first_set) = (*first_name, *first_set);
                                 let id = ir.resources[q as usize].id.clone();

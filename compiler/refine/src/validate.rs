@@ -29,8 +29,10 @@ impl Refinery<'_> {
             let Some(set) = &resource.resource_set else { continue };
             for q in &requires[p] {
                 let q = *q as usize;
+                let in_two_sets = self.in_two_sets.contains(&(p as u32)) || self.in_two_sets.contains(&(q as u32));
                 if let Some(other) = &ir.resources[q].resource_set
                     && other != set
+                    && !in_two_sets
                 {
                     let site = |at: usize| {
                         let node = self.graph.get(self.instances[at]);
