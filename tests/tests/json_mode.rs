@@ -84,3 +84,19 @@ fn every_command_prints_one_json_document() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+#[test]
+fn a_usage_error_in_json_names_what_was_wrong() {
+    let dir = scratch_dir("json-usage");
+    let out = modelc(&["--format", "json", "compile", "--frmat"], &dir);
+    assert_eq!(out.code, 2);
+    let document: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(document["error"]["kind"], "usage");
+    assert_eq!(document["error"]["message"], "unexpected argument '--frmat' found");
+    assert!(document["error"]["detail"].as_str().unwrap().contains("a similar argument exists: '--format'"));
+    // Errors modelc finds itself have the same keys.
+    let out = modelc(&["--format", "json", "compile", "missing.cf"], &dir);
+    let document: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(document["error"]["message"].as_str().unwrap().contains("missing.cf does not exist"), "{document}");
+    assert!(document["error"]["detail"].is_string());
+}

@@ -45,6 +45,8 @@ pub enum Command {
     /// Check a model: a .cf file, or a project directory (with project.yml). Without PATH,
     /// the nearest project.yml above the current directory is used.
     Check {
+        /// The model: a .cf file, or a project directory (with project.yml). Default: the nearest
+        /// project.yml above the current directory.
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
     },
@@ -52,6 +54,8 @@ pub enum Command {
     /// sets, and validate them. Prints what `std::print` printed (stdout) and a summary of the
     /// instances and resources (stderr).
     Compile {
+        /// The model: a .cf file, or a project directory (with project.yml). Default: the nearest
+        /// project.yml above the current directory.
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
         /// Print every instance with its attribute values to stdout.
@@ -70,6 +74,8 @@ pub enum Command {
     /// (`a -> b`: a requires b), notifications (bold, with their timing) and resource sets as
     /// clusters. `--format dot` (default) or `--format mermaid`.
     Graph {
+        /// The model: a .cf file, or a project directory (with project.yml). Default: the nearest
+        /// project.yml above the current directory.
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
         /// Also draw the edges `modelc deploy` adds because the resources imply them (a file
@@ -82,6 +88,8 @@ pub enum Command {
     /// holds only the resource sets being changed: the new version is the latest one with those
     /// sets replaced, the other sets and the shared resources kept.
     Export {
+        /// The model: a .cf file, or a project directory (with project.yml). Default: the nearest
+        /// project.yml above the current directory.
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
         /// Export a resource IR written by `modelc compile -o` instead of compiling a model.
@@ -105,6 +113,8 @@ pub enum Command {
     /// export would be accepted, 1 when it would be refused; with `--detailed-exitcode`, 3 when it
     /// would be accepted and changes something.
     Plan {
+        /// The model: a .cf file, or a project directory (with project.yml). Default: the nearest
+        /// project.yml above the current directory.
         #[arg(value_name = "PATH")]
         path: Option<PathBuf>,
         /// Plan the export of a resource IR written by `modelc compile -o`.
@@ -125,6 +135,8 @@ pub enum Command {
     /// failed, was blocked, has no handler or cannot be deployed here.
     #[command(disable_version_flag = true)]
     Deploy {
+        /// The model: a .cf file, or a project directory (with project.yml). Default: the nearest
+        /// project.yml above the current directory.
         #[arg(value_name = "PATH", conflicts_with_all = ["ir", "stored_version"])]
         path: Option<PathBuf>,
         /// Deploy a resource IR written by `modelc compile -o`.
@@ -185,7 +197,7 @@ pub enum Command {
     /// stored rows no kept version can see, and give the space back to the file system.
     Prune {
         /// How many of the latest versions to keep (1 or more).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "N", value_parser = versions_to_keep)]
         keep: u64,
         /// Say what would be removed, and remove nothing.
         #[arg(long)]
@@ -319,6 +331,15 @@ impl Format {
             Format::Reference => command != "compile",
             Format::Dot | Format::Mermaid => command != "graph",
         }
+    }
+}
+
+/// How many versions `prune` keeps: at least the latest.
+fn versions_to_keep(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("prune keeps at least the latest version: give 1 or more".to_owned()),
+        Err(_) => Err(format!("`{text}` is not a number of versions (1 or more)")),
     }
 }
 

@@ -152,20 +152,24 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
         Ok(plan) => (Some(plan), None),
         Err(error) => {
             let mut diagnostic = store_diagnostic(&error, Some((&ir, &files)), &store_path);
-            diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
+            // A plan never writes: what an export would leave unchanged says nothing here.
+            let unchanged = not_written(&store_path);
+            diagnostic.notes.retain(|note| note != STORE_UNCHANGED && *note != unchanged);
             diagnostics.push(diagnostic);
             (None, Some(error))
+        }
+    };
+    // The version the export would have been built on, also when it would be refused.
+    let base = match &plan {
+        Some(plan) => plan.base.as_ref().map(|b| b.version),
+        None => {
+            SqliteStore::open_read_only(&store_path).ok().and_then(|s| s.versions().ok()?.last().map(|v| v.version))
         }
     };
     let changes = plan.as_ref().is_some_and(|p| !p.changes.is_empty());
     let mut status = if format.json_diagnostics() {
         let document = serde_json::Map::from_iter([
-            (
-                "base".to_owned(),
-                plan.as_ref()
-                    .and_then(|p| p.base.as_ref())
-                    .map_or(serde_json::Value::Null, |b| serde_json::json!(b.version)),
-            ),
+            ("base".to_owned(), base.map_or(serde_json::Value::Null, |b| serde_json::json!(b))),
             ("accepted".to_owned(), serde_json::Value::Bool(plan.is_some())),
             (
                 "changes".to_owned(),
@@ -176,10 +180,14 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
         reporter.finish_object(io, &mut diagnostics, "compiled", document)
     } else {
         let status = reporter.finish(io, &mut diagnostics, "compiled");
+        let kind = if request.partial.is_some() { "A partial export" } else { "An export" };
+        if plan.is_none() && failure.as_ref().is_some_and(|e| matches!(e, StoreError::Rejected(_))) {
+            let against = base.map_or_else(|| "an empty store".to_owned(), |b| format!("version {b}"));
+            let _ = writeln!(io.stdout, "{kind} against {against} would be refused (see the errors above)");
+        }
         if let Some(plan) = &plan {
             let against =
                 plan.base.as_ref().map_or_else(|| "an empty store".to_owned(), |b| format!("version {}", b.version));
-            let kind = if request.partial.is_some() { "A partial export" } else { "An export" };
             if plan.changes.is_empty() {
                 let _ = writeln!(io.stdout, "{kind} would change nothing against {against}");
             } else {
@@ -548,7 +556,12 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, p
         };
         labelled |= place.is_some();
     }
-    d.note(format!("no version was written; the store ({}) is unchanged", path.display()))
+    d.note(not_written(path))
+}
+
+/// The note of a refused export: nothing was written.
+fn not_written(store: &Path) -> String {
+    format!("no version was written; the store ({}) is unchanged", store.display())
 }
 
 /// A hash of every source file of the compile, in load order.

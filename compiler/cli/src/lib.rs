@@ -86,8 +86,12 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
                 return EXIT_OK;
             }
             if json_asked {
-                let message = error.kind().as_str().map_or_else(|| error.to_string(), str::to_owned);
-                let document = serde_json::json!({"error": {"kind": "usage", "message": message}});
+                // clap's first line names the argument (`unexpected argument '--frmat' found`);
+                // the rest (tips, usage) is the detail.
+                let text = error.render().to_string();
+                let message = text.lines().next().unwrap_or_default().trim_start_matches("error: ").to_owned();
+                let document =
+                    serde_json::json!({"error": {"kind": "usage", "message": message, "detail": text.trim_end()}});
                 let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
             }
             // `--color` is not known yet when parsing failed: follow the terminal.
@@ -230,7 +234,13 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
 
 /// `modelc parse FILE...`: syntax only.
 fn parse(paths: &[PathBuf], dump_ast: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let paths = paths.iter().map(|p| if p.is_absolute() { p.clone() } else { io.cwd.join(p) }).collect();
+    let paths: Vec<PathBuf> = paths.iter().map(|p| if p.is_absolute() { p.clone() } else { io.cwd.join(p) }).collect();
+    if let Some(dir) = paths.iter().find(|p| p.is_dir()) {
+        return usage_error(
+            io,
+            &format!("{} is a directory: `parse` takes .cf files (`check` takes a project directory)", dir.display()),
+        );
+    }
     let loaded = match modelc_driver::load(&Target::Files(paths), &io.cwd) {
         Ok(loaded) => loaded,
         Err(error) => return usage_error(io, &error.to_string()),
@@ -337,7 +347,7 @@ pub(crate) fn usage_error(io: &mut Io<'_>, message: &str) -> u8 {
     let _ = writeln!(io.stderr, "error: {message}");
     if JSON_OUTPUT.get() {
         // In JSON mode stdout always holds one document, also when the command could not run.
-        let document = serde_json::json!({"error": {"kind": "usage", "message": message}});
+        let document = serde_json::json!({"error": {"kind": "usage", "message": message, "detail": message}});
         let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&document).unwrap_or_default());
     }
     EXIT_USAGE

@@ -16,6 +16,7 @@ pub fn module_files<'m>(
     let mut out = modelc_exec::ModuleFiles::default();
     for module in modules {
         let Some((_, root)) = module_roots.iter().find(|(name, _)| name == module) else { continue };
+        out.set_root(module, root.display().to_string());
         for (sub, dir) in
             [("files", modelc_stdlib::ModuleDir::Files), ("templates", modelc_stdlib::ModuleDir::Templates)]
         {

@@ -127,7 +127,10 @@ impl Host<'_, '_> {
         if !files.has_module(module) && !self.engine.program.units.iter().any(|u| u.namespace == module) {
             return Err(format!("module {module} is not loaded by this compile"));
         }
-        files.get(module, dir, path).ok_or_else(|| format!("{module}/{path}: no such file in {}", dir_name(dir)))
+        files.get(module, dir, path).ok_or_else(|| match files.root(module) {
+            Some(root) => format!("{module}/{path}: there is no {root}/{}{path}", dir_name(dir)),
+            None => format!("{module}/{path}: no such file in {}", dir_name(dir)),
+        })
     }
 }
 

@@ -11,6 +11,8 @@ use modelc_stdlib::ModuleDir;
 pub struct ModuleFiles {
     /// `(module, directory, relative /-separated path)` → the file.
     files: BTreeMap<(String, Dir, String), ModuleFile>,
+    /// Each module's directory, for messages about files that are not there.
+    roots: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone)]
@@ -63,6 +65,16 @@ impl ModuleFiles {
             .collect();
         names.dedup();
         (!names.is_empty()).then_some(names)
+    }
+
+    /// Records where `module` is (its directory, holding `model/`, `files/`, `templates/`).
+    pub fn set_root(&mut self, module: &str, root: String) {
+        self.roots.insert(module.to_owned(), root);
+    }
+
+    /// Where `module` is, if it was read from disk.
+    pub fn root(&self, module: &str) -> Option<&str> {
+        self.roots.get(module).map(String::as_str)
     }
 
     pub fn has_module(&self, module: &str) -> bool {

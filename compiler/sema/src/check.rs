@@ -43,6 +43,7 @@ pub(crate) fn check_file(
         without_identity: std::collections::HashSet::new(),
         failed_imports: Vec::new(),
         follow_ons: Vec::new(),
+        closed_vars: Vec::new(),
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
@@ -97,6 +98,9 @@ pub(crate) struct Checker<'a> {
     pub failed_imports: Vec<String>,
     /// Where names under a failed import are written: their diagnostics are dropped.
     pub follow_ons: Vec<Span>,
+    /// The variables of nested blocks already checked (an `if` branch, a `for` body), where
+    /// each is assigned: a use after its block is told why it is not found.
+    pub closed_vars: Vec<(&'a str, Span)>,
 }
 
 impl<'a> Checker<'a> {

@@ -22,8 +22,15 @@ impl<'a> Checker<'a> {
                 &codes::NO_IMPLEMENTATION,
                 format!("unable to select implementation for entity {entity}: no `implement` statement names it"),
             )
-            .primary(self.file, written.span, "constructed here")
-            .help(format!("add `implement {short} using std::none` if it needs no implementation"));
+            .primary(self.file, written.span, "constructed here");
+            // A parent that has implementations: they are not inherited unless asked for.
+            let parents =
+                self.index.ancestry(&entity).into_iter().skip(1).any(|a| self.index.may_be_implemented(&a.fqn));
+            let d = if parents {
+                d.help(format!("its parents' implementations are not inherited: add `implement {short} using parents` to use them, or `implement {short} using std::none`"))
+            } else {
+                d.help(format!("add `implement {short} using std::none` if it needs no implementation"))
+            };
             self.runtime(d);
         }
         if self.index.is_subtype(&entity, "std::Resource")

@@ -63,7 +63,9 @@ impl<'a> Checker<'a> {
         for stmt in stmts {
             self.check_stmt(stmt);
         }
-        self.blocks.pop();
+        if let Some(block) = self.blocks.pop() {
+            self.closed_vars.extend(block.vars.iter().map(|(name, var)| (*name, var.declared_at)));
+        }
     }
 
     /// A variable of a nested block with the name of one in an enclosing block is a new

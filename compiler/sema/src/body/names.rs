@@ -133,6 +133,13 @@ impl<'a> Checker<'a> {
         if name.name.contains('-') {
             d = d.note("`-` is part of a name when there are no spaces around it: write `y - 1` to subtract");
         }
+        if let Some((_, assigned)) =
+            self.closed_vars.iter().find(|(var, at)| *var == name.name && at.start < name.span.start)
+        {
+            d = d.secondary(self.file, *assigned, "assigned here, inside a nested block").note(
+                "a variable assigned in an `if` branch or a `for` body exists only inside that block; assign it before the block, or use a conditional expression (`x = c ? a : b`)",
+            );
+        }
         self.runtime(d);
     }
 
