@@ -100,9 +100,9 @@ pub enum Command {
         /// Why this version was made, recorded with it.
         #[arg(short, long, default_value = "")]
         message: String,
-        /// Store a new version even when the resources are exactly those of the latest one
-        /// (without it, such an export says so and stores nothing).
-        #[arg(long, conflicts_with = "partial")]
+        /// Store a new version even when it would hold exactly the resources of the latest one
+        /// (without it, such an export, full or partial, says so and stores nothing).
+        #[arg(long)]
         force: bool,
         #[command(flatten)]
         store: StoreArg,

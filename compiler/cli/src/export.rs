@@ -7,7 +7,7 @@ use md5::{Digest, Md5};
 use modelc_diagnostics::{Diagnostic, SourceFiles, codes};
 use modelc_driver::Target;
 use modelc_ir::Ir;
-use modelc_store::{FullExport, Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
+use modelc_store::{ExportOutcome, Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
 
 use crate::output::Reporter;
 use crate::{EXIT_OK, Format, Io, usage_error};
@@ -50,9 +50,13 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let progress = crate::progress::Progress::start("storing", io.stderr_is_terminal);
     let result = if request.partial {
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
-        SqliteStore::open_for_partial(&store_path)
-            .and_then(|mut store| store.export_partial(&ir, &partial, &metadata))
-            .map(FullExport::Stored)
+        SqliteStore::open_for_partial(&store_path).and_then(|mut store| {
+            if request.force {
+                store.export_partial(&ir, &partial, &metadata).map(ExportOutcome::Stored)
+            } else {
+                store.export_partial_if_changed(&ir, &partial, &metadata)
+            }
+        })
     } else {
         // A refused export does not even create the store.
         SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force, prefetched)
@@ -70,8 +74,8 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         // One document: the diagnostics, the version stored (or the one the model is unchanged
         // since), and the store.
         let (version, unchanged) = match &result {
-            Ok(FullExport::Stored(info)) => (serde_json::to_value(info).unwrap_or_default(), false),
-            Ok(FullExport::Unchanged(info)) => (serde_json::to_value(info).unwrap_or_default(), true),
+            Ok(ExportOutcome::Stored(info)) => (serde_json::to_value(info).unwrap_or_default(), false),
+            Ok(ExportOutcome::Unchanged(info)) => (serde_json::to_value(info).unwrap_or_default(), true),
             Err(_) => (serde_json::Value::Null, false),
         };
         let document = serde_json::Map::from_iter([
@@ -83,7 +87,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     } else {
         let status = reporter.finish(io, &mut diagnostics, verb);
         match &result {
-            Ok(FullExport::Unchanged(latest)) if format == Format::Human && crate::chatty() => {
+            Ok(ExportOutcome::Unchanged(latest)) if format == Format::Human && crate::chatty() => {
                 let _ = writeln!(
                     io.stderr,
                     "unchanged since version {}: no version stored in {} (`--force` stores one anyway)",
@@ -91,7 +95,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
                     store_path.display()
                 );
             }
-            Ok(FullExport::Stored(info)) if format == Format::Human && crate::chatty() => {
+            Ok(ExportOutcome::Stored(info)) if format == Format::Human && crate::chatty() => {
                 let base = info.base.map(|b| format!(" on version {b}")).unwrap_or_default();
                 let _ = writeln!(
                     io.stderr,

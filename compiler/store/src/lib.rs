@@ -30,9 +30,10 @@ pub use failpoint::FAILPOINT_VAR;
 pub use sqlite::{Prefetched, SqliteStore};
 pub use time::utc_now;
 
-/// What a full export that skips unchanged models did.
+/// What an export that skips unchanged models did (`export_full_if_changed`,
+/// `export_partial_if_changed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FullExport {
+pub enum ExportOutcome {
     /// It stored this version.
     Stored(VersionInfo),
     /// The resources are exactly those of this version, the latest: nothing was written.
@@ -209,7 +210,7 @@ pub trait Store {
         &mut self,
         resources: &modelc_ir::Ir,
         metadata: &Metadata,
-    ) -> Result<FullExport, StoreError>;
+    ) -> Result<ExportOutcome, StoreError>;
     /// Deletes all but the latest `keep` versions (never the one the last deploy applied), the
     /// rows no kept version can see, and the file contents no remaining row names; `dry_run` says what it would remove and changes nothing.
     fn prune(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError>;
@@ -221,4 +222,12 @@ pub trait Store {
         request: &PartialRequest,
         metadata: &Metadata,
     ) -> Result<VersionInfo, StoreError>;
+    /// As `export_partial`, but when the new version would hold exactly what the latest one
+    /// holds it writes nothing and says so.
+    fn export_partial_if_changed(
+        &mut self,
+        resources: &modelc_ir::Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+    ) -> Result<ExportOutcome, StoreError>;
 }

@@ -56,6 +56,8 @@ pub(crate) struct MergePlan {
     pub replace: Vec<Resource>,
     /// The new version.
     pub info: VersionInfo,
+    /// The base, when the new version would hold exactly its resources.
+    pub unchanged: Option<VersionInfo>,
 }
 
 fn describe_set(set: Option<&str>) -> String {
@@ -240,5 +242,16 @@ pub(crate) fn merge(
         resources: (base.resources + insert.len() as u64).saturating_sub(closed),
         sets: (base.sets + updated.len() as u64).saturating_sub(replaced_in_base),
     };
-    Ok(MergePlan { close_sets, insert, replace, info })
+    // Unchanged: nothing goes, nothing shared changes, and every resource written again is
+    // its current row (same set, attributes and requirements).
+    let mut unchanged =
+        replace.is_empty() && removed.is_empty() && info.resources == base.resources && info.sets == base.sets;
+    for resource in &insert {
+        if !unchanged {
+            break;
+        }
+        unchanged = db.current(&resource.id)?.is_some_and(|row| row.resource == *resource);
+    }
+    let unchanged = unchanged.then(|| base.clone());
+    Ok(MergePlan { close_sets, insert, replace, info, unchanged })
 }

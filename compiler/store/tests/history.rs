@@ -11,7 +11,7 @@ mod support;
 use std::collections::BTreeMap;
 
 use modelc_ir::Resource;
-use modelc_store::{FullExport, PartialRequest, Store, StoreError, diff};
+use modelc_store::{ExportOutcome, PartialRequest, Store, StoreError, diff};
 use support::{ir, meta, resource, rows, store};
 
 const SETS: usize = 4;
@@ -117,16 +117,16 @@ fn run(seed: u64, steps: usize) {
                 });
                 let model = ir(resources, &[]);
                 let result = if force {
-                    store.export_full(&model, &meta("full")).map(FullExport::Stored)
+                    store.export_full(&model, &meta("full")).map(ExportOutcome::Stored)
                 } else {
                     store.export_full_if_changed(&model, &meta("full"))
                 };
                 match result.unwrap() {
-                    FullExport::Unchanged(info) => {
+                    ExportOutcome::Unchanged(info) => {
                         assert!(unchanged && !force, "{context}: unchanged, but the model changed");
                         assert_eq!(Some(info.version), versions.keys().next_back().copied(), "{context}");
                     }
-                    FullExport::Stored(info) => {
+                    ExportOutcome::Stored(info) => {
                         assert!(!unchanged || force, "{context}: an unchanged model stored a version");
                         assert_eq!(info.version, next, "{context}");
                         versions.insert(next, (expected, String::new()));

@@ -6,7 +6,7 @@
 
 mod support;
 
-use modelc_store::{FullExport, Prefetched, SqliteStore, Store};
+use modelc_store::{ExportOutcome, Prefetched, SqliteStore, Store};
 use support::{ir, meta, resource, tempdir};
 
 fn names(dir: &std::path::Path) -> Vec<String> {
@@ -32,7 +32,10 @@ fn a_new_store_is_an_ordinary_store_with_nothing_left_beside_it() {
     let dir = tempdir::Dir::new();
     let path = dir.path.join("project/.modelc/store.sqlite");
     let exported = SqliteStore::export_full_at(&path, &model(), &meta("first"), false, None).unwrap();
-    assert!(matches!(&exported, FullExport::Stored(info) if info.version == 1 && info.resources == 3), "{exported:?}");
+    assert!(
+        matches!(&exported, ExportOutcome::Stored(info) if info.version == 1 && info.resources == 3),
+        "{exported:?}"
+    );
     assert_eq!(names(path.parent().unwrap()), ["store.sqlite"]);
     let store = SqliteStore::open_existing(&path).unwrap();
     assert_eq!(store.integrity_check().unwrap(), "ok");
@@ -44,11 +47,11 @@ fn a_new_store_is_an_ordinary_store_with_nothing_left_beside_it() {
     assert_eq!(layout, modelc_store::sqlite::SCHEMA_VERSION);
     // The second export goes into the store as usual.
     let again = SqliteStore::export_full_at(&path, &model(), &meta("again"), false, None).unwrap();
-    assert!(matches!(&again, FullExport::Unchanged(info) if info.version == 1), "{again:?}");
+    assert!(matches!(&again, ExportOutcome::Unchanged(info) if info.version == 1), "{again:?}");
     let mut changed = model();
     changed.resources[0].attributes.insert("value".to_owned(), serde_json::json!(5));
     let second = SqliteStore::export_full_at(&path, &changed, &meta("changed"), false, None).unwrap();
-    assert!(matches!(&second, FullExport::Stored(info) if info.version == 2), "{second:?}");
+    assert!(matches!(&second, ExportOutcome::Stored(info) if info.version == 2), "{second:?}");
 }
 
 #[test]
@@ -94,13 +97,13 @@ fn digests_read_beforehand_are_used_only_if_the_store_did_not_change() {
     SqliteStore::export_full_at(&path, &b, &meta("b"), false, None).unwrap();
     // Read at version 1, whose rows are `a`'s: used, they would call `a` unchanged.
     let exported = SqliteStore::export_full_at(&path, &a, &meta("a again"), false, Some(stale)).unwrap();
-    assert!(matches!(&exported, FullExport::Stored(info) if info.version == 3), "{exported:?}");
+    assert!(matches!(&exported, ExportOutcome::Stored(info) if info.version == 3), "{exported:?}");
     let store = SqliteStore::open_existing(&path).unwrap();
     assert_eq!(store.snapshot(Some(3)).unwrap().resources.len(), 3);
     assert_eq!(store.changes(2, 3).unwrap().after.len(), 1, "only the changed resource is written again");
     let fresh = Prefetched::read(&path).unwrap();
     let again = SqliteStore::export_full_at(&path, &a, &meta("a once more"), false, Some(fresh)).unwrap();
-    assert!(matches!(&again, FullExport::Unchanged(info) if info.version == 3), "{again:?}");
+    assert!(matches!(&again, ExportOutcome::Unchanged(info) if info.version == 3), "{again:?}");
 }
 
 /// The checks run while the resources are compared, but end before anything is written: a
@@ -137,7 +140,7 @@ fn first_exports_racing_to_create_a_store_give_one_whole_store() {
         })
         .collect();
     let barrier = std::sync::Barrier::new(models.len());
-    let outcomes: Vec<FullExport> = std::thread::scope(|scope| {
+    let outcomes: Vec<ExportOutcome> = std::thread::scope(|scope| {
         let handles: Vec<_> = models
             .iter()
             .map(|model| {
@@ -156,8 +159,8 @@ fn first_exports_racing_to_create_a_store_give_one_whole_store() {
     let stored: Vec<u64> = outcomes
         .iter()
         .filter_map(|o| match o {
-            FullExport::Stored(info) => Some(info.version),
-            FullExport::Unchanged(_) => None,
+            ExportOutcome::Stored(info) => Some(info.version),
+            ExportOutcome::Unchanged(_) => None,
         })
         .collect();
     assert_eq!(versions, (1..=stored.len() as u64).collect::<Vec<_>>(), "{outcomes:?}");

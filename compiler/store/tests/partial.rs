@@ -98,7 +98,7 @@ fn sets_are_deleted_by_name_or_by_exporting_them_empty() {
     let names: Vec<String> = contents(&store, 2).into_iter().map(|r| r.0).collect();
     assert_eq!(names, ["a1", "a2", "sh1", "sh2", "sh3"]);
 
-    // Exported and deleted at once: refused, unless --soft-delete keeps the exported set.
+    // ExportOutcome and deleted at once: refused, unless --soft-delete keeps the exported set.
     let request = PartialRequest { delete_sets: vec!["set-a".into()], soft_delete: false };
     let both = store.export_partial(&ir(vec![resource("a1", Some("set-a"), 1, &[])], &[]), &request, &meta("x"));
     assert_eq!(rule(both), Rule::UpdatedAndDeleted);
@@ -300,4 +300,41 @@ fn another_programs_database_is_refused_untouched() {
         other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
     }
     assert_eq!(std::fs::read(&path).unwrap(), before, "the database was written to");
+}
+
+#[test]
+fn a_partial_export_that_changes_nothing_stores_nothing_unless_forced() {
+    use modelc_store::ExportOutcome;
+    let (mut store, _dir) = store();
+    store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
+    let again = |store: &mut SqliteStore, resources: Vec<Resource>, request: &PartialRequest| {
+        store.export_partial_if_changed(&ir(resources, &[]), request, &meta("again")).unwrap()
+    };
+    let set_a = || vec![resource("a1", Some("set-a"), 1, &[]), resource("a2", Some("set-a"), 1, &["a1"])];
+    let none = PartialRequest::default();
+    // The set as stored, and a shared resource as stored: nothing to write.
+    let mut same = set_a();
+    same.push(resource("sh1", None, 1, &[]));
+    match again(&mut store, same, &none) {
+        ExportOutcome::Unchanged(latest) => assert_eq!(latest.version, 1),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.versions().unwrap().len(), 1);
+    // Each of these changes something, so each stores a version.
+    let changed_attribute = vec![resource("a1", Some("set-a"), 2, &[]), resource("a2", Some("set-a"), 1, &["a1"])];
+    let member_gone = vec![resource("a1", Some("set-a"), 2, &[])];
+    let mut new_shared = member_gone.clone();
+    new_shared.push(resource("sh9", None, 1, &[]));
+    for (n, resources) in [changed_attribute, member_gone, new_shared].into_iter().enumerate() {
+        match again(&mut store, resources, &none) {
+            ExportOutcome::Stored(info) => assert_eq!(info.version, n as u64 + 2),
+            other => panic!("change {n}: {other:?}"),
+        }
+    }
+    let deleting = PartialRequest { delete_sets: vec!["set-c".to_owned()], soft_delete: false };
+    assert!(matches!(again(&mut store, Vec::new(), &deleting), ExportOutcome::Stored(_)));
+    // Forced, the same export stores a version.
+    let latest = store.versions().unwrap().len() as u64;
+    let forced = store.export_partial(&ir(Vec::new(), &[]), &none, &meta("forced")).unwrap();
+    assert_eq!(forced.version, latest + 1);
 }

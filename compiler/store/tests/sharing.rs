@@ -6,7 +6,7 @@
 mod support;
 
 use modelc_ir::Resource;
-use modelc_store::{FullExport, SqliteStore, Store};
+use modelc_store::{ExportOutcome, SqliteStore, Store};
 use support::{contents, ir, meta, partial, resource, rows, summarise, tempdir};
 
 /// A catalogue of `sets` sets of three resources, with `value` in set `changed` (others 1).
@@ -41,7 +41,7 @@ fn an_unchanged_model_stores_nothing_unless_forced_and_then_shares_every_row() {
     let written = rows(&dir);
     assert_eq!(written, 31);
     let first = store.versions().unwrap().remove(0);
-    assert_eq!(store.export_full_if_changed(&model, &meta("again")).unwrap(), FullExport::Unchanged(first));
+    assert_eq!(store.export_full_if_changed(&model, &meta("again")).unwrap(), ExportOutcome::Unchanged(first));
     assert_eq!(store.versions().unwrap().len(), 1, "an unchanged export stores no version");
     let forced = store.export_full(&model, &meta("forced")).unwrap();
     assert_eq!((forced.version, forced.resources), (2, 31));
@@ -56,7 +56,7 @@ fn a_changed_set_writes_only_its_rows() {
     store.export_full(&ir(catalogue(10, None), &[]), &meta("first")).unwrap();
     let before = rows(&dir);
     let changed = store.export_full_if_changed(&ir(catalogue(10, Some((4, 7))), &[]), &meta("one set")).unwrap();
-    assert!(matches!(&changed, FullExport::Stored(info) if info.version == 2), "{changed:?}");
+    assert!(matches!(&changed, ExportOutcome::Stored(info) if info.version == 2), "{changed:?}");
     assert_eq!(rows(&dir), before + 3, "the three resources of set-4, and nothing else");
     // A new set adds its rows; a set that is gone closes its rows and adds none.
     let mut grown = catalogue(11, Some((4, 7)));
@@ -97,12 +97,12 @@ fn every_version_reads_as_exported_after_many_mixed_full_and_partial_exports() {
         } else {
             let exported = ir(model.clone(), &[]);
             match store.export_full_if_changed(&exported, &meta("full")).unwrap() {
-                FullExport::Stored(info) => {
+                ExportOutcome::Stored(info) => {
                     // The model of a full export: the version holds exactly its resources.
                     assert_eq!(contents(&store, info.version), summarise(&model), "step {step}");
                     info.version
                 }
-                FullExport::Unchanged(_) => continue,
+                ExportOutcome::Unchanged(_) => continue,
             }
         };
         seen.push((version, contents(&store, version)));
@@ -139,5 +139,5 @@ fn a_layout_3_store_is_migrated_and_its_rows_compare_as_unchanged() {
     assert!(owners.contains(&("a".to_owned(), "platform".to_owned())), "{owners:?}");
     let again = ir(latest.resources, &[]);
     let unchanged = store.export_full_if_changed(&again, &meta("again")).unwrap();
-    assert!(matches!(&unchanged, FullExport::Unchanged(info) if info.version == 2), "{unchanged:?}");
+    assert!(matches!(&unchanged, ExportOutcome::Unchanged(info) if info.version == 2), "{unchanged:?}");
 }

@@ -12,7 +12,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::{RowWriter, SqliteStore, deploys};
 use crate::full::{CurrentDigests, FullPlan};
-use crate::{ExportKind, FullExport, Metadata, StoreError, VersionInfo};
+use crate::{ExportKind, ExportOutcome, Metadata, StoreError, VersionInfo};
 
 /// The indexes over current rows, dropped while a first export fills an empty table and built
 /// after it (one sort each, instead of a random insertion per row).
@@ -69,7 +69,7 @@ impl SqliteStore {
         metadata: &Metadata,
         force: bool,
         prefetched: Option<Prefetched>,
-    ) -> Result<FullExport, StoreError> {
+    ) -> Result<ExportOutcome, StoreError> {
         if path.exists() {
             return SqliteStore::open(path)?.full_with(ir, metadata, force, prefetched);
         }
@@ -96,7 +96,7 @@ impl SqliteStore {
                 if let Ok(dir) = std::fs::File::open(dir) {
                     let _ = dir.sync_all();
                 }
-                Ok(FullExport::Stored(info))
+                Ok(ExportOutcome::Stored(info))
             }
             // Another exporter created the store first, or the file system has no hard links:
             // export into the store at `path` as usual.
@@ -106,7 +106,7 @@ impl SqliteStore {
 
     /// A full export into this store, in one transaction. `Unchanged`, with nothing written,
     /// when nothing changed and `force` is false.
-    pub(crate) fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<FullExport, StoreError> {
+    pub(crate) fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<ExportOutcome, StoreError> {
         self.full_with(ir, metadata, force, None)
     }
 
@@ -116,7 +116,7 @@ impl SqliteStore {
         metadata: &Metadata,
         force: bool,
         prefetched: Option<Prefetched>,
-    ) -> Result<FullExport, StoreError> {
+    ) -> Result<ExportOutcome, StoreError> {
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
         // Holding the write lock, the latest version is what the export builds on.
         let current = match prefetched {
@@ -129,7 +129,7 @@ impl SqliteStore {
             let check = scope.spawn(|| crate::checks::check_full_export(ir));
             write_full(&tx, ir, metadata, force, current, move || joined(check))
         })?;
-        if let FullExport::Stored(_) = result {
+        if let ExportOutcome::Stored(_) = result {
             crate::failpoint::reached("full-before-commit");
             tx.commit()?;
         }
@@ -152,7 +152,7 @@ fn write_full(
     force: bool,
     current: CurrentDigests,
     checked: impl FnOnce() -> Result<(), StoreError>,
-) -> Result<FullExport, StoreError> {
+) -> Result<ExportOutcome, StoreError> {
     let version = super::next_version(db)?;
     let latest = SqliteStore::latest(db)?;
     let plan = crate::full::plan(ir, &current);
@@ -160,7 +160,7 @@ fn write_full(
     checked()?;
     let plan = plan?;
     if let (true, false, Some(latest)) = (plan.is_empty(), force, latest) {
-        return Ok(FullExport::Unchanged(latest));
+        return Ok(ExportOutcome::Unchanged(latest));
     }
     apply(db, &plan, version)?;
     let info = VersionInfo {
@@ -175,7 +175,7 @@ fn write_full(
     };
     SqliteStore::insert_version(db, &info)?;
     deploys::insert_contents(db, &ir.files, version)?;
-    Ok(FullExport::Stored(info))
+    Ok(ExportOutcome::Stored(info))
 }
 
 /// Writes a full export's plan as version `version`.
@@ -253,7 +253,7 @@ fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, Store
     let tx = db.transaction()?;
     super::lay_out(&tx)?;
     let info = match write_full(&tx, ir, metadata, true, CurrentDigests::default(), || Ok(()))? {
-        FullExport::Stored(info) | FullExport::Unchanged(info) => info,
+        ExportOutcome::Stored(info) | ExportOutcome::Unchanged(info) => info,
     };
     tx.commit()?;
     // The store is used in write-ahead-log mode, which its header records.

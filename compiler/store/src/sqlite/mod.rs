@@ -548,11 +548,11 @@ impl Store for SqliteStore {
     fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
         // Forced, it stores a version whatever changed: `Unchanged` does not come back.
         match self.full(ir, metadata, true)? {
-            crate::FullExport::Stored(info) | crate::FullExport::Unchanged(info) => Ok(info),
+            crate::ExportOutcome::Stored(info) | crate::ExportOutcome::Unchanged(info) => Ok(info),
         }
     }
 
-    fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<crate::FullExport, StoreError> {
+    fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<crate::ExportOutcome, StoreError> {
         self.full(ir, metadata, false)
     }
 
@@ -566,16 +566,44 @@ impl Store for SqliteStore {
         request: &PartialRequest,
         metadata: &Metadata,
     ) -> Result<VersionInfo, StoreError> {
+        match self.partial(ir, request, metadata, true)? {
+            crate::ExportOutcome::Stored(info) | crate::ExportOutcome::Unchanged(info) => Ok(info),
+        }
+    }
+
+    fn export_partial_if_changed(
+        &mut self,
+        ir: &Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+    ) -> Result<crate::ExportOutcome, StoreError> {
+        self.partial(ir, request, metadata, false)
+    }
+}
+
+impl SqliteStore {
+    /// A partial export; unless `force`, one that would store exactly the latest version's
+    /// resources stores nothing.
+    fn partial(
+        &mut self,
+        ir: &Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+        force: bool,
+    ) -> Result<crate::ExportOutcome, StoreError> {
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version = next_version(&tx)?;
         // Any error returns before the commit: dropping the transaction rolls everything back.
         let plan = crate::partial::merge(&Current(&tx), ir, request, metadata, version)?;
+        if let (false, Some(base)) = (force, plan.unchanged.clone()) {
+            return Ok(crate::ExportOutcome::Unchanged(base));
+        }
         apply(&tx, &plan, version)?;
         let info = plan.info;
         deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("partial-before-commit");
         tx.commit()?;
-        Ok(info)
+        Ok(crate::ExportOutcome::Stored(info))
     }
 }
 
