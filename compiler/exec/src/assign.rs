@@ -206,11 +206,19 @@ impl<'a> Engine<'a> {
         )
         .note("variables and attributes are assigned once; assigning an equal value again is allowed");
         let site = self.site_of(cell);
-        let declared = match self.owner_of(cell) {
-            Owner::Attribute { instance, position } => self.plan_of_instance(instance).declared[position as usize],
+        // A default is assigned at the whole constructor (an argument at its own span): the
+        // first value came from the default when the site is the constructor and there is one.
+        let default = match self.owner_of(cell) {
+            Owner::Attribute { instance, position } => {
+                let i = &self.instances[instance.0 as usize];
+                let plan = self.plan_of_instance(instance);
+                let defaulted =
+                    site == Some((self.instance_file(i), i.span)) && plan.defaults.iter().any(|(p, _)| *p == position);
+                plan.declared[position as usize].filter(|_| defaulted)
+            }
             _ => None,
         };
-        if let Some((file, at)) = site.filter(|_| site == declared) {
+        if let Some((file, at)) = default {
             d = d.secondary(file, at, "its default is its first value").help(
                 "a default counts as the attribute's one assignment: to set it elsewhere, leave the default out and set it in every constructor, or pass the value to the constructor",
             );
@@ -220,7 +228,7 @@ impl<'a> Engine<'a> {
         if let Owner::Attribute { instance, .. } = self.owner_of(cell) {
             let i = &self.instances[instance.0 as usize];
             let file = self.instance_file(i);
-            if site != Some((file, i.span)) {
+            if default.is_some() || site != Some((file, i.span)) {
                 d = d.secondary(file, i.span, "the instance is constructed here");
             }
         }

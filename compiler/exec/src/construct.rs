@@ -190,17 +190,8 @@ impl<'a> Engine<'a> {
             instance
         };
         let first = self.instances[instance.0 as usize].first.0;
-        for (k, (position, value, span)) in given.into_iter().enumerate() {
-            let cell = CellId(first + position);
-            let fresh = self.cell(cell).value.is_none();
-            self.assign(cell, value, scope, span)?;
-            // A default was set by the declaration: a later assignment's error points there.
-            if k >= given_count
-                && fresh
-                && let Some((file, at)) = plan.declared[position as usize]
-            {
-                self.set_site(cell, file, at);
-            }
+        for (position, value, span) in given {
+            self.assign(CellId(first + position), value, scope, span)?;
         }
         for (position, from) in forwards {
             self.forward(from, CellId(first + position), scope, expr.span)?;
