@@ -105,7 +105,7 @@ fn versions_show_and_diff_read_the_store() {
     // No store yet: reading commands say so and create nothing.
     let none = modelc(&["versions"], &dir);
     assert_eq!(none.code, 2, "a missing store is an I/O error");
-    assert!(none.stderr.contains("error[E0507]") && none.stderr.contains("export a model first"), "{}", none.stderr);
+    assert!(none.stderr.contains("[E0507] Error") && none.stderr.contains("export a model first"), "{}", none.stderr);
     assert!(!dir.join(".modelc").exists());
     // Inside a project, the store is the project's `.modelc/store.sqlite`.
     assert_eq!(modelc(&["export", "-m", "first"], &dir).code, 0);

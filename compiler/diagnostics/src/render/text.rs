@@ -64,15 +64,20 @@ impl<'f> TextRenderer<'f> {
         }
     }
 
-    /// A one-paragraph rendering for diagnostics that point at no source.
+    /// A one-paragraph rendering for diagnostics that point at no source, with the header,
+    /// notes and help worded as for the others.
     fn render_without_source(&self, diagnostic: &Diagnostic) -> String {
         let message = escape_controls(&diagnostic.message);
-        let mut out = format!("{}[{}]: {message}\n", diagnostic.severity.as_str(), diagnostic.code.id);
+        let severity = match diagnostic.severity {
+            crate::Severity::Error => "Error",
+            crate::Severity::Warning => "Warning",
+        };
+        let mut out = format!("[{}] {severity}: {message}\n", diagnostic.code.id);
         for note in &diagnostic.notes {
-            out.push_str(&format!("  = note: {}\n", escape_controls(note)));
+            out.push_str(&format!("    Note: {}\n", escape_controls(note)));
         }
         for help in &diagnostic.help {
-            out.push_str(&format!("  = help: {}\n", escape_controls(help)));
+            out.push_str(&format!("    Help: {}\n", escape_controls(help)));
         }
         out
     }
