@@ -394,6 +394,6 @@ fn quiet_prints_only_diagnostics_and_verbose_adds_phase_times() {
     let verbose = modelc(&["--verbose", "export", "main.cf", "--store", "s.sqlite", "--force"], &dir);
     assert_eq!(verbose.code, 0, "{}", verbose.stderr);
     assert!(verbose.stderr.contains("run ") && verbose.stderr.contains("refine "), "{}", verbose.stderr);
-    assert!(verbose.stderr.contains("store: ") && verbose.stderr.contains("exported version 2"), "{}", verbose.stderr);
+    assert!(verbose.stderr.contains("  store ") && verbose.stderr.contains("exported version 2"), "{}", verbose.stderr);
     assert_eq!(modelc(&["-q", "-v", "check", "main.cf"], &dir).code, 2, "quiet and verbose conflict");
 }

@@ -201,7 +201,8 @@ pub(crate) fn print_profile(compiled: &modelc_driver::Compiled, io: &mut Io<'_>)
         let refine = compiled.refine_time.map_or(0.0, |t| t.as_secs_f64() * 1e3);
         let resident = resident_bytes().unwrap_or(0) >> 20;
         let peak = peak_resident_bytes().unwrap_or(0) >> 20;
-        let _ = writeln!(io.stderr, "{profile}; refine {refine:.1} ms, then {resident} MiB (peak so far {peak} MiB)");
+        let _ =
+            writeln!(io.stderr, "{profile}\n  refine        took {refine:>14.1} ms ({resident} MiB, peak {peak} MiB)");
     }
 }
 

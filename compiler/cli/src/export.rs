@@ -63,7 +63,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     };
     drop(progress);
     if crate::verbose() {
-        let _ = writeln!(io.stderr, "store: {:.1} ms", stored_from.elapsed().as_secs_f64() * 1000.0);
+        let _ = writeln!(io.stderr, "  store         took {:>14.1} ms", stored_from.elapsed().as_secs_f64() * 1000.0);
     }
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };

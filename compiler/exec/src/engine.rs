@@ -354,9 +354,9 @@ impl<'a> Engine<'a> {
     /// The sizes of the run, for profiles.
     pub(crate) fn counts(&self) -> String {
         format!(
-            "cells {} instances {} scopes {} tasks {} (at most {} unfinished) steps {}; {} freeze rounds scanned {} set-aside relations",
-            self.cells.len(),
+            "execution: {} instances, {} cells, {} scopes, {} tasks (at most {} unfinished), {} steps, {} freeze rounds (scanning {} set-aside relations)",
             self.instances.len(),
+            self.cells.len(),
             self.scopes.len(),
             self.created_tasks,
             self.live_tasks_peak,

@@ -109,10 +109,10 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
                     (Some(now), None) => format!(" ({} MiB)", now >> 20),
                     _ => String::new(),
                 };
-                format!("{name} {:.1} ms{memory}", at.as_secs_f64() * 1e3)
+                format!("  {name:<13} done after {:>8.1} ms{memory}", at.as_secs_f64() * 1e3)
             })
             .collect();
-        outcome.profile = Some(format!("{counts}; {}", times.join(", ")));
+        outcome.profile = Some(format!("{counts}\n{}", times.join("\n")));
     }
     outcome
 }
