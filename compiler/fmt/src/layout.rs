@@ -217,6 +217,7 @@ pub(crate) fn layout(source: &str) -> String {
             let continuation = depth.saturating_sub(usize::from(is_close(token)));
             w.start_line(level + continuation);
         } else if let Some(prev) = &previous
+            && !nullable_marker(&tokens, i, source)
             && space_between(prev, token, &w.brackets, relation[i], splat, header.is_some() && questions == 0)
         {
             w.push(" ");
@@ -249,7 +250,7 @@ pub(crate) fn layout(source: &str) -> String {
                     header = header_of(t);
                     questions = 0;
                 }
-                Token::Question => questions += 1,
+                Token::Question if !nullable_marker(&tokens, i, source) => questions += 1,
                 Token::Colon if questions > 0 => questions -= 1,
                 Token::Colon if header.is_some() => {
                     if header == Some(true) {
@@ -286,6 +287,20 @@ pub(crate) fn layout(source: &str) -> String {
         w.out.pop();
     }
     w.out
+}
+
+/// Whether the `?` at `at` marks an attribute type as nullable (`string? name = null`,
+/// written tight) rather than being a conditional's (`c ? a : b`): an attribute's name follows
+/// it, and after the name a default or the end of the line.
+fn nullable_marker(tokens: &[(usize, Token<'_>, usize)], at: usize, source: &str) -> bool {
+    if tokens[at].1 != Token::Question {
+        return false;
+    }
+    let Some((_, Token::Id(_), name_end)) = tokens.get(at + 1) else { return false };
+    match tokens.get(at + 2) {
+        None => true,
+        Some((start, next, _)) => *next == Token::Eq || source[*name_end..*start].contains(['\n', '\r']),
+    }
 }
 
 /// Whether one space separates two tokens on a line.

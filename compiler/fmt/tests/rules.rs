@@ -29,6 +29,11 @@ fn rule_3_operators_are_spaced_and_brackets_dots_and_paths_are_tight() {
     assert_eq!(fmt("c = x==1 and not y or z in [1]\n"), "c = x == 1 and not y or z in [1]\n");
     assert_eq!(fmt("A.b [0:1]--B.a [1]\n"), "A.b [0:1] -- B.a [1]\n");
     assert_eq!(fmt("f(** d)\ng(a, **d)\np = 2**3\n"), "f(**d)\ng(a, **d)\np = 2 ** 3\n");
+    // A type's `?` (nullable) is tight; a conditional's is spaced.
+    assert_eq!(
+        fmt("entity A:\n    string ? a = null\n    int[] ?b\nend\nx = a ?b : c\n"),
+        "entity A:\n    string? a = null\n    int[]? b\nend\n\nx = a ? b : c\n"
+    );
 }
 
 #[test]
