@@ -126,3 +126,30 @@ main = Server(name="main")
     let document: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(document["error"]["kind"], "usage");
 }
+
+/// Every "`std::f(…)` is `value`" in the plugins' documentation holds.
+#[test]
+fn the_plugin_documentation_examples_hold() {
+    let dir = scratch_dir("doc-examples");
+    let mut claims = Vec::new();
+    for (_, doc) in modelc_stdlib::plugin_docs::DOCS {
+        let mut rest = *doc;
+        while let Some(start) = rest.find("`std::") {
+            let after = &rest[start + 1..];
+            let Some(end) = after.find("` is `") else { break };
+            let call = &after[..end];
+            let value_start = &after[end + "` is `".len()..];
+            let Some(value_end) = value_start.find('`') else { break };
+            claims.push((call.to_owned(), value_start[..value_end].to_owned()));
+            rest = &value_start[value_end..];
+        }
+    }
+    assert!(claims.len() >= 5, "{claims:?}");
+    let model: String = claims
+        .iter()
+        .map(|(call, value)| format!("std::assert({call} == {value}, {:?})\n", format!("{call} is {value}")))
+        .collect();
+    std::fs::write(dir.join("main.cf"), &model).unwrap();
+    let out = modelc(&["compile", "main.cf"], &dir);
+    assert_eq!(out.code, 0, "{model}\n{}", out.stderr);
+}
