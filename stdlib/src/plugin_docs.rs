@@ -49,7 +49,10 @@ pub static DOCS: &[(&str, &str)] = &[
         "filter",
         "The list without the elements equal to `not_item`. Write a list comprehension instead: `[x for x in values if x != item]`.",
     ),
-    ("flatten", "The elements of the list's elements, one level deep: `std::flatten(std::json_loads(\"[[1, 2], [3]]\"))` is `[1, 2, 3]`. (A list literal already splices the lists written in it, so nested lists come from plugins.)"),
+    (
+        "flatten",
+        "The elements of the list's elements, one level deep: `std::flatten(std::json_loads(\"[[1, 2], [3]]\"))` is `[1, 2, 3]`. A list literal already splices the lists written in it, so nested lists come from plugins.",
+    ),
     (
         "format",
         "Python's `str.format`: `std::format(\"{}-{name}\", 1, name=\"a\")` is `\"1-a\"`. Fields may read attributes (`{0.name}`) and indexes (`{0[1]}`), with conversions (`!r`) and format specs (`{:>8}`).",
@@ -92,7 +95,10 @@ pub static DOCS: &[(&str, &str)] = &[
         "Whether `value` is unknown at compile time (a fact not yet discovered, an unset environment variable): the one plugin that sees unknowns instead of returning unknown.",
     ),
     ("isset", "Whether `value` is not null."),
-    ("item", "The element at `index` of each list of `objects`: `std::item(std::json_loads(\"[[1, 2], [3, 4]]\"), 0)` is `[1, 3]`."),
+    (
+        "item",
+        "The element at `index` of each list of `objects`: `std::item(std::json_loads(\"[[1, 2], [3, 4]]\"), 0)` is `[1, 3]`.",
+    ),
     ("json_dumps", "The value as JSON text."),
     ("json_loads", "The JSON text `s` as a value: objects become dictionaries, arrays lists."),
     (
@@ -137,7 +143,7 @@ pub static DOCS: &[(&str, &str)] = &[
     ("split", "The parts of `string_list` between the occurrences of `delim`."),
     (
         "template",
-        "Renders the Jinja2 template `\"module/path.j2\"` from a module's `templates/` directory. With keyword arguments, the template sees those; without, it sees the caller's variables and, in an implementation, the instance's attributes. Reading an unknown value makes the result unknown.",
+        "Renders the Jinja2 template `\"module/path.j2\"` from a module's `templates/` directory. With keyword arguments, the template sees those; without, it sees the caller's variables and, in an implementation, the instance's attributes. Reading an unknown value makes the result unknown. Rendered with minijinja: Jinja2's syntax and filters (`tojson` included) and Python's common string, list and dict methods (`.items()`, `.upper()`, `.format()`, …); `%` formatting is not supported.",
     ),
     ("timestamp", "The time of the compile, in seconds since the Unix epoch."),
     ("type", "Fails, as in the reference: it is kept for models that name it but never call it."),

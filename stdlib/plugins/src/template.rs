@@ -16,9 +16,11 @@
 //! Results and limits: touching an unknown value makes the result unknown; an undefined
 //! variable is a `NotFound` error ("variable x not found"); an undefined attribute of an
 //! instance is the executor's not-found error. minijinja differs from Jinja2 in details: its
-//! built-in filters and tests are minijinja's (`{{ x|string }}` of `true` is `true`), Python
-//! methods on values (`"a".upper()`) are mostly unavailable, and `{{ }}` of a value the template
-//! computed itself is printed with the same Python rules.
+//! built-in filters and tests are minijinja's (`{{ x|string }}` of `true` is `true`), Python's
+//! methods on strings, lists and dicts are minijinja-contrib's `pycompat` set (`.items()`,
+//! `.get()`, `.upper()`, `.startswith()`, `.format()`, …; `%` formatting is not there), and
+//! `{{ }}` of a value the template computed itself is printed with the same Python rules
+//! (a list as `@[…]`, where Jinja2 would print `[…]`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -187,6 +189,9 @@ fn render<'s>(
 fn environment<'s>(shared: &Shared) -> Environment<'s> {
     let mut env = Environment::new();
     env.set_auto_escape_callback(|_| AutoEscape::None);
+    // Python's methods on strings, lists and dicts (`.items()`, `.startswith()`, `.format()`),
+    // which Jinja2 templates call.
+    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
     env.set_fuel(Some(FUEL));
     let formatter_shared = shared.clone();
     env.set_formatter(move |out, state, value| {
@@ -528,6 +533,16 @@ mod tests {
         );
         ctx.scope.insert("host".into(), Ok(host));
         assert_eq!(text(run(&mut ctx, "std/host_uri.j2", &[])), "ssh://root@10.0.0.1:22?python=python3");
+    }
+
+    #[test]
+    fn python_methods_and_tojson_work_as_in_jinja2() {
+        let mut ctx = TestContext::new();
+        let template = "{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}{{ d.get('z', 0) }} \
+                        {{ s.upper() }} {{ s.startswith('we') }} {{ s.replace('-', '_') }} {{ '{:>6}'.format(s) }} {{ d|tojson }}";
+        ctx.file("m", ModuleDir::Templates, "t.j2", template);
+        let kwargs = [("d", dict(&[("a", Value::Int(1)), ("b", Value::str("x"))])), ("s", Value::str("web-1"))];
+        assert_eq!(text(run(&mut ctx, "m/t.j2", &kwargs)), r#"a=1;b=x;0 WEB-1 True web_1  web-1 {"a": 1, "b": "x"}"#);
     }
 
     #[test]
