@@ -433,26 +433,34 @@ pub(crate) fn dotted_type(sink: &mut Sink, object: Expr, name: Ident, span: Span
     Expr::error(span)
 }
 
-/// Reports each positional argument where only keyword arguments are allowed.
+/// Reports the positional arguments where only keyword arguments are allowed: once, at the
+/// first, with the others labelled.
 fn reject_positional(sink: &mut Sink, args: &[Arg], code: &'static Code, message: &str, help: &str) {
-    for arg in args {
-        if let Arg::Positional(value) = arg {
-            let diagnostic = sink.report(code, value.span, message, "a positional argument");
-            add_help(diagnostic, help);
-        }
+    let mut positional = args.iter().filter_map(|arg| match arg {
+        Arg::Positional(value) => Some(value.span),
+        _ => None,
+    });
+    let Some(first) = positional.next() else { return };
+    let diagnostic = sink.report(code, first, message, "a positional argument");
+    for other in positional {
+        add_secondary(diagnostic, other, "another");
     }
+    add_help(diagnostic, help);
 }
 
 pub(crate) fn construct(sink: &mut Sink, entity: TypeRef, args: Vec<Arg>, span: Span) -> Expr {
     check_duplicate_keywords(sink, &args);
     let message = format!("constructor `{}` takes keyword arguments only", entity.text());
-    reject_positional(
-        sink,
-        &args,
-        &codes::POSITIONAL_CONSTRUCTOR_ARGUMENT,
-        &message,
-        "name the attribute: `attribute=value`",
-    );
+    // `std::Replace("a", "b")`: a plugin call written with a capital reads as a constructor.
+    let help = if args.iter().all(|a| matches!(a, Arg::Positional(_))) && !entity.namespace.is_empty() {
+        format!(
+            "name the attribute: `attribute=value`; or, to call a plugin, write its name in lower case: `{}`",
+            entity.text().rsplit_once("::").map_or(String::new(), |(ns, n)| format!("{ns}::{}", n.to_lowercase()))
+        )
+    } else {
+        "name the attribute: `attribute=value`".to_owned()
+    };
+    reject_positional(sink, &args, &codes::POSITIONAL_CONSTRUCTOR_ARGUMENT, &message, &help);
     Expr::new(ExprKind::Construct { entity: Box::new(entity), args }, span)
 }
 

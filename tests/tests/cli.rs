@@ -397,3 +397,18 @@ fn quiet_prints_only_diagnostics_and_verbose_adds_phase_times() {
     assert!(verbose.stderr.contains("  store ") && verbose.stderr.contains("exported version 2"), "{}", verbose.stderr);
     assert_eq!(modelc(&["-q", "-v", "check", "main.cf"], &dir).code, 2, "quiet and verbose conflict");
 }
+
+#[test]
+fn a_template_variable_that_is_not_there_names_the_template() {
+    let dir = scratch_dir("template-variable");
+    std::fs::create_dir_all(dir.join("libs/m/model")).unwrap();
+    std::fs::create_dir_all(dir.join("libs/m/templates")).unwrap();
+    std::fs::write(dir.join("project.yml"), "modulepath: libs\n").unwrap();
+    std::fs::write(dir.join("libs/m/model/_init.cf"), "").unwrap();
+    std::fs::write(dir.join("libs/m/templates/g.j2"), "{{ greeting }}\n").unwrap();
+    std::fs::write(dir.join("main.cf"), "import m\nx = std::template(\"m/g.j2\", name=\"x\")\n").unwrap();
+    let out = modelc(&["compile"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("[E0106]") && out.stderr.contains("variable greeting not found"), "{}", out.stderr);
+    assert!(out.stderr.contains("the template `m/g.j2` reads it"), "{}", out.stderr);
+}

@@ -72,6 +72,9 @@ impl<'a> Engine<'a> {
                     "in this call",
                 )
             })?;
+            // A template's names are looked up as the template runs: say which template.
+            let template =
+                (signature.name == "template").then(|| bound.str_arg("path").ok().map(str::to_owned)).flatten();
             let mut host = Host { engine: self, scope, missing: None, span: call.span };
             match modelc_std_plugins::call(signature.name, bound, &mut host) {
                 Ok(value) => value,
@@ -88,7 +91,13 @@ impl<'a> Engine<'a> {
                         PluginError::OptionalEmpty { message } => (&codes::MISSING_OPTIONAL_VALUE, message.clone()),
                         other => (&codes::PLUGIN_FAILED, format!("exception in plugin {name}: {other}")),
                     };
-                    return Err(self.fail(scope, call.span, Diagnostic::new(code, message), "raised here"));
+                    let mut d = Diagnostic::new(code, message);
+                    if let (Some(path), PluginError::NotFound { .. }) = (&template, &error) {
+                        d = d.note(format!(
+                            "the template `{path}` reads it: pass it as a keyword argument of `std::template`, or have it where the template is rendered (without keyword arguments a template sees the caller's variables and, in an implementation, the instance's attributes)"
+                        ));
+                    }
+                    return Err(self.fail(scope, call.span, d, "raised here"));
                 }
             }
         };

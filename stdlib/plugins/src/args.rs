@@ -22,7 +22,7 @@ impl BoundArgs {
         self.get(name).ok_or_else(|| PluginError::invalid(format!("missing argument '{name}'")))
     }
 
-    pub(crate) fn str_arg(&self, name: &str) -> Result<&str, PluginError> {
+    pub fn str_arg(&self, name: &str) -> Result<&str, PluginError> {
         let v = self.value(name)?;
         v.as_str().ok_or_else(|| wrong(v, "string"))
     }
