@@ -118,10 +118,19 @@ impl Refinery<'_> {
         path.push(path[0]);
         let first = self.graph.get(self.instances[cycle[0]]);
         let mut d = Diagnostic::new(&codes::DEPENDENCY_CYCLE, format!("dependency cycle: {}", path.join(" → ")))
-            .primary(first.file, first.span, "this resource requires itself through the cycle");
+            .primary(first.file, first.span, "step 1: this resource requires itself through the cycle");
         for (k, p) in cycle.iter().enumerate().skip(1) {
             let node = self.graph.get(self.instances[*p]);
             d = d.secondary(node.file, node.span, format!("step {} of the cycle", k + 1));
+        }
+        // The statements that add the edges: where the cycle can be broken.
+        let sites = EdgeSites::new(self.graph);
+        for (k, p) in cycle.iter().enumerate() {
+            let next = cycle[(k + 1) % cycle.len()];
+            if let Some(added) = sites.site(&self.fates, self.instances[*p], self.instances[next]) {
+                let label = format!("step {} requires step {} here", k + 1, (k + 1) % cycle.len() + 1);
+                d = d.secondary(added.file, added.span, label);
+            }
         }
         self.diagnostics.push(d.help("remove one of these requires (or provides) edges"));
     }
