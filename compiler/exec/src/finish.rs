@@ -68,9 +68,10 @@ impl Engine<'_> {
                             "a `[1]` relation needs exactly one value: set `{name}` in the constructor or an implementation"
                         ),
                     )),
-                    CellKind::List { lower, .. } if !c.lower_met() => Some((
+                    CellKind::List { lower, upper, .. } if !c.lower_met() => Some((
                         format!(
-                            "attribute `{name}` requires {} but only {} {} set",
+                            "attribute `{name}` requires {}{} but only {} {} set",
+                            if upper > lower { "at least " } else { "" },
                             modelc_diagnostics::count(*lower as u64, "value"),
                             c.items().len(),
                             modelc_diagnostics::is_are(c.items().len() as u64)
