@@ -412,3 +412,41 @@ fn a_template_variable_that_is_not_there_names_the_template() {
     assert!(out.stderr.contains("[E0106]") && out.stderr.contains("variable greeting not found"), "{}", out.stderr);
     assert!(out.stderr.contains("the template `m/g.j2` reads it"), "{}", out.stderr);
 }
+
+#[test]
+fn every_argument_of_every_command_is_described_in_its_help() {
+    let dir = scratch_dir("help-arguments");
+    let top = modelc(&["--help"], &dir).stdout;
+    let commands: Vec<String> = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 15, "{commands:?}");
+    let mut bare = Vec::new();
+    for command in &commands {
+        let help = modelc(&[command, "--help"], &dir).stdout;
+        let Some(arguments) = help.split("Arguments:\n").nth(1) else { continue };
+        let lines: Vec<&str> = arguments.lines().take_while(|l| !l.starts_with("Options:")).collect();
+        for (k, line) in lines.iter().enumerate() {
+            let argument = line.trim_start();
+            if line.starts_with("  ")
+                && !line.starts_with("   ")
+                && (argument.starts_with('<') || argument.starts_with('['))
+            {
+                // A description, not just clap's `[default: …]` or `[possible values: …]`.
+                let described = argument.contains("  ")
+                    || lines.get(k + 1).is_some_and(|next| !next.trim().is_empty() && !next.trim().starts_with('['));
+                if !described {
+                    bare.push(format!("{command} {argument}"));
+                }
+            }
+        }
+    }
+    assert!(bare.is_empty(), "arguments without a description: {bare:?}");
+}

@@ -213,6 +213,7 @@ pub enum Command {
     /// Show a stored version (the latest without VERSION): its resources by set. `--format json`
     /// prints a JSON list of its resources, each with its id, attributes, requires and resource_set.
     Show {
+        /// The version to show (see `modelc versions`). Default: the latest.
         #[arg(value_name = "VERSION")]
         number: Option<u64>,
         /// Only the resources whose id contains TEXT (an id shows that resource), each in full:
@@ -225,8 +226,10 @@ pub enum Command {
     /// Compare two stored versions: resources added, removed and changed (attribute by
     /// attribute). `--format json` for a JSON document.
     Diff {
+        /// The version to compare from.
         #[arg(value_name = "A")]
         from: u64,
+        /// The version to compare to.
         #[arg(value_name = "B")]
         to: u64,
         #[command(flatten)]
@@ -236,6 +239,7 @@ pub enum Command {
     /// files under the directories named, or under the current directory. Files with syntax
     /// errors are left alone.
     Fmt {
+        /// .cf files, or directories whose .cf files are formatted. Default: the current directory.
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
         /// Change nothing: list the files that would change; exit status 1 if there are any.
@@ -260,6 +264,7 @@ pub enum Command {
     },
     /// Explain a diagnostic code, e.g. `modelc explain E0006`; `--list` lists every code.
     Explain {
+        /// A diagnostic code, such as E0006 or W0003 (any case).
         #[arg(value_name = "CODE", required_unless_present = "list")]
         code: Option<String>,
         /// List every code with its severity, name and title.
@@ -268,6 +273,7 @@ pub enum Command {
     },
     /// Print a shell completion script, e.g. `modelc completions bash > /etc/bash_completion.d/modelc`.
     Completions {
+        /// The shell the script is for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
