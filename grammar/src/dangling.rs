@@ -19,7 +19,6 @@ pub(crate) fn drop_dangling_operators(tokens: &mut Vec<Spanned<'_>>, text: &str,
             || matches!(token, Token::Eq | Token::PlusEq)
             || !text[end..tokens[next].0].contains(['\n', '\r'])
             || !starts_statement(tokens, next)
-            || declares_attribute(tokens, at, text)
         {
             continue;
         }
@@ -42,31 +41,6 @@ pub(crate) fn drop_dangling_operators(tokens: &mut Vec<Spanned<'_>>, text: &str,
         );
         add_help(diagnostic, format!("complete the expression after {word}, or remove it"));
     }
-}
-
-/// Whether the keyword at `at` ends a line that declares an attribute with it as the name
-/// (`string in`): only a type is before it on its line. The parser reports that keyword.
-fn declares_attribute(tokens: &[Spanned<'_>], at: usize, text: &str) -> bool {
-    if !tokens[at].1.is_keyword() {
-        return false;
-    }
-    let mut i = at;
-    while i > 0 && !text[tokens[i - 1].2..tokens[i].0].contains(['\n', '\r']) {
-        i -= 1;
-    }
-    i < at
-        && tokens[i..at].iter().all(|t| {
-            matches!(
-                t.1,
-                Token::Id(_)
-                    | Token::Cid(_)
-                    | Token::PathSep
-                    | Token::LookupBracket
-                    | Token::RBracket
-                    | Token::Question
-                    | Token::Dict
-            )
-        })
 }
 
 /// Whether the tokens from `at` can only start a statement: a keyword that starts one, or a

@@ -121,6 +121,12 @@ fn report_parse_error(
             unexpected_token(sink, tokens, text, Span::new(start, end), token, &[]);
         }
         ParseError::UnrecognizedEof { location, expected } => {
+            // `x = True` as the file's last line: the mistake is the word.
+            if let Some(&(start, Token::Cid(word @ ("True" | "False" | "None" | "Null")), end)) = tokens.last() {
+                // Still the end of the file's error (the reference reports reaching it).
+                capitalised_literal(sink, &codes::UNEXPECTED_EOF, word, Span::new(start, end));
+                return;
+            }
             let at = Span::new(location, location);
             let wanted = describe_expected(&expected);
             let message = match &wanted {
@@ -196,20 +202,7 @@ fn unexpected_token(
     // `x = True` parses as far as `True` (an entity name, as in a constructor): the parser stops
     // at what follows, but the mistake is the word before.
     if let Some((start, Token::Cid(word @ ("True" | "False" | "None" | "Null")), end)) = previous {
-        let fixed = if word == "True" {
-            "true"
-        } else if word == "False" {
-            "false"
-        } else {
-            "null"
-        };
-        let diagnostic = sink.report(
-            &codes::UNEXPECTED_TOKEN,
-            Span::new(start, end),
-            format!("`{word}` is not a value of the language"),
-            "read as an entity name",
-        );
-        add_help(diagnostic, format!("booleans are `true` and `false`, and no value is `null`: write `{fixed}`"));
+        capitalised_literal(sink, &codes::UNEXPECTED_TOKEN, word, Span::new(start, end));
         return;
     }
     if let Some(at) = at
@@ -228,6 +221,18 @@ fn unexpected_token(
     if let Some(help) = help {
         add_help(diagnostic, help);
     }
+}
+
+/// `True`, `False`, `None` or `Null` where a value was meant: Python's words, read as an entity.
+fn capitalised_literal(sink: &mut Sink, code: &'static modelc_diagnostics::Code, word: &str, span: Span) {
+    let fixed = match word {
+        "True" => "true",
+        "False" => "false",
+        _ => "null",
+    };
+    let diagnostic =
+        sink.report(code, span, format!("`{word}` is not a value of the language"), "read as an entity name");
+    add_help(diagnostic, format!("booleans are `true` and `false`, and no value is `null`: write `{fixed}`"));
 }
 
 /// Errors whose cause is on an earlier line than where the parser stopped: an operator that

@@ -20,6 +20,7 @@ mod depth;
 mod disambiguate;
 pub mod dump;
 mod errors;
+mod keyword_names;
 pub mod lexer;
 mod literals;
 mod sink;
@@ -54,6 +55,7 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     disambiguate::disambiguate(&mut tokens);
     let mut sink = sink::Sink::new(file);
     errors::report_lex_errors(&tokens, text, &mut sink);
+    keyword_names::keywords_as_attribute_names(&mut tokens, text, &mut sink);
     dangling::drop_dangling_operators(&mut tokens, text, &mut sink);
     conditions::compare_in_conditions(&mut tokens, text, &mut sink);
     blocks::add_missing_colons(&mut tokens, text, &mut sink);
