@@ -1,0 +1,230 @@
+//! Reading `@plugin` functions and their signatures out of Python source.
+
+use rustpython_parser::{Parse, ast};
+
+/// How a parameter binds, as in a Python signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    Normal,
+    VarArgs,
+    KeywordOnly,
+    VarKeywords,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyParam {
+    pub name: String,
+    /// A type of the language (`"string"`, `"int[]"`, `"std::Entity"`), or `"any"`.
+    pub ty: String,
+    pub kind: ParamKind,
+    /// The default as a literal of the language (`null`, `true`, `3`, `"a"`); `Some("…")` for
+    /// a default that is not a plain literal (it is still a default).
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PyPlugin {
+    /// The name the model calls it by (the decorator's name, else the function's).
+    pub name: String,
+    /// The Python function's name.
+    pub function: String,
+    pub params: Vec<PyParam>,
+    /// The return type; `"any"` without an annotation, `"null"` for `None`.
+    pub returns: String,
+    /// It takes the compiler's `Context` (not a parameter the model passes).
+    pub context: bool,
+    /// `@plugin(allow_unknown=True)`: called with unknown arguments too.
+    pub allows_unknown: bool,
+    /// `@deprecated` as well.
+    pub deprecated: bool,
+    /// The byte offset of the `def` in the file, for messages.
+    pub offset: u32,
+}
+
+/// The plugins a Python file defines, in source order, or the parser's message when the file is
+/// not valid Python.
+pub fn read_plugins(source: &str, file_name: &str) -> Result<Vec<PyPlugin>, String> {
+    let suite = ast::Suite::parse(source, file_name).map_err(|e| e.to_string())?;
+    Ok(suite.iter().filter_map(plugin_of).collect())
+}
+
+fn plugin_of(stmt: &ast::Stmt) -> Option<PyPlugin> {
+    let ast::Stmt::FunctionDef(def) = stmt else { return None };
+    let mut name = None;
+    let mut allows_unknown = false;
+    let mut is_plugin = false;
+    let mut deprecated = false;
+    for decorator in &def.decorator_list {
+        match decorator {
+            ast::Expr::Call(call) if last_name(&call.func) == Some("plugin") => {
+                is_plugin = true;
+                if let Some(ast::Expr::Constant(c)) = call.args.first()
+                    && let ast::Constant::Str(s) = &c.value
+                {
+                    name = Some(s.clone());
+                }
+                for keyword in &call.keywords {
+                    match (keyword.arg.as_ref().map(|a| a.as_str()), &keyword.value) {
+                        (Some("name"), ast::Expr::Constant(c)) => {
+                            if let ast::Constant::Str(s) = &c.value {
+                                name = Some(s.clone());
+                            }
+                        }
+                        (Some("allow_unknown"), ast::Expr::Constant(c)) => {
+                            allows_unknown = matches!(c.value, ast::Constant::Bool(true));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            other if last_name(other) == Some("plugin") => is_plugin = true,
+            other if last_name(other) == Some("deprecated") => deprecated = true,
+            ast::Expr::Call(call) if last_name(&call.func) == Some("deprecated") => deprecated = true,
+            _ => {}
+        }
+    }
+    if !is_plugin {
+        return None;
+    }
+    let args = &def.args;
+    let mut params = Vec::new();
+    let mut context = false;
+    let mut push = |arg: &ast::Arg, default: Option<&ast::Expr>, kind: ParamKind| {
+        let ty = arg.annotation.as_deref().map_or_else(|| "any".to_owned(), type_of);
+        if ty == "Context" {
+            context = true;
+            return;
+        }
+        params.push(PyParam { name: arg.arg.to_string(), ty, kind, default: default.map(literal_of) });
+    };
+    for a in args.posonlyargs.iter().chain(&args.args) {
+        push(&a.def, a.default.as_deref(), ParamKind::Normal);
+    }
+    if let Some(a) = &args.vararg {
+        push(a, None, ParamKind::VarArgs);
+    }
+    for a in &args.kwonlyargs {
+        push(&a.def, a.default.as_deref(), ParamKind::KeywordOnly);
+    }
+    if let Some(a) = &args.kwarg {
+        push(a, None, ParamKind::VarKeywords);
+    }
+    let returns = def.returns.as_deref().map_or_else(|| "any".to_owned(), type_of);
+    Some(PyPlugin {
+        name: name.unwrap_or_else(|| def.name.to_string()),
+        function: def.name.to_string(),
+        params,
+        returns,
+        context,
+        allows_unknown,
+        deprecated,
+        offset: u32::from(def.range.start()),
+    })
+}
+
+/// `plugin`, `plugins.plugin`, `inmanta.plugins.plugin`: the last name of a dotted reference.
+fn last_name(expr: &ast::Expr) -> Option<&str> {
+    match expr {
+        ast::Expr::Name(n) => Some(n.id.as_str()),
+        ast::Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    }
+}
+
+/// An annotation as a type of the language: a string is one already (`"string[]"`); Python's
+/// own types map to theirs; `Context` is kept to be recognised; anything else is `any`.
+fn type_of(annotation: &ast::Expr) -> String {
+    match annotation {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::Str(s) => s.clone(),
+            ast::Constant::None => "null".to_owned(),
+            _ => "any".to_owned(),
+        },
+        other => match last_name(other) {
+            Some("str") => "string".to_owned(),
+            Some(t @ ("int" | "float" | "bool" | "list" | "dict")) => t.to_owned(),
+            Some("Context") => "Context".to_owned(),
+            _ => "any".to_owned(),
+        },
+    }
+}
+
+/// A default as a literal of the language.
+fn literal_of(expr: &ast::Expr) -> String {
+    match expr {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::None => "null".to_owned(),
+            ast::Constant::Bool(b) => b.to_string(),
+            ast::Constant::Str(s) => format!("{s:?}"),
+            ast::Constant::Int(i) => i.to_string(),
+            ast::Constant::Float(f) => f.to_string(),
+            _ => "…".to_owned(),
+        },
+        ast::Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::USub) => format!("-{}", literal_of(&u.operand)),
+        ast::Expr::List(l) if l.elts.is_empty() => "[]".to_owned(),
+        ast::Expr::Dict(d) if d.keys.is_empty() => "{}".to_owned(),
+        _ => "…".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXEC: &str = r#"
+from inmanta.plugins import plugin, Context
+import inmanta
+
+@plugin
+def in_shell(command: "string"):
+    """ Wrap the command so it runs in a shell. """
+    return "sh -c '%s'" % command
+
+@plugin("path_join")
+def join(base: "string", *args: "string") -> "string":
+    return base
+
+@inmanta.plugins.plugin(name="get", allow_unknown=True)
+def lookup(ctx: Context, key: str, default: "any" = None, *, strict: bool = False, **extra) -> "list":
+    return []
+
+def helper(x):
+    return x
+"#;
+
+    #[test]
+    fn decorated_functions_are_plugins_with_their_signatures() {
+        let plugins = read_plugins(EXEC, "exec.py").unwrap();
+        let names: Vec<&str> = plugins.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["in_shell", "path_join", "get"]);
+        let in_shell = &plugins[0];
+        assert_eq!(
+            in_shell.params,
+            [PyParam { name: "command".into(), ty: "string".into(), kind: ParamKind::Normal, default: None }]
+        );
+        assert_eq!(in_shell.returns, "any");
+        assert_eq!(plugins[1].function, "join");
+        assert_eq!(plugins[1].params[1].kind, ParamKind::VarArgs);
+        assert_eq!(plugins[1].returns, "string");
+        let get = &plugins[2];
+        assert!(get.context && get.allows_unknown && !get.deprecated);
+        let shown: Vec<(&str, &str, ParamKind, Option<&str>)> =
+            get.params.iter().map(|p| (p.name.as_str(), p.ty.as_str(), p.kind, p.default.as_deref())).collect();
+        assert_eq!(
+            shown,
+            [
+                ("key", "string", ParamKind::Normal, None),
+                ("default", "any", ParamKind::Normal, Some("null")),
+                ("strict", "bool", ParamKind::KeywordOnly, Some("false")),
+                ("extra", "any", ParamKind::VarKeywords, None),
+            ]
+        );
+        assert_eq!(get.returns, "list");
+    }
+
+    #[test]
+    fn a_file_that_is_not_python_says_why() {
+        assert!(read_plugins("def broken(:\n", "bad.py").is_err());
+        assert_eq!(read_plugins("", "empty.py").unwrap(), []);
+    }
+}
