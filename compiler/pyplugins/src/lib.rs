@@ -9,4 +9,5 @@
 
 mod signature;
 
-pub use signature::{ParamKind, PyParam, PyPlugin, read_plugins};
+pub use modelc_stdlib::ParamKind;
+pub use signature::{PyParam, PyPlugin, read_plugins};

@@ -1,15 +1,7 @@
 //! Reading `@plugin` functions and their signatures out of Python source.
 
+use modelc_stdlib::ParamKind;
 use rustpython_parser::{Parse, ast};
-
-/// How a parameter binds, as in a Python signature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
-    Normal,
-    VarArgs,
-    KeywordOnly,
-    VarKeywords,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PyParam {

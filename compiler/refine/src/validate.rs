@@ -53,7 +53,8 @@ impl Refinery<'_> {
         let edges = requires.iter().enumerate().flat_map(|(p, found)| found.iter().map(move |q| (p, *q as usize)));
         let graph = DependencyGraph::from_positions(ir.resources.len(), edges);
         for cycle in graph.cycles() {
-            self.report_cycle(ir, &cycle);
+            let sites = sites.get_or_insert_with(|| EdgeSites::new(self.graph));
+            self.report_cycle(ir, &cycle, sites);
         }
     }
 
@@ -113,7 +114,7 @@ impl Refinery<'_> {
         self.diagnostics.push(d);
     }
 
-    fn report_cycle(&mut self, ir: &Ir, cycle: &[usize]) {
+    fn report_cycle(&mut self, ir: &Ir, cycle: &[usize], sites: &EdgeSites) {
         let mut path: Vec<&str> = cycle.iter().map(|p| ir.resources[*p].id.as_str()).collect();
         path.push(path[0]);
         let first = self.graph.get(self.instances[cycle[0]]);
@@ -124,7 +125,6 @@ impl Refinery<'_> {
             d = d.secondary(node.file, node.span, format!("step {} of the cycle", k + 1));
         }
         // The statements that add the edges: where the cycle can be broken.
-        let sites = EdgeSites::new(self.graph);
         for (k, p) in cycle.iter().enumerate() {
             let next = cycle[(k + 1) % cycle.len()];
             if let Some(added) = sites.site(&self.fates, self.instances[*p], self.instances[next]) {
