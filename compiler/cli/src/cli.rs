@@ -27,6 +27,18 @@ pub struct Cli {
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
+    /// The Python environment that runs modules' plugins written in Python: an interpreter, or
+    /// an environment's directory. Default: `python` in project.yml, else the active virtual
+    /// environment, else `python3` on PATH. Its installed modules (`inmanta_plugins.<module>`
+    /// packages) are found before the module path's.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+
+    /// How long one Python plugin call may take, in seconds, before the interpreter is stopped
+    /// and the compile fails.
+    #[arg(long, global = true, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    pub plugin_timeout: f64,
+
     #[command(subcommand)]
     pub command: Command,
 }

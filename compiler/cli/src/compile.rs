@@ -33,8 +33,11 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
     };
     let refine = modelc_refine::Options { partial: options.partial };
     let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), refine);
+    let mut world = world(passwords);
+    let host = crate::python::attach(&mut world, &loaded);
+    let compiled = modelc_driver::compile_resources(&mut loaded, world, refine);
     drop(progress);
+    crate::python::report_run(host.as_ref(), io);
     print_profile(&compiled, io);
     if let Some(model) = &compiled.model
         && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
@@ -108,8 +111,11 @@ pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color:
         Err(message) => return crate::usage_error(io, &message),
     };
     let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let compiled = modelc_driver::compile_resources(&mut loaded, world(passwords), modelc_refine::Options::default());
+    let mut world = world(passwords);
+    let host = crate::python::attach(&mut world, &loaded);
+    let compiled = modelc_driver::compile_resources(&mut loaded, world, modelc_refine::Options::default());
     drop(progress);
+    crate::python::report_run(host.as_ref(), io);
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(compiled.diagnostics);
     let reporter = Reporter { files: &loaded.files, format, color, file_count: compiled.files };
@@ -225,6 +231,6 @@ fn peak_resident_bytes() -> Option<u64> {
 fn load_project(path: Option<&Path>, io: &mut Io<'_>) -> Result<(modelc_driver::Loaded, PathBuf), u8> {
     let target = modelc_driver::locate(path, &io.cwd).map_err(|e| crate::usage_error(io, &e.to_string()))?;
     let dir = crate::passwords::project_dir(&target, &io.cwd);
-    let loaded = modelc_driver::load(&target, &io.cwd).map_err(|e| crate::usage_error(io, &e.to_string()))?;
+    let loaded = crate::python::load(&target, io).map_err(|e| crate::usage_error(io, &e.to_string()))?;
     Ok((loaded, dir))
 }

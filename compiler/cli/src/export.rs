@@ -256,7 +256,7 @@ pub(crate) fn compile(
     color: bool,
     io: &mut Io<'_>,
 ) -> Result<Exported, u8> {
-    let mut loaded = match modelc_driver::load(target, &io.cwd) {
+    let mut loaded = match crate::python::load(target, io) {
         Ok(loaded) => loaded,
         Err(error) => return Err(usage_error(io, &error.to_string())),
     };
@@ -264,8 +264,11 @@ pub(crate) fn compile(
     let passwords = crate::passwords::load(&dir, true).map_err(|message| usage_error(io, &message))?;
     let options = modelc_refine::Options { partial };
     let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let compiled = modelc_driver::compile_resources(&mut loaded, crate::compile::world(passwords), options);
+    let mut world = crate::compile::world(passwords);
+    let host = crate::python::attach(&mut world, &loaded);
+    let compiled = modelc_driver::compile_resources(&mut loaded, world, options);
     drop(progress);
+    crate::python::report_run(host.as_ref(), io);
     crate::compile::print_profile(&compiled, io);
     if let Some(model) = &compiled.model {
         crate::passwords::keep(&dir, &model.new_passwords).map_err(|message| usage_error(io, &message))?;

@@ -15,6 +15,7 @@ mod fmt;
 mod output;
 mod passwords;
 mod progress;
+mod python;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -111,6 +112,11 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
     };
     JSON_OUTPUT.set(cli.format.json_diagnostics());
     QUIET.set(cli.quiet);
+    crate::python::set(crate::python::PythonOptions {
+        flag: cli.python.clone(),
+        // A limit past a year is no limit; capped so deadlines stay representable.
+        timeout: std::time::Duration::from_secs_f64(cli.plugin_timeout.min(3.2e7)),
+    });
     VERBOSE.set(cli.verbose);
     let name = match &cli.command {
         Command::Parse { .. } => "parse",
@@ -265,6 +271,7 @@ fn check(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u
         Err(status) => return status,
     };
     let checked = modelc_driver::check(&mut loaded);
+    crate::python::report_check(&checked.python_modules, &loaded, io);
     let mut diagnostics = loaded.diagnostics.clone();
     diagnostics.extend(checked.diagnostics);
     Reporter { files: &loaded.files, format, color, file_count: checked.files }.finish(io, &mut diagnostics, "checked")
@@ -273,7 +280,7 @@ fn check(path: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u
 /// Finds what PATH names (or the project around the current directory) and reads its files;
 /// a usage error is reported and its exit status returned.
 pub(crate) fn load_target(path: Option<&Path>, io: &mut Io<'_>) -> Result<modelc_driver::Loaded, u8> {
-    let loaded = locate(path, &io.cwd).and_then(|target| modelc_driver::load(&target, &io.cwd));
+    let loaded = locate(path, &io.cwd).and_then(|target| crate::python::load(&target, io));
     loaded.map_err(|error| usage_error(io, &error.to_string()))
 }
 

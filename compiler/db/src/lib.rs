@@ -40,6 +40,11 @@ pub struct ProjectInput {
     /// checked on its own. Everything these import, transitively, is loaded too.
     #[returns(ref)]
     pub roots: Vec<String>,
+    /// The plugins modules define in Python, by the namespace of their Python file (`exec`,
+    /// `files::json`), read from the source by the driver. std's are built in and never here.
+    #[default]
+    #[returns(ref)]
+    pub python_plugins: Vec<(String, &'static [modelc_stdlib::PluginSignature])>,
 }
 
 /// The database every query runs against. The concrete one lives in the driver.

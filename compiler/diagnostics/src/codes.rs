@@ -93,6 +93,7 @@ codes! {
     VARIABLE_SHADOWED = "W0104" "variable-shadowed" Warning;
     PLUGIN_WARNING = "W0105" "plugin-warning" Warning;
     PROJECT_SETTING = "W0106" "project-setting" Warning;
+    UNREADABLE_PYTHON = "W0107" "unreadable-python" Warning;
     DUPLICATE_ATTRIBUTE = "E0201" "duplicate-attribute" Error;
     INCOMPATIBLE_ATTRIBUTE = "E0202" "incompatible-attribute" Error;
     INHERITANCE_CYCLE = "E0203" "inheritance-cycle" Error;
@@ -127,6 +128,7 @@ codes! {
     PLUGIN_FAILED = "E0309" "plugin-failed" Error;
     MISSING_DICT_KEY = "E0310" "missing-dict-key" Error;
     INCOMPLETE_EXECUTION = "E0311" "incomplete-execution" Error;
+    PYTHON_FAILED = "E0312" "python-failed" Error;
     DUPLICATE_RESOURCE_ID = "E0402" "duplicate-resource-id" Error;
     INVALID_RESOURCE_VALUE = "E0403" "invalid-resource-value" Error;
     RESOURCE_IN_TWO_SETS = "E0404" "resource-in-two-sets" Error;

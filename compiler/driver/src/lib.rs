@@ -9,12 +9,14 @@ mod database;
 mod merge;
 mod module_files;
 mod project;
+mod python;
 mod sources;
 
 pub use database::RootDatabase;
 pub use module_files::module_files;
 pub use project::{LoadError, Project, Target, locate};
-pub use sources::{Loaded, load};
+pub use python::python_host;
+pub use sources::{Loaded, load, load_with_python};
 
 use modelc_diagnostics::{Diagnostic, SourceFiles};
 use modelc_syntax::Parse;
@@ -25,20 +27,36 @@ use modelc_syntax::Parse;
 pub fn check(loaded: &mut Loaded) -> Checked {
     sources::add_std(loaded);
     let roots = loaded.roots.clone();
-    let (db, project) = database(loaded, roots);
-    let mut diagnostics = modelc_sema::check_project(&db, project);
+    let (db, project, python) = database(loaded, roots);
+    let mut diagnostics = python.diagnostics;
+    diagnostics.extend(modelc_sema::check_project(&db, project));
     note_module_path(loaded, &mut diagnostics);
     let files = modelc_sema::loaded_modules(&db, project).files.len();
-    Checked { diagnostics, files }
+    Checked { diagnostics, files, python_modules: python.modules }
 }
 
-/// The loaded files in a query database, loading starts at `roots`.
-fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::ProjectInput) {
-    let db = RootDatabase::default();
+/// The loaded files in a query database, loading starts at `roots`; the Python plugins of the
+/// modules it loads are read and given to it.
+fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::ProjectInput, python::PythonPlugins) {
+    let mut db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
     let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
     let project = modelc_db::ProjectInput::new(&db, modules, roots);
-    (db, project)
+    if loaded.module_python.is_empty() {
+        return (db, project, python::PythonPlugins::default());
+    }
+    // Which modules load depends on the imports only, not on the plugins.
+    let mut top_levels: Vec<String> = Vec::new();
+    for namespace in modelc_sema::loaded_modules(&db, project).files.keys() {
+        let top = namespace.split("::").next().unwrap_or_default().to_owned();
+        if !top_levels.contains(&top) {
+            top_levels.push(top);
+        }
+    }
+    let mut python = python::read_plugins(loaded, &top_levels);
+    use salsa::Setter;
+    project.set_python_plugins(&mut db).to(std::mem::take(&mut python.signatures));
+    (db, project, python)
 }
 
 /// The reference of `module` (`std`, or a module of the loaded project) and its submodules;
@@ -47,7 +65,7 @@ pub fn reference(loaded: &mut Loaded, module: &str) -> Option<modelc_doc::Refere
     sources::add_std(loaded);
     let in_module = |ns: &str| ns == module || ns.strip_prefix(module).is_some_and(|rest| rest.starts_with("::"));
     let roots: Vec<String> = loaded.namespaces.iter().map(|(_, ns)| ns).filter(|ns| in_module(ns)).cloned().collect();
-    let (db, project) = database(loaded, roots);
+    let (db, project, _) = database(loaded, roots);
     modelc_doc::collect(&db, project, module)
 }
 
@@ -79,6 +97,8 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     /// How many files were loaded and checked (std included).
     pub files: usize,
+    /// The modules whose Python plugins were read, in load order.
+    pub python_modules: Vec<String>,
 }
 
 /// Parses every loaded file through the query database, in file order, shows each result to
@@ -108,11 +128,10 @@ pub fn compile_resources(loaded: &mut Loaded, world: modelc_exec::World, options
 
 fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc_refine::Options>) -> Compiled {
     sources::add_std(loaded);
-    let db = RootDatabase::default();
-    let inputs = db.add_files(&loaded.files);
-    let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
-    let project = modelc_db::ProjectInput::new(&db, modules, loaded.roots.clone());
-    let mut diagnostics = modelc_sema::check_project(&db, project);
+    let roots = loaded.roots.clone();
+    let (db, project, python) = database(loaded, roots);
+    let mut diagnostics = python.diagnostics;
+    diagnostics.extend(modelc_sema::check_project(&db, project));
     note_module_path(loaded, &mut diagnostics);
     let modules = modelc_sema::loaded_modules(&db, project);
     let files = modules.files.len();

@@ -32,6 +32,9 @@ pub struct Project {
     /// What looks wrong in `project.yml` without stopping the load: a key that looks like a
     /// misspelt `modulepath`.
     pub warnings: Vec<String>,
+    /// `python`: the Python environment (an interpreter or an environment's directory) that
+    /// runs the modules' plugins, resolved against the root.
+    pub python: Option<PathBuf>,
 }
 
 /// Why nothing could be loaded. These are usage or I/O problems, not problems of a model.
@@ -75,6 +78,8 @@ impl std::error::Error for LoadError {}
 struct ProjectFile {
     #[serde(default)]
     modulepath: Option<OneOrMany>,
+    #[serde(default)]
+    python: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -82,6 +87,16 @@ struct ProjectFile {
 enum OneOrMany {
     One(String),
     Many(Vec<String>),
+}
+
+impl Target {
+    /// The project's `python` setting, if it is a project and has one.
+    pub fn python_setting(&self) -> Option<&Path> {
+        match self {
+            Target::Project(project) => project.python.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// Resolves the user's PATH argument, or (when absent) walks up from `cwd` to the nearest
@@ -131,7 +146,7 @@ fn load_project(root: &Path) -> Result<Target, LoadError> {
     let file = root.join("project.yml");
     let text = std::fs::read_to_string(&file).map_err(|error| LoadError::Io { path: file.clone(), error })?;
     let parsed: ProjectFile = if text.trim().is_empty() {
-        ProjectFile { modulepath: None }
+        ProjectFile { modulepath: None, python: None }
     } else {
         serde_yaml_ng::from_str(&text)
             .map_err(|e| LoadError::BadProjectFile { path: file.clone(), reason: e.to_string() })?
@@ -149,6 +164,7 @@ fn load_project(root: &Path) -> Result<Target, LoadError> {
         main: root.join("main.cf"),
         module_paths: module_paths.into_iter().map(|p| root.join(p)).collect(),
         warnings,
+        python: parsed.python.map(|p| root.join(p)),
     }))
 }
 

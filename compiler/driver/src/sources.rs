@@ -27,6 +27,10 @@ pub struct Loaded {
     pub base: Option<PathBuf>,
     /// Where modules are looked up, in order (a lone file has none).
     pub module_paths: Vec<PathBuf>,
+    /// The Python environment whose installed modules were read, and which runs plugins.
+    pub python: Option<modelc_pyplugins::PythonEnv>,
+    /// The Python of each module that has some (std's is built into modelc).
+    pub module_python: Vec<modelc_pyplugins::ModulePython>,
 }
 
 impl Loaded {
@@ -59,23 +63,49 @@ impl Loaded {
 /// the imports. Files are read in sorted order so that output never depends on directory
 /// listing order.
 pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
-    let mut loaded = Loaded::default();
+    load_with_python(target, cwd, None)
+}
+
+/// [`load`], with a Python environment: the v2 modules it has installed (its packages
+/// `inmanta_plugins.<module>` with a `model/`) are modules too, found before the module path's,
+/// as the reference finds them, and each module's Python is located (not read: only the
+/// modules a compile loads have their plugins read).
+pub fn load_with_python(
+    target: &Target,
+    cwd: &Path,
+    python: Option<modelc_pyplugins::PythonEnv>,
+) -> Result<Loaded, LoadError> {
+    let mut loaded = Loaded { python, ..Loaded::default() };
+    read_target(&mut loaded, target, cwd)?;
+    let env = loaded.python.as_ref();
+    loaded.module_python = loaded
+        .module_roots
+        .iter()
+        .filter(|(name, _)| name != "std")
+        .filter_map(|(name, root)| modelc_pyplugins::module_python(name, Some(root), env))
+        .collect();
+    Ok(loaded)
+}
+
+fn read_target(loaded: &mut Loaded, target: &Target, cwd: &Path) -> Result<(), LoadError> {
     match target {
         Target::Files(paths) => {
             loaded.base = paths.first().and_then(|p| absolute(p, cwd).parent().map(Path::to_path_buf));
             for path in paths {
-                let id = read_into(&mut loaded, path, cwd)?;
+                let id = read_into(loaded, path, cwd)?;
                 loaded.add_namespace(id, "__config__".to_owned());
             }
             loaded.roots.push("__config__".to_owned());
+            read_installed_modules(loaded, cwd)?;
         }
         Target::Project(project) => {
             loaded.base = Some(absolute(&project.root, cwd));
-            let id = read_into(&mut loaded, &project.main, cwd)?;
+            let id = read_into(loaded, &project.main, cwd)?;
             loaded.add_namespace(id, "__config__".to_owned());
             loaded.roots.push("__config__".to_owned());
-            add_std(&mut loaded);
-            read_module_path(&mut loaded, &project.module_paths, cwd)?;
+            add_std(loaded);
+            read_installed_modules(loaded, cwd)?;
+            read_module_path(loaded, &project.module_paths, cwd)?;
             loaded.module_paths.clone_from(&project.module_paths);
             for warning in &project.warnings {
                 loaded.diagnostics.push(Diagnostic::new(&codes::PROJECT_SETTING, warning.clone()).help(
@@ -85,15 +115,36 @@ pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
         }
         Target::Module { name, root, module_paths } => {
             loaded.base = absolute(root, cwd).parent().map(Path::to_path_buf);
-            add_std(&mut loaded);
-            read_module(&mut loaded, name, root, cwd)?;
+            add_std(loaded);
+            read_module(loaded, name, root, cwd)?;
             loaded.roots =
                 loaded.namespaces.iter().filter(|(_, ns)| is_in_module(ns, name)).map(|(_, ns)| ns.clone()).collect();
-            read_module_path(&mut loaded, module_paths, cwd)?;
+            read_installed_modules(loaded, cwd)?;
+            read_module_path(loaded, module_paths, cwd)?;
             loaded.module_paths.clone_from(module_paths);
         }
     }
-    Ok(loaded)
+    Ok(())
+}
+
+/// The v2 modules the Python environment has installed: each package `inmanta_plugins.<m>`
+/// with a `model/` directory (std excepted: modelc's own std always wins).
+fn read_installed_modules(loaded: &mut Loaded, cwd: &Path) -> Result<(), LoadError> {
+    let Some(env) = loaded.python.clone() else { return Ok(()) };
+    for site in &env.site_packages {
+        let Ok(entries) = std::fs::read_dir(site.join("inmanta_plugins")) else { continue };
+        let mut packages: Vec<PathBuf> =
+            entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.join("model").is_dir()).collect();
+        packages.sort();
+        for package in packages {
+            let Some(name) = package.file_name().and_then(|n| n.to_str()).map(str::to_owned) else { continue };
+            if name == "std" || loaded.namespaces.iter().any(|(_, ns)| *ns == name) {
+                continue;
+            }
+            read_module(loaded, &name, &package, cwd)?;
+        }
+    }
+    Ok(())
 }
 
 fn is_in_module(namespace: &str, module: &str) -> bool {

@@ -7,6 +7,7 @@ use modelc_sema::hir::{Arg, Callee, Expr};
 use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext, PluginError, ServerSettings};
 use modelc_value::{InstanceId, Value};
 
+use crate::ForeignError;
 use crate::cells::{CellId, ScopeId, TaskId};
 use crate::engine::{Engine, Eval, Stop};
 
@@ -63,7 +64,12 @@ impl<'a> Engine<'a> {
                     "called here",
                 ));
             };
-            let name = format!("std::{}", signature.name);
+            if !signature.is_builtin() {
+                let result = self.call_foreign(call, signature, &positional, &keywords, scope)?;
+                self.memoise(key, result.clone());
+                return Ok(result);
+            }
+            let name = signature.fqn();
             let bound = modelc_std_plugins::bind(signature, positional, keywords).map_err(|e| {
                 self.fail(
                     scope,
@@ -103,6 +109,58 @@ impl<'a> Engine<'a> {
         };
         self.memoise(key, result.clone());
         Ok(result)
+    }
+}
+
+impl<'a> Engine<'a> {
+    /// A module's plugin written in Python, through [`World::foreign`](crate::World).
+    fn call_foreign(
+        &mut self,
+        call: &'a Expr,
+        signature: &'static modelc_stdlib::PluginSignature,
+        positional: &[Value],
+        keywords: &[(String, Value)],
+        scope: ScopeId,
+    ) -> Eval<Value> {
+        let name = signature.fqn();
+        if !signature.allows_unknown && positional.iter().chain(keywords.iter().map(|(_, v)| v)).any(Value::is_unknown)
+        {
+            return Ok(Value::Unknown);
+        }
+        let Some(foreign) = self.world.foreign.clone() else {
+            let d = Diagnostic::new(&codes::UNAVAILABLE_PLUGIN, format!("`{name}` is written in Python, and no Python environment was found to run it"))
+                .help("give one with `--python PATH` (an interpreter or a virtual environment), `python:` in project.yml, or an active virtual environment");
+            return Err(self.fail(scope, call.span, d, "called here"));
+        };
+        let mut host = Host { engine: self, scope, missing: None, span: call.span };
+        let outcome = foreign.call(signature, positional, keywords, &mut host);
+        let missing = host.missing;
+        match outcome {
+            Ok(value) => Ok(value),
+            Err(ForeignError::NotYetSet) => match missing {
+                Some(cell) => Err(Stop::Wait(cell)),
+                None => Ok(Value::Unknown),
+            },
+            Err(ForeignError::Raised { kind, message, traceback, explicit }) => {
+                let text = if explicit {
+                    format!("plugin {name} raised: {message}")
+                } else {
+                    format!("exception in plugin {name}: {kind}: {message}")
+                };
+                let mut d = Diagnostic::new(&codes::PLUGIN_FAILED, text);
+                if !traceback.is_empty() {
+                    d = d.note(format!("Python's traceback:\n{}", traceback.trim_end()));
+                }
+                Err(self.fail(scope, call.span, d, "raised in this call"))
+            }
+            Err(ForeignError::Host { message, detail }) => {
+                let mut d = Diagnostic::new(&codes::PYTHON_FAILED, format!("plugin {name} could not run: {message}"));
+                if let Some(detail) = detail {
+                    d = d.note(detail.trim_end().to_owned());
+                }
+                Err(self.fail(scope, call.span, d, "called here"))
+            }
+        }
     }
 }
 

@@ -147,6 +147,8 @@ pub struct World {
     /// Set by someone else to stop the run (the language server, when the model changed
     /// under it): execution polls it every few hundred steps and stops with `Outcome::cancelled`.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Runs the plugins modules write in Python; without it, calling one is an error.
+    pub foreign: Option<std::sync::Arc<dyn crate::ForeignPlugins>>,
 }
 
 /// What profiling reads: a monotonic clock, and the process's resident memory in bytes, now and

@@ -21,6 +21,7 @@ mod construct;
 mod engine;
 mod eval;
 mod finish;
+mod foreign;
 pub mod graph;
 mod implement;
 mod index;
@@ -37,6 +38,7 @@ use modelc_diagnostics::Diagnostic;
 use crate::engine::Engine;
 
 pub use engine::{Passwords, Probe, World};
+pub use foreign::{ForeignError, ForeignPlugins};
 pub use graph::{InstanceGraph, InstanceNode};
 pub use module_files::{ModuleFile, ModuleFiles};
 pub use program::{Program, Unit};

@@ -36,7 +36,13 @@ pub struct PyPlugin {
 /// The plugins a Python file defines, in source order, or the parser's message when the file is
 /// not valid Python.
 pub fn read_plugins(source: &str, file_name: &str) -> Result<Vec<PyPlugin>, String> {
-    let suite = ast::Suite::parse(source, file_name).map_err(|e| e.to_string())?;
+    let suite = ast::Suite::parse(source, file_name).map_err(|e| {
+        let offset = usize::from(e.offset).min(source.len());
+        let before = source.get(..offset).unwrap_or(source);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("{file_name}:{line}:{column}: {}", e.error)
+    })?;
     Ok(suite.iter().filter_map(plugin_of).collect())
 }
 
@@ -124,7 +130,8 @@ fn last_name(expr: &ast::Expr) -> Option<&str> {
 }
 
 /// An annotation as a type of the language: a string is one already (`"string[]"`); Python's
-/// own types map to theirs; `Context` is kept to be recognised; anything else is `any`.
+/// own types map to theirs (`str | None` is `string?`, `list[str]` is `string[]`); `Context` is
+/// kept to be recognised; anything else is `any`.
 fn type_of(annotation: &ast::Expr) -> String {
     match annotation {
         ast::Expr::Constant(c) => match &c.value {
@@ -132,12 +139,47 @@ fn type_of(annotation: &ast::Expr) -> String {
             ast::Constant::None => "null".to_owned(),
             _ => "any".to_owned(),
         },
+        // `X | None`, `None | X`.
+        ast::Expr::BinOp(b) if matches!(b.op, ast::Operator::BitOr) => {
+            let (left, right) = (type_of(&b.left), type_of(&b.right));
+            match (left.as_str(), right.as_str()) {
+                (t, "null") | ("null", t) => nullable(t),
+                _ => "any".to_owned(),
+            }
+        }
+        ast::Expr::Subscript(s) => {
+            let items: Vec<String> = match s.slice.as_ref() {
+                ast::Expr::Tuple(t) => t.elts.iter().map(type_of).collect(),
+                one => vec![type_of(one)],
+            };
+            match (last_name(&s.value), items.as_slice()) {
+                (Some("Optional"), [t]) => nullable(t),
+                (Some("Union"), [t, n] | [n, t]) if n == "null" => nullable(t),
+                (Some("list" | "List" | "Sequence"), [t]) if is_primitive(t) => format!("{t}[]"),
+                (Some("list" | "List" | "Sequence"), _) => "list".to_owned(),
+                (Some("dict" | "Dict" | "Mapping"), _) => "dict".to_owned(),
+                _ => "any".to_owned(),
+            }
+        }
         other => match last_name(other) {
             Some("str") => "string".to_owned(),
             Some(t @ ("int" | "float" | "bool" | "list" | "dict")) => t.to_owned(),
             Some("Context") => "Context".to_owned(),
             _ => "any".to_owned(),
         },
+    }
+}
+
+fn is_primitive(ty: &str) -> bool {
+    matches!(ty, "string" | "int" | "float" | "bool")
+}
+
+/// `t?` where the language can write it (a primitive, a list of one, a named type), else `any`.
+fn nullable(ty: &str) -> String {
+    match ty {
+        "any" | "null" => ty.to_owned(),
+        t if t.ends_with('?') => t.to_owned(),
+        t => format!("{t}?"),
     }
 }
 
@@ -216,7 +258,8 @@ def helper(x):
 
     #[test]
     fn a_file_that_is_not_python_says_why() {
-        assert!(read_plugins("def broken(:\n", "bad.py").is_err());
+        let error = read_plugins("import x\n\ndef broken(:\n", "bad.py").unwrap_err();
+        assert!(error.starts_with("bad.py:3:12: "), "{error}");
         assert_eq!(read_plugins("", "empty.py").unwrap(), []);
     }
 }

@@ -150,6 +150,8 @@ pub struct ModelIndex {
     pub resources: IndexMap<String, ResourceSummary>,
     /// Some `implement` statement names no entity the index knows.
     pub implements_unresolved: bool,
+    /// The plugins loaded modules define in Python, by fully qualified name.
+    pub python_plugins: IndexMap<String, &'static PluginSignature>,
 }
 
 /// The type table of a project.
@@ -161,6 +163,7 @@ pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {
     let mut index = ModelIndex::default();
     index.available.extend(project.modules(db).iter().map(|(ns, _)| ns.clone()));
     index.build(&summaries);
+    index.add_python_plugins(project.python_plugins(db));
     index
 }
 
@@ -429,7 +432,24 @@ impl ModelIndex {
     }
 
     pub fn plugin(&self, fqn: &str) -> Option<&'static PluginSignature> {
-        fqn.strip_prefix("std::").and_then(modelc_stdlib::signatures::lookup)
+        match fqn.strip_prefix("std::") {
+            Some(name) => modelc_stdlib::signatures::lookup(name),
+            None => self.python_plugins.get(fqn).copied(),
+        }
+    }
+
+    /// The Python plugins of the namespaces the model loads: a name the namespace's `.cf` files
+    /// already give a type keeps that meaning.
+    fn add_python_plugins(&mut self, plugins: &[(String, &'static [PluginSignature])]) {
+        for (namespace, signatures) in plugins {
+            let Some(table) = self.namespaces.get_mut(namespace) else { continue };
+            for signature in *signatures {
+                if let indexmap::map::Entry::Vacant(slot) = table.types.entry(signature.name.to_owned()) {
+                    slot.insert(TypeKind::Plugin);
+                    self.python_plugins.insert(signature.fqn(), signature);
+                }
+            }
+        }
     }
 
     /// The entity and its ancestors, nearest first, each once (cycles are cut).

@@ -92,12 +92,27 @@ impl<'a> Checker<'a> {
             Err(ResolveError::NotFound { name, namespace, suggestions }) => {
                 let module = namespace.split("::").next().unwrap_or_default();
                 if module != "__config__" && module != "std" {
+                    let prefix = format!("{module}::");
+                    let known: Vec<&str> = self
+                        .index
+                        .python_plugins
+                        .keys()
+                        .filter(|fqn| fqn.starts_with(&prefix))
+                        .map(String::as_str)
+                        .collect();
+                    let note = if known.is_empty() {
+                        format!(
+                            "modelc found no Python plugins of module `{module}`: it looks in `plugins/` beside the module's `model/`, and in the package `inmanta_plugins.{module}` installed in the Python environment (chosen with `--python`, `python:` in project.yml, or the active virtual environment)"
+                        )
+                    } else {
+                        format!("the Python of module `{module}` defines: {}", known.join(", "))
+                    };
                     let d = Diagnostic::new(
                         &codes::UNAVAILABLE_PLUGIN,
-                        format!("`{name}` is not defined in module `{module}`: if it is a Python plugin, modelc can not run it"),
+                        format!("`{name}` is not defined in module `{module}`, neither in its model nor in its Python"),
                     )
                     .primary(self.file, function.span, "no plugin of this name is available")
-                    .note("modelc runs the std plugins, implemented in Rust; plugins written in Python are not supported");
+                    .note(note);
                     self.error(d);
                 } else {
                     let error = ResolveError::NotFound { name, namespace, suggestions };

@@ -1,0 +1,62 @@
+//! The modules' Python: the signatures of the plugins of the modules a compile loads, and the
+//! host that runs them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use modelc_diagnostics::{Diagnostic, codes};
+use modelc_stdlib::PluginSignature;
+
+use crate::Loaded;
+
+/// What reading the loaded modules' Python found.
+#[derive(Debug, Default)]
+pub(crate) struct PythonPlugins {
+    pub(crate) signatures: Vec<(String, &'static [PluginSignature])>,
+    /// W0107 for each file that is not valid Python.
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// The modules whose plugins were read, in load order.
+    pub(crate) modules: Vec<String>,
+}
+
+/// The plugins of the `modules` a compile loads (top-level names), read from their Python
+/// files (each file's signatures are kept by its hash for the process's life).
+pub(crate) fn read_plugins(loaded: &Loaded, modules: &[String]) -> PythonPlugins {
+    let mut found = PythonPlugins::default();
+    for module in loaded.module_python.iter().filter(|m| modules.contains(&m.module)) {
+        found.modules.push(module.module.clone());
+        for (namespace, path) in &module.files {
+            // Named as the project names it, so messages read the same on every machine.
+            let relative = loaded.base.as_deref().and_then(|base| path.strip_prefix(base).ok());
+            let shown = relative.unwrap_or(path).display().to_string();
+            let read = std::fs::read_to_string(path).map_err(|e| e.to_string());
+            match read.and_then(|source| modelc_pyplugins::signatures(namespace, &source, &shown)) {
+                Ok([]) => {}
+                Ok(signatures) => found.signatures.push((namespace.clone(), signatures)),
+                Err(why) => found.diagnostics.push(
+                    Diagnostic::new(
+                        &codes::UNREADABLE_PYTHON,
+                        format!("the plugins in `{shown}` (module `{}`) could not be read", module.module),
+                    )
+                    .note(why)
+                    .help("calls to the plugins this file defines are reported as unavailable (E0109)"),
+                ),
+            }
+        }
+    }
+    found
+}
+
+/// The host that runs the loaded modules' Python plugins, when there is a Python environment
+/// and some module has Python. It starts no interpreter until a plugin is called.
+pub fn python_host(loaded: &Loaded, timeout: Duration) -> Option<Arc<modelc_pyhost::PythonHost>> {
+    let env = loaded.python.clone()?;
+    if loaded.module_python.is_empty() {
+        return None;
+    }
+    let base = loaded.base.clone().unwrap_or_default();
+    let environment = std::env::var("inmanta_environment").ok();
+    let host =
+        modelc_pyhost::PythonHost::new(env, loaded.module_python.clone(), base, timeout).with_environment(environment);
+    Some(Arc::new(host))
+}

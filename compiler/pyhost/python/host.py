@@ -1,0 +1,93 @@
+# modelc's plugin host: runs the plugins modules write in Python for one compile. modelc starts
+# it with the Python environment the user chose and talks to it over stdin/stdout, one JSON
+# message per line. modelc's own `inmanta` API (sent in the first message) is installed ahead of
+# anything the environment has, so an installed inmanta-core is never imported.
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import traceback
+import types
+
+# The protocol has stdout to itself: what plugins print goes to stderr.
+_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+_in = sys.stdin.buffer
+sys.stdin = open(os.devnull)
+
+
+def send(message):
+    _out.write(json.dumps(message, separators=(",", ":")) + "\n")
+    _out.flush()
+
+
+def receive():
+    line = _in.readline()
+    if not line:
+        # modelc went away: nothing left to do.
+        os._exit(0)
+    return json.loads(line)
+
+
+class ShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves modelc's `inmanta` API from the sources modelc sent, and each module's Python
+    from where modelc found it (a v1 module's `plugins/` is `inmanta_plugins.<module>`)."""
+
+    def __init__(self, sources, modules):
+        self.sources = sources
+        self.modules = modules
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in self.sources:
+            is_package, _ = self.sources[fullname]
+            return importlib.util.spec_from_loader(fullname, self, origin="modelc", is_package=is_package)
+        if fullname == "inmanta_plugins":
+            spec = importlib.machinery.ModuleSpec(fullname, self, origin="modelc", is_package=True)
+            spec.submodule_search_locations = [
+                os.path.join(entry, "inmanta_plugins")
+                for entry in sys.path
+                if os.path.isdir(os.path.join(entry or ".", "inmanta_plugins"))
+            ]
+            return spec
+        module = self.modules.get(fullname)
+        if module is not None:
+            init = os.path.join(module, "__init__.py")
+            return importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[module])
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        entry = self.sources.get(module.__name__)
+        if entry is None:
+            return
+        name = "<modelc>/" + module.__name__.replace(".", "/") + ".py"
+        exec(compile(entry[1], name, "exec"), module.__dict__)
+
+
+def main():
+    init = receive()
+    modules = {}
+    for module in init["modules"]:
+        if module["layout"] != "installed":
+            modules["inmanta_plugins." + module["module"]] = module["package"]
+    sys.meta_path.insert(0, ShimFinder(init["shim"], modules))
+    import inmanta.plugins as plugins
+
+    runtime = plugins._runtime
+    runtime.configure(send, receive, init)
+    send({"ready": True, "version": sys.version.split()[0], "executable": sys.executable})
+    while True:
+        message = receive()
+        if message.get("op") == "call":
+            send(runtime.call(message))
+        else:
+            send({"failed": "unknown message " + str(message.get("op"))})
+
+
+main()

@@ -1,0 +1,95 @@
+"""inmanta.execute.proxy: the model's instances as plugins see them.
+
+An attribute read asks modelc for the value. A value that is not complete yet suspends the
+whole plugin call (`_Suspend` is not an `Exception`, so a plugin's `except Exception` does not
+catch it); modelc makes the call again once the value is there, as the reference does.
+"""
+from inmanta._inert import inert_module
+
+
+class DynamicProxy:
+    """The base of every proxy, for `isinstance` checks."""
+
+    __slots__ = ()
+
+    @classmethod
+    def return_value(cls, value):
+        return value
+
+    @classmethod
+    def unwrap(cls, value):
+        return value
+
+
+class SequenceProxy(DynamicProxy, list):
+    __slots__ = ()
+
+
+class DictProxy(DynamicProxy, dict):
+    __slots__ = ()
+
+
+class ProxyContext:
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+class _EntityType:
+    def __init__(self, name):
+        self._name = name
+
+    def get_full_name(self):
+        return self._name
+
+    @property
+    def name(self):
+        return self._name.rsplit("::", 1)[-1]
+
+    @property
+    def namespace(self):
+        return self._name.rsplit("::", 1)[0]
+
+    def __str__(self):
+        return self._name
+
+    def __repr__(self):
+        return self._name
+
+
+class InstanceProxy(DynamicProxy):
+    """An instance of the model: its attributes and relations, read-only."""
+
+    __slots__ = ("_modelc_id", "_modelc_type", "_modelc_runtime")
+
+    def __init__(self, runtime, instance, entity):
+        object.__setattr__(self, "_modelc_runtime", runtime)
+        object.__setattr__(self, "_modelc_id", instance)
+        object.__setattr__(self, "_modelc_type", entity)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._modelc_runtime.attribute(self._modelc_id, name)
+
+    def __setattr__(self, name, value):
+        raise Exception("an instance of the model can not be changed by a plugin (" + name + ")")
+
+    def _type(self):
+        return _EntityType(self._modelc_type)
+
+    def _get_instance(self):
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, InstanceProxy) and other._modelc_id == self._modelc_id
+
+    def __hash__(self):
+        return hash(("instance", self._modelc_id))
+
+    def __repr__(self):
+        return "%s %d" % (self._modelc_type, self._modelc_id)
+
+    __str__ = __repr__
+
+
+__getattr__ = inert_module(__name__)

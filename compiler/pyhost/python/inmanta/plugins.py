@@ -1,0 +1,261 @@
+"""inmanta.plugins: `@plugin`, `Context`, `PluginException`, and the runtime that calls plugins
+for modelc and converts values both ways."""
+
+import inspect
+import os
+import traceback
+
+from inmanta._inert import inert_module, is_stand_in
+from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
+from inmanta.execute.proxy import InstanceProxy
+from inmanta.execute.util import NoneValue, Unknown
+
+
+class PluginException(Exception):
+    """Raised by a plugin on purpose: the compile fails with its message."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+class _Suspend(BaseException):
+    """A value the plugin read is not complete yet: the call ends and is made again later."""
+
+
+class _Entry:
+    __slots__ = ("function", "context")
+
+    def __init__(self, function, context):
+        self.function = function
+        self.context = context
+
+
+_registry = {}
+
+
+def _namespace(module_name):
+    parts = module_name.split(".")
+    if parts[0] == "inmanta_plugins":
+        parts = parts[1:]
+    return "::".join(parts)
+
+
+def _context_parameter(function):
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    for parameter in parameters:
+        annotation = parameter.annotation
+        if annotation is Context or annotation == "Context":
+            return parameter.name
+    return None
+
+
+def plugin(function=None, commands=None, emits_statements=False, allow_unknown=False, name=None):
+    """`@plugin`, `@plugin("name")`, `@plugin(allow_unknown=True)`: registers a plugin."""
+
+    def register(fn, plugin_name):
+        _registry[_namespace(fn.__module__) + "::" + (plugin_name or fn.__name__)] = _Entry(fn, _context_parameter(fn))
+        return fn
+
+    if callable(function):
+        return register(function, name)
+    if isinstance(function, str):
+        name = function
+    return lambda fn: register(fn, name)
+
+
+def deprecated(function=None, **kwargs):
+    """`@deprecated`, `@deprecated(replaced_by=...)`: modelc reads it from the source; here it is inert."""
+    if callable(function):
+        return function
+    return lambda fn: fn
+
+
+def allow_reference_values(function):
+    return function
+
+
+class Context:
+    """What a plugin that asks for it receives: the compile's environment and data directory.
+    A server is never there at compile time in modelc."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def get_environment_id(self):
+        # As the reference: the configured environment, "None" without one.
+        return str(_runtime.environment)
+
+    def get_data_dir(self):
+        path = os.path.join(_runtime.base, "data", self._namespace)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def _no_server(self, what):
+        raise PluginException("modelc compiles without an Inmanta server: Context." + what + " is not available")
+
+    def get_client(self):
+        self._no_server("get_client()")
+
+    def get_sync_client(self):
+        self._no_server("get_sync_client()")
+
+    def run_sync(self, function, timeout=5):
+        self._no_server("run_sync()")
+
+    def get_compiler(self):
+        self._no_server("get_compiler()")
+
+    def get_queue_scheduler(self):
+        self._no_server("get_queue_scheduler()")
+
+    def get_resolver(self):
+        self._no_server("get_resolver()")
+
+    def get_type(self, name):
+        self._no_server("get_type()")
+
+
+class _Unconvertible(Exception):
+    pass
+
+
+class _Runtime:
+    """Calls plugins for modelc: decodes arguments, reads instances back through modelc, encodes
+    results."""
+
+    def configure(self, send, receive, init):
+        self.send = send
+        self.receive = receive
+        self.modules = {m["module"]: m for m in init["modules"]}
+        self.base = init.get("base") or os.getcwd()
+        self.environment = init.get("environment")
+        self.loaded = {}
+
+    def load(self, module):
+        """Imports a module's Python once, all its files (each may define plugins)."""
+        if module in self.loaded:
+            error = self.loaded[module]
+            if error is not None:
+                raise error
+            return
+        import importlib
+
+        try:
+            importlib.import_module("inmanta_plugins." + module)
+            for sub in self.modules.get(module, {}).get("submodules", []):
+                importlib.import_module("inmanta_plugins." + sub)
+        except BaseException as error:
+            self.loaded[module] = error
+            raise
+        self.loaded[module] = None
+
+    def call(self, message):
+        fqn = message["p"]
+        module = fqn.split("::")[0]
+        try:
+            self.load(module)
+        except BaseException as error:
+            detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            return {"failed": "the Python of module %s did not load: %s" % (module, _describe(error)), "detail": detail}
+        entry = _registry.get(fqn)
+        if entry is None:
+            return {"failed": "the Python of module %s defines no plugin %s when it runs" % (module, fqn)}
+        try:
+            args = [self.decode(a) for a in message["args"]]
+            kwargs = {k: self.decode(v) for k, v in message["kwargs"].items()}
+            if entry.context is not None:
+                kwargs[entry.context] = Context(fqn.rsplit("::", 1)[0])
+            result = entry.function(*args, **kwargs)
+            return {"result": self.encode(result, fqn)}
+        except _Suspend:
+            return {"wait": 1}
+        except _Unconvertible as error:
+            return {"failed": str(error)}
+        except BaseException as error:
+            # Python's traceback without this frame: the plugin's own calls, most recent last.
+            tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+            text = "".join(traceback.format_exception(type(error), error, tb))
+            explicit = isinstance(error, PluginException)
+            message = error.message if explicit else str(error)
+            return {"raised": {"kind": type(error).__name__, "message": message, "traceback": text, "explicit": explicit}}
+
+    def decode(self, value):
+        if isinstance(value, list):
+            return [self.decode(v) for v in value]
+        if isinstance(value, dict):
+            if "$i" in value:
+                return InstanceProxy(self, value["$i"], value["t"])
+            if "$u" in value:
+                return Unknown(None)
+            return {k: self.decode(v) for k, v in value["$d"].items()}
+        return value
+
+    def encode(self, value, fqn):
+        if value is None or isinstance(value, (bool, str, float)):
+            return value
+        if isinstance(value, int):
+            if -(2**63) <= value < 2**63:
+                return value
+            raise _Unconvertible("plugin %s returned %d, too large for the model's int" % (fqn, value))
+        if isinstance(value, (list, tuple)):
+            return [self.encode(v, fqn) for v in value]
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise _Unconvertible("plugin %s returned a dict with a key that is not a string: %r" % (fqn, key))
+                out[key] = self.encode(item, fqn)
+            return {"$d": out}
+        if isinstance(value, InstanceProxy):
+            return {"$i": value._modelc_id}
+        if isinstance(value, Unknown):
+            return {"$u": 1}
+        if isinstance(value, NoneValue):
+            return None
+        if is_stand_in(value):
+            raise _Unconvertible(
+                "plugin %s returned modelc's stand-in for %s: modelc does not provide it at compile time"
+                % (fqn, value._modelc_name)
+            )
+        raise _Unconvertible("plugin %s returned a %s, which the model can not hold" % (fqn, type(value).__name__))
+
+    def attribute(self, instance, name):
+        self.send({"op": "get", "i": instance, "a": name})
+        return self.answer()
+
+    def std(self, name, args, kwargs):
+        """A std plugin called from Python (`inmanta_plugins.std.<name>`): modelc runs it."""
+        self.send(
+            {
+                "op": "std",
+                "p": name,
+                "args": [self.encode(a, "std::" + name) for a in args],
+                "kwargs": {k: self.encode(v, "std::" + name) for k, v in kwargs.items()},
+            }
+        )
+        return self.answer()
+
+    def answer(self):
+        reply = self.receive()
+        if "v" in reply:
+            return self.decode(reply["v"])
+        if "wait" in reply:
+            raise _Suspend()
+        if "notfound" in reply:
+            raise NotFoundException(None, "", reply["notfound"])
+        if "optional" in reply:
+            raise OptionalValueException(None, None, reply["optional"])
+        raise RuntimeException(None, reply.get("error", "modelc could not answer"))
+
+
+def _describe(error):
+    return "%s: %s" % (type(error).__name__, error)
+
+
+_runtime = _Runtime()
+
+__getattr__ = inert_module(__name__)

@@ -1,0 +1,279 @@
+//! The plugin host: runs the plugins that modules write in Python, in a process of the Python
+//! environment the user chose (ARCHITECTURE.md says why a process rather than an embedded
+//! interpreter).
+//!
+//! [`PythonHost`] starts the interpreter on the first call and keeps it for the compile: one
+//! interpreter per compile, none when no Python plugin is called. It sends modelc's own
+//! `inmanta` API with the first message ([`shim`]), then, for each call, the arguments; while the
+//! plugin runs, the host asks back for the attributes it reads and for std's plugins it calls,
+//! and modelc answers through the executor's [`PluginContext`]. A read of a value that is not
+//! complete yet ends the call with "wait", and the executor makes it again later.
+//!
+//! A call that takes longer than the time limit stops the interpreter; so does the end of the
+//! compile. Either way the failure is the call's diagnostic, never a hang.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the host runs a process and enforces its time limit: the clock is the wall clock, not the model's"
+)]
+
+mod codec;
+mod process;
+mod shim;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use modelc_exec::{ForeignError, ForeignPlugins};
+use modelc_pyplugins::{Layout, ModulePython, PythonEnv};
+use modelc_std_plugins::{AttributeError, PluginContext, PluginError};
+use modelc_stdlib::PluginSignature;
+use modelc_value::{InstanceId, Value};
+use serde_json::json;
+
+use crate::process::{Process, Silence};
+
+/// The default time limit of one plugin call (and of the interpreter's start).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs modules' Python plugins for one compile.
+#[derive(Debug)]
+pub struct PythonHost {
+    env: PythonEnv,
+    modules: Vec<ModulePython>,
+    /// The project's directory: plugins' data directories are under it.
+    base: PathBuf,
+    /// The Inmanta environment id plugins see (`Context.get_environment_id`).
+    environment: Option<String>,
+    timeout: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+enum State {
+    #[default]
+    NotStarted,
+    Running(Box<Process>, Started),
+    /// It stopped (a timeout, a crash) or never started: every later call fails with this.
+    Failed(String, Option<Started>),
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            State::NotStarted => f.write_str("NotStarted"),
+            State::Running(_, started) => write!(f, "Running({started:?})"),
+            State::Failed(why, _) => write!(f, "Failed({why:?})"),
+        }
+    }
+}
+
+/// The interpreter that ran, as it describes itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    pub executable: String,
+    pub version: String,
+}
+
+impl PythonHost {
+    pub fn new(env: PythonEnv, modules: Vec<ModulePython>, base: PathBuf, timeout: Duration) -> PythonHost {
+        PythonHost { env, modules, base, environment: None, timeout, state: Mutex::new(State::NotStarted) }
+    }
+
+    /// The environment id plugins see (`inmanta_environment` in the reference's config).
+    pub fn with_environment(mut self, environment: Option<String>) -> PythonHost {
+        self.environment = environment;
+        self
+    }
+
+    /// Which interpreter ran plugins, as a user reads it; `None` when none started.
+    pub fn ran(&self) -> Option<String> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let started = match &*state {
+            State::Running(_, started) | State::Failed(_, Some(started)) => started,
+            _ => return None,
+        };
+        Some(format!("{} (Python {}, {})", started.executable, started.version, self.env.source.describe()))
+    }
+
+    fn start(&self) -> Result<(Process, Started), String> {
+        let failed = |why: String| format!("{} did not start: {why}", self.env.interpreter.display());
+        let mut process = Process::spawn(&self.env.interpreter, shim::HOST).map_err(|e| failed(e.to_string()))?;
+        let std_names: Vec<&str> = modelc_stdlib::signatures::SIGNATURES.iter().map(|s| s.name).collect();
+        let mut shim = serde_json::Map::new();
+        for (name, is_package, source) in shim::MODULES {
+            let source = source.replace("__PLUGIN_NAMES__", &json!(std_names).to_string());
+            shim.insert((*name).to_owned(), json!([is_package, source]));
+        }
+        let modules: Vec<serde_json::Value> = self.modules.iter().map(module_message).collect();
+        let init = json!({
+            "shim": shim,
+            "modules": modules,
+            "base": self.base.display().to_string(),
+            "environment": self.environment,
+        });
+        process.send(&init).map_err(|_| failed(process.ending()))?;
+        match process.receive(Instant::now() + self.timeout) {
+            Ok(ready) if ready.get("ready").is_some() => {
+                let text = |key: &str| ready.get(key).and_then(|v| v.as_str()).unwrap_or("?").to_owned();
+                Ok((process, Started { executable: text("executable"), version: text("version") }))
+            }
+            Ok(other) => Err(failed(format!("it answered {other}"))),
+            Err(Silence::TimedOut) => {
+                process.kill();
+                Err(failed(format!("it did not answer within {} s", self.timeout.as_secs())))
+            }
+            Err(Silence::Closed) => Err(failed(format!("{} (is it Python 3.8 or later?)", process.ending()))),
+        }
+    }
+}
+
+/// A module as the host imports it: which package, and the dotted names of its other files.
+fn module_message(module: &ModulePython) -> serde_json::Value {
+    let layout = match module.layout {
+        Layout::V1 => "v1",
+        Layout::V2Source => "source",
+        Layout::V2Installed => "installed",
+    };
+    let submodules: Vec<String> =
+        module.files.iter().map(|(ns, _)| ns.replace("::", ".")).filter(|ns| ns != &module.module).collect();
+    json!({
+        "module": module.module,
+        "layout": layout,
+        "package": module.package.display().to_string(),
+        "submodules": submodules,
+    })
+}
+
+fn host_error(message: impl Into<String>) -> ForeignError {
+    ForeignError::Host { message: message.into(), detail: None }
+}
+
+impl ForeignPlugins for PythonHost {
+    fn call(
+        &self,
+        plugin: &PluginSignature,
+        positional: &[Value],
+        keywords: &[(String, Value)],
+        context: &mut dyn PluginContext,
+    ) -> Result<Value, ForeignError> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(*state, State::NotStarted) {
+            *state = match self.start() {
+                Ok((process, started)) => State::Running(Box::new(process), started),
+                Err(why) => State::Failed(why, None),
+            };
+        }
+        let (process, started) = match &mut *state {
+            State::Running(process, started) => (process, started.clone()),
+            State::Failed(why, _) => return Err(host_error(why.clone())),
+            State::NotStarted => return Err(host_error("the interpreter did not start")),
+        };
+        let request = json!({
+            "op": "call",
+            "p": plugin.fqn(),
+            "args": positional.iter().map(|v| codec::encode(v, context)).collect::<Vec<_>>(),
+            "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
+        });
+        let deadline = Instant::now() + self.timeout;
+        let outcome = converse(process, &request, deadline, context);
+        if let Err(silence) = &outcome {
+            let why = match silence {
+                Silence::TimedOut => {
+                    process.kill();
+                    format!(
+                        "it did not return within {} s, and the Python interpreter was stopped (the limit is --plugin-timeout)",
+                        self.timeout.as_secs()
+                    )
+                }
+                Silence::Closed => format!("the Python interpreter stopped while it ran ({})", process.ending()),
+            };
+            *state = State::Failed(format!("the Python interpreter had stopped earlier: {why}"), Some(started));
+            return Err(host_error(why));
+        }
+        outcome.unwrap_or_else(|_| Err(host_error("the interpreter stopped")))
+    }
+}
+
+/// One call: the request, then the host's questions answered until it gives the result.
+fn converse(
+    process: &mut Process,
+    request: &serde_json::Value,
+    deadline: Instant,
+    context: &mut dyn PluginContext,
+) -> Result<Result<Value, ForeignError>, Silence> {
+    process.send(request)?;
+    loop {
+        let message = process.receive(deadline)?;
+        let text = |key: &str| message.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        if let Some(result) = message.get("result") {
+            return Ok(codec::decode(result).map_err(|why| host_error(format!("its result could not be read: {why}"))));
+        }
+        if message.get("wait").is_some() {
+            return Ok(Err(ForeignError::NotYetSet));
+        }
+        if let Some(raised) = message.get("raised") {
+            let field = |key: &str| raised.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+            return Ok(Err(ForeignError::Raised {
+                kind: field("kind"),
+                message: field("message"),
+                traceback: field("traceback"),
+                explicit: raised.get("explicit").and_then(|v| v.as_bool()).unwrap_or(false),
+            }));
+        }
+        if message.get("failed").is_some() {
+            let detail = message.get("detail").and_then(|v| v.as_str()).map(str::to_owned);
+            return Ok(Err(ForeignError::Host { message: text("failed"), detail }));
+        }
+        let answer = match message.get("op").and_then(|v| v.as_str()) {
+            Some("get") => read_attribute(&message, context),
+            Some("std") => call_std(&message, context),
+            _ => json!({ "error": format!("modelc does not understand {message}") }),
+        };
+        process.send(&answer)?;
+    }
+}
+
+/// An attribute a plugin reads of an instance.
+fn read_attribute(message: &serde_json::Value, context: &mut dyn PluginContext) -> serde_json::Value {
+    let instance = message.get("i").and_then(|v| v.as_u64()).and_then(|i| u32::try_from(i).ok());
+    let attribute = message.get("a").and_then(|v| v.as_str()).unwrap_or_default();
+    let Some(instance) = instance else { return json!({ "error": "no such instance" }) };
+    match context.attribute(InstanceId(instance), attribute) {
+        Ok(value) => json!({ "v": codec::encode(&value, context) }),
+        Err(AttributeError::NotYetSet) => json!({ "wait": 1 }),
+        Err(AttributeError::NotFound(why)) => json!({ "notfound": why }),
+        Err(AttributeError::OptionalEmpty(why)) => json!({ "optional": why }),
+    }
+}
+
+/// A call's positional and keyword arguments.
+type Arguments = (Vec<Value>, Vec<(String, Value)>);
+
+/// A std plugin called from Python (`inmanta_plugins.std.<name>`): modelc's std runs it.
+fn call_std(message: &serde_json::Value, context: &mut dyn PluginContext) -> serde_json::Value {
+    let name = message.get("p").and_then(|v| v.as_str()).unwrap_or_default();
+    let Some(signature) = modelc_stdlib::signatures::lookup(name) else {
+        return json!({ "error": format!("there is no plugin std::{name}") });
+    };
+    let decode_all = || -> Result<Arguments, String> {
+        let args = message.get("args").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+        let kwargs = message.get("kwargs").and_then(|v| v.as_object()).cloned().unwrap_or_default();
+        let positional = args.iter().map(codec::decode).collect::<Result<_, _>>()?;
+        let keywords = kwargs.iter().map(|(k, v)| Ok((k.clone(), codec::decode(v)?))).collect::<Result<_, String>>()?;
+        Ok((positional, keywords))
+    };
+    let (positional, keywords) = match decode_all() {
+        Ok(args) => args,
+        Err(why) => return json!({ "error": why }),
+    };
+    let bound = match modelc_std_plugins::bind(signature, positional, keywords) {
+        Ok(bound) => bound,
+        Err(error) => return json!({ "error": error.message(&signature.fqn()) }),
+    };
+    match modelc_std_plugins::call(name, bound, context) {
+        Ok(value) => json!({ "v": codec::encode(&value, context) }),
+        Err(PluginError::NotYetSet) => json!({ "wait": 1 }),
+        Err(error) => json!({ "error": format!("std::{name}: {error}") }),
+    }
+}

@@ -1,0 +1,36 @@
+//! The Python side, embedded: the host's main loop and modelc's `inmanta` API. They are sent
+//! to the interpreter when it starts, so nothing is written to disk or to the environment.
+
+/// The host's main loop, run with `python -c`.
+pub(crate) const HOST: &str = include_str!("../python/host.py");
+
+/// Each module of modelc's plugin API: its dotted name, whether it is a package, its source.
+pub(crate) const MODULES: &[(&str, bool, &str)] = &[
+    ("inmanta", true, include_str!("../python/inmanta/__init__.py")),
+    ("inmanta._inert", false, include_str!("../python/inmanta/_inert.py")),
+    ("inmanta.plugins", false, include_str!("../python/inmanta/plugins.py")),
+    ("inmanta.ast", true, include_str!("../python/inmanta/ast/__init__.py")),
+    ("inmanta.ast.entity", false, include_str!("../python/inmanta/ast/entity.py")),
+    ("inmanta.ast.attribute", false, include_str!("../python/inmanta/ast/attribute.py")),
+    ("inmanta.execute", true, include_str!("../python/inmanta/execute/__init__.py")),
+    ("inmanta.execute.util", false, include_str!("../python/inmanta/execute/util.py")),
+    ("inmanta.execute.proxy", false, include_str!("../python/inmanta/execute/proxy.py")),
+    ("inmanta.util", true, include_str!("../python/inmanta/util/__init__.py")),
+    ("inmanta.util.dict_path", false, include_str!("../python/inmanta/util/dict_path.py")),
+    ("inmanta.agent", true, include_str!("../python/inmanta/agent/__init__.py")),
+    ("inmanta.agent.handler", false, include_str!("../python/inmanta/agent/handler.py")),
+    ("inmanta.protocol", true, include_str!("../python/inmanta/protocol/__init__.py")),
+    ("inmanta.protocol.endpoints", false, include_str!("../python/inmanta/protocol/endpoints.py")),
+    ("inmanta.protocol.common", false, include_str!("../python/inmanta/protocol/common.py")),
+    ("inmanta.data", true, include_str!("../python/inmanta/data/__init__.py")),
+    ("inmanta.data.model", false, include_str!("../python/inmanta/data/model.py")),
+    ("inmanta.compiler", true, include_str!("../python/inmanta/compiler/__init__.py")),
+    ("inmanta.resources", false, include_str!("../python/inmanta/resources.py")),
+    ("inmanta.export", false, include_str!("../python/inmanta/export.py")),
+    ("inmanta.module", false, include_str!("../python/inmanta/module.py")),
+    ("inmanta.const", false, include_str!("../python/inmanta/const.py")),
+    ("inmanta.config", false, include_str!("../python/inmanta/config.py")),
+    ("inmanta.references", false, include_str!("../python/inmanta/references.py")),
+    ("inmanta.validation_type", false, include_str!("../python/inmanta/validation_type.py")),
+    ("inmanta_plugins.std", true, include_str!("../python/inmanta_plugins/std/__init__.py")),
+];

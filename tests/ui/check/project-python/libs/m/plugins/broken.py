@@ -1,0 +1,5 @@
+from inmanta.plugins import plugin
+
+@plugin
+def fine() -> "string"
+    return "no colon above"
