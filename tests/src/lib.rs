@@ -5,6 +5,7 @@
 pub mod catalogue;
 pub mod generate;
 pub mod process;
+pub mod pyenv;
 pub mod store_cases;
 pub mod verdicts;
 

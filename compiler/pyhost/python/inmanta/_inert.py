@@ -9,6 +9,25 @@ import importlib
 import sys
 
 
+class UnsupportedApi(Exception):
+    """A stand-in was used for a value: modelc does not provide it at compile time."""
+
+    def __init__(self, name):
+        super().__init__(
+            "modelc's inmanta API does not provide %s at compile time (a stand-in: it can be imported, "
+            "subclassed and used as a decorator, not used as a value)" % name
+        )
+        self.name = name
+
+
+def _refuse(method):
+    def refuse(self, *args, **kwargs):
+        raise UnsupportedApi(self._modelc_name)
+
+    refuse.__name__ = method
+    return refuse
+
+
 class _InertMeta(type):
     def __call__(cls, *args, **kwargs):
         if not cls.__dict__.get("_modelc_inert"):
@@ -35,6 +54,12 @@ class _InertMeta(type):
     def __repr__(cls):
         return "<modelc stand-in for " + cls._modelc_name + ">"
 
+    def __str__(cls):
+        raise UnsupportedApi(cls._modelc_name)
+
+    def __format__(cls, spec):
+        raise UnsupportedApi(cls._modelc_name)
+
 
 class Decorator:
     """What a stand-in returns when called: as a decorator, it leaves what it decorates as it is."""
@@ -54,6 +79,14 @@ class Decorator:
 
     def __repr__(self):
         return "<modelc stand-in for " + self._modelc_name + ">"
+
+
+# Using what a stand-in returned as a value fails, naming it, rather than letting a placeholder
+# reach the model.
+for _method in ("__str__", "__format__", "__bool__", "__iter__", "__len__", "__int__", "__float__",
+                "__getitem__", "__contains__", "__add__", "__radd__", "__eq__", "__lt__", "__gt__"):
+    setattr(Decorator, _method, _refuse(_method))
+Decorator.__hash__ = object.__hash__
 
 
 def stand_in(name):

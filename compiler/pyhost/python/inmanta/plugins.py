@@ -5,7 +5,7 @@ import inspect
 import os
 import traceback
 
-from inmanta._inert import inert_module, is_stand_in
+from inmanta._inert import UnsupportedApi, is_stand_in, stand_in
 from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
 from inmanta.execute.proxy import InstanceProxy
 from inmanta.execute.util import NoneValue, Unknown
@@ -76,6 +76,13 @@ def deprecated(function=None, **kwargs):
 
 def allow_reference_values(function):
     return function
+
+
+# Names real modules import only for annotations and base classes.
+Plugin = stand_in("inmanta.plugins.Plugin")
+PluginMeta = stand_in("inmanta.plugins.PluginMeta")
+CheckedArgs = stand_in("inmanta.plugins.CheckedArgs")
+ModelType = stand_in("inmanta.plugins.ModelType")
 
 
 class Context:
@@ -159,8 +166,10 @@ class _Runtime:
         try:
             self.load(module)
         except BaseException as error:
-            detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            return {"failed": "the Python of module %s did not load: %s" % (module, _describe(error)), "detail": detail}
+            message = "the Python of module %s did not load: %s" % (module, _describe(error))
+            if isinstance(error, ImportError) and (error.name or "").split(".")[0] == "inmanta":
+                message += " (modelc's own inmanta API: docs/python-plugins.md lists what it provides)"
+            return {"failed": message, "detail": _traceback(error)}
         entry = _registry.get(fqn)
         if entry is None:
             return {"failed": "the Python of module %s defines no plugin %s when it runs" % (module, fqn)}
@@ -175,10 +184,11 @@ class _Runtime:
             return {"wait": 1}
         except _Unconvertible as error:
             return {"failed": str(error)}
+        except UnsupportedApi as error:
+            detail = _traceback(error)
+            return {"failed": "it used %s, which modelc does not provide at compile time" % error.name, "detail": detail}
         except BaseException as error:
-            # Python's traceback without this frame: the plugin's own calls, most recent last.
-            tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
-            text = "".join(traceback.format_exception(type(error), error, tb))
+            text = _traceback(error)
             explicit = isinstance(error, PluginException)
             message = error.message if explicit else str(error)
             return {"raised": {"kind": type(error).__name__, "message": message, "traceback": text, "explicit": explicit}}
@@ -200,14 +210,14 @@ class _Runtime:
         if isinstance(value, int):
             if -(2**63) <= value < 2**63:
                 return value
-            raise _Unconvertible("plugin %s returned %d, too large for the model's int" % (fqn, value))
+            raise _Unconvertible("it returned %d, too large for the model's int" % value)
         if isinstance(value, (list, tuple)):
             return [self.encode(v, fqn) for v in value]
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise _Unconvertible("plugin %s returned a dict with a key that is not a string: %r" % (fqn, key))
+                    raise _Unconvertible("it returned a dict with a key that is not a string: %r" % (key,))
                 out[key] = self.encode(item, fqn)
             return {"$d": out}
         if isinstance(value, InstanceProxy):
@@ -218,10 +228,9 @@ class _Runtime:
             return None
         if is_stand_in(value):
             raise _Unconvertible(
-                "plugin %s returned modelc's stand-in for %s: modelc does not provide it at compile time"
-                % (fqn, value._modelc_name)
+                "it returned modelc's stand-in for %s: modelc does not provide it at compile time" % value._modelc_name
             )
-        raise _Unconvertible("plugin %s returned a %s, which the model can not hold" % (fqn, type(value).__name__))
+        raise _Unconvertible("it returned a %s, which the model can not hold" % type(value).__name__)
 
     def attribute(self, instance, name):
         self.send({"op": "get", "i": instance, "a": name})
@@ -252,10 +261,21 @@ class _Runtime:
         raise RuntimeException(None, reply.get("error", "modelc could not answer"))
 
 
+def _traceback(error):
+    """Python's traceback without modelc's and importlib's own frames: the module's code only,
+    most recent call last."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith("<")
+        and not frame.filename.endswith(os.path.join("importlib", "__init__.py"))
+    ]
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames)
+    return "".join(lines + traceback.format_exception_only(type(error), error))
+
+
 def _describe(error):
     return "%s: %s" % (type(error).__name__, error)
 
 
 _runtime = _Runtime()
-
-__getattr__ = inert_module(__name__)

@@ -1,5 +1,7 @@
 """inmanta.ast: the compiler's exceptions, as plugins raise and catch them."""
-from inmanta._inert import inert_module
+import importlib
+
+from inmanta._inert import stand_in
 
 
 class CompilerException(Exception):
@@ -55,4 +57,34 @@ class UnsetException(RuntimeException):
     pass
 
 
-__getattr__ = inert_module(__name__, ("inmanta.ast.entity", "inmanta.ast.attribute"))
+class DuplicateException(TypingException):
+    pass
+
+
+class AttributeException(WrappingRuntimeException):
+    pass
+
+
+class TypeNotFoundException(RuntimeException):
+    pass
+
+
+class KeyException(RuntimeException):
+    pass
+
+
+class CompilerRuntimeWarning(Warning):
+    pass
+
+
+# The compiler's own objects: only for annotations and isinstance checks.
+Namespace = stand_in("inmanta.ast.Namespace")
+LocatableString = stand_in("inmanta.ast.LocatableString")
+Location = stand_in("inmanta.ast.Location")
+Range = stand_in("inmanta.ast.Range")
+
+
+def __getattr__(name):
+    if name in ("entity", "attribute"):
+        return importlib.import_module("inmanta.ast." + name)
+    raise AttributeError("modelc's inmanta.ast has no %r" % name)

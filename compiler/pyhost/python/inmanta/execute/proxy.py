@@ -4,7 +4,6 @@ An attribute read asks modelc for the value. A value that is not complete yet su
 whole plugin call (`_Suspend` is not an `Exception`, so a plugin's `except Exception` does not
 catch it); modelc makes the call again once the value is there, as the reference does.
 """
-from inmanta._inert import inert_module
 
 
 class DynamicProxy:
@@ -91,5 +90,3 @@ class InstanceProxy(DynamicProxy):
 
     __str__ = __repr__
 
-
-__getattr__ = inert_module(__name__)

@@ -1,5 +1,4 @@
 """inmanta.execute.util: `Unknown` (a value known only once deployed) and `NoneValue`."""
-from inmanta._inert import inert_module
 
 
 class Unknown:
@@ -22,5 +21,3 @@ class NoneValue:
     def __hash__(self):
         return hash(None)
 
-
-__getattr__ = inert_module(__name__)
