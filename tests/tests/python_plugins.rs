@@ -37,12 +37,13 @@ fn diagnostics(stdout: &str) -> Vec<serde_json::Value> {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
-/// The registry's `exec` 2.1.1 and `ip` 2.0.3 (and what their models and Python import) in a
-/// throwaway environment: every plugin they define gives the value the reference compiler gives.
+/// The registry's `exec` 2.1.1, `ip` 2.0.3 and `fs` 1.1.2 (and what their models and Python
+/// import) in a throwaway environment: every plugin of exec and ip, and fs's reading of the
+/// project's files, give the values the reference compiler gives.
 /// The expected lines are what `../shared/tools/reference-inmanta compile` printed for this model
 /// (inmanta-core 14.0.0 with the same packages).
 #[test]
-fn exec_and_ip_plugins_from_the_registry_give_the_reference_values() {
+fn exec_ip_and_fs_plugins_from_the_registry_give_the_reference_values() {
     let packages = [
         "inmanta-module-exec==2.1.1",
         "inmanta-module-mitogen==0.2.5",
@@ -50,11 +51,14 @@ fn exec_and_ip_plugins_from_the_registry_give_the_reference_values() {
         "inmanta-module-ip==2.0.3",
         "inmanta-module-net==1.1.3",
         "netaddr==1.3.0",
+        "inmanta-module-fs==1.1.2",
+        "PyYAML==6.0.3",
     ];
-    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "exec-ip", &packages) else { return };
+    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "exec-ip-fs", &packages) else { return };
     let dir = scratch_dir("python-exec-ip");
     let model = r#"import exec
 import ip
+import fs
 
 std::print(exec::in_shell("echo hello; rm -rf /tmp/x"))
 std::print(exec::shlex_join(["ls", "-l", "a b", "it's"]))
@@ -80,9 +84,11 @@ std::print(ip::is_valid_ip_v10("::1"))
 std::print(ip::add("10.0.0.254", 3))
 std::print(ip::is_valid_netmask("255.255.240.0"))
 std::print(ip::is_valid_netmask("255.0.255.0"))
+std::print(fs::source("/hello.txt"))
+std::print(fs::list_files("/"))
 "#;
     // The modules come from the environment alone: no module path.
-    write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", model)]);
+    write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", model), ("files/hello.txt", "hello from a file\n")]);
     let python = env.display().to_string();
     // The reference warns of the modules' deprecated `number` too.
     let check = modelc(&["--python", &python, "--format", "json", "check"], &dir);
@@ -115,6 +121,9 @@ True
 10.0.1.1
 True
 False
+hello from a file
+
+@['hello.txt']
 "#;
     assert_eq!(out.stdout, reference);
     // Which interpreter ran them: the environment's (its `sys.executable`).

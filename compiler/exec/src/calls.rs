@@ -132,8 +132,9 @@ impl<'a> Engine<'a> {
                 .help("give one with `--python PATH` (an interpreter or a virtual environment), `python:` in project.yml, or an active virtual environment");
             return Err(self.fail(scope, call.span, d, "called here"));
         };
+        let caller = self.program.units[self.unit_of(scope)].namespace.clone();
         let mut host = Host { engine: self, scope, missing: None, span: call.span };
-        let outcome = foreign.call(signature, positional, keywords, &mut host);
+        let outcome = foreign.call(signature, &caller, positional, keywords, &mut host);
         let missing = host.missing;
         match outcome {
             Ok(value) => Ok(value),

@@ -11,10 +11,12 @@ pub trait ForeignPlugins: Send + Sync + std::fmt::Debug {
     /// Calls `plugin` with the arguments as the model wrote them (the plugin binds them and
     /// applies its defaults). What it reads of instances goes through `context`, which may
     /// answer "not yet": the call then ends with [`ForeignError::NotYetSet`] and is made again
-    /// later, as a std plugin's is.
+    /// later, as a std plugin's is. `caller` is the namespace of the file that makes the call
+    /// (a plugin's `Context.owner`: module-relative paths are resolved against it).
     fn call(
         &self,
         plugin: &PluginSignature,
+        caller: &str,
         positional: &[Value],
         keywords: &[(String, Value)],
         context: &mut dyn PluginContext,

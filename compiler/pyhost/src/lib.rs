@@ -41,6 +41,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct PythonHost {
     env: PythonEnv,
     modules: Vec<ModulePython>,
+    /// Every loaded module's directory (`Project.get().modules[name]._path`).
+    module_roots: Vec<(String, PathBuf)>,
     /// The project's directory: plugins' data directories are under it.
     base: PathBuf,
     /// The Inmanta environment id plugins see (`Context.get_environment_id`).
@@ -77,7 +79,22 @@ pub struct Started {
 
 impl PythonHost {
     pub fn new(env: PythonEnv, modules: Vec<ModulePython>, base: PathBuf, timeout: Duration) -> PythonHost {
-        PythonHost { env, modules, base, environment: None, timeout, state: Mutex::new(State::NotStarted) }
+        PythonHost {
+            env,
+            modules,
+            module_roots: Vec::new(),
+            base,
+            environment: None,
+            timeout,
+            state: Mutex::new(State::NotStarted),
+        }
+    }
+
+    /// The directories of the modules the compile loads, as plugins find them through
+    /// `inmanta.module.Project`.
+    pub fn with_module_roots(mut self, roots: Vec<(String, PathBuf)>) -> PythonHost {
+        self.module_roots = roots;
+        self
     }
 
     /// The environment id plugins see (`inmanta_environment` in the reference's config).
@@ -106,9 +123,12 @@ impl PythonHost {
             shim.insert((*name).to_owned(), json!([is_package, source]));
         }
         let modules: Vec<serde_json::Value> = self.modules.iter().map(module_message).collect();
+        let roots: serde_json::Map<String, serde_json::Value> =
+            self.module_roots.iter().map(|(name, root)| (name.clone(), json!(root.display().to_string()))).collect();
         let init = json!({
             "shim": shim,
             "modules": modules,
+            "module_roots": roots,
             "base": self.base.display().to_string(),
             "environment": self.environment,
         });
@@ -153,6 +173,7 @@ impl ForeignPlugins for PythonHost {
     fn call(
         &self,
         plugin: &PluginSignature,
+        caller: &str,
         positional: &[Value],
         keywords: &[(String, Value)],
         context: &mut dyn PluginContext,
@@ -172,6 +193,7 @@ impl ForeignPlugins for PythonHost {
         let request = json!({
             "op": "call",
             "p": plugin.fqn(),
+            "caller": caller,
             "args": positional.iter().map(|v| codec::encode(v, context)).collect::<Vec<_>>(),
             "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
         });

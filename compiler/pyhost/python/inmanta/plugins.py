@@ -42,14 +42,15 @@ def _namespace(module_name):
 
 
 def _context_parameter(function):
+    """The parameter that takes the `Context`: (its name, whether it comes first)."""
     try:
-        parameters = inspect.signature(function).parameters.values()
+        parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return None
-    for parameter in parameters:
+    for position, parameter in enumerate(parameters):
         annotation = parameter.annotation
         if annotation is Context or annotation == "Context":
-            return parameter.name
+            return (parameter.name, position == 0)
     return None
 
 
@@ -85,12 +86,37 @@ CheckedArgs = stand_in("inmanta.plugins.CheckedArgs")
 ModelType = stand_in("inmanta.plugins.ModelType")
 
 
-class Context:
-    """What a plugin that asks for it receives: the compile's environment and data directory.
-    A server is never there at compile time in modelc."""
+class _Namespace:
+    def __init__(self, name):
+        self._name = name
+
+    def get_full_name(self):
+        return self._name
+
+    @property
+    def name(self):
+        return self._name.rsplit("::", 1)[-1]
+
+    def __str__(self):
+        return self._name
+
+
+class _Located:
+    """`Context.owner` (the call) and `Context.plugin`: only their namespace is known."""
 
     def __init__(self, namespace):
+        self.namespace = _Namespace(namespace)
+
+
+class Context:
+    """What a plugin that asks for it receives: the compile's environment and data directory,
+    the namespaces of the plugin and of its caller. A server is never there at compile time in
+    modelc."""
+
+    def __init__(self, namespace, caller):
         self._namespace = namespace
+        self.plugin = _Located(namespace)
+        self.owner = _Located(caller)
 
     def get_environment_id(self):
         # As the reference: the configured environment, "None" without one.
@@ -139,6 +165,7 @@ class _Runtime:
         self.receive = receive
         self.modules = {m["module"]: m for m in init["modules"]}
         self.base = init.get("base") or os.getcwd()
+        self.module_roots = init.get("module_roots", {})
         self.environment = init.get("environment")
         self.loaded = {}
 
@@ -177,7 +204,13 @@ class _Runtime:
             args = [self.decode(a) for a in message["args"]]
             kwargs = {k: self.decode(v) for k, v in message["kwargs"].items()}
             if entry.context is not None:
-                kwargs[entry.context] = Context(fqn.rsplit("::", 1)[0])
+                # The reference's plugins take it first (before what the model passes), or by name.
+                context = Context(fqn.rsplit("::", 1)[0], message.get("caller", "__config__"))
+                name, first = entry.context
+                if first:
+                    args.insert(0, context)
+                else:
+                    kwargs[name] = context
             result = entry.function(*args, **kwargs)
             return {"result": self.encode(result, fqn)}
         except _Suspend:
@@ -270,7 +303,7 @@ def _traceback(error):
         if not frame.filename.startswith("<")
         and not frame.filename.endswith(os.path.join("importlib", "__init__.py"))
     ]
-    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames)
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames) if frames else []
     return "".join(lines + traceback.format_exception_only(type(error), error))
 
 
