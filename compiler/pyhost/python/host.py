@@ -8,29 +8,55 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import select
 import sys
+import time
 import traceback
 import types
 
-# The protocol has stdout to itself: what plugins print goes to stderr.
-_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+# The protocol has the pipes to itself, on private descriptors: what plugins print goes to
+# stderr, and what they start reads /dev/null.
+_out = os.dup(1)
+_in = os.dup(0)
 os.dup2(2, 1)
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
 sys.stdout = sys.stderr
-_in = sys.stdin.buffer
 sys.stdin = open(os.devnull)
+# Spun on briefly before sleeping in select: a call's round trip takes microseconds, being
+# woken from sleep far longer.
+os.set_blocking(_in, False)
+_buffer = bytearray()
+_SPIN = 0.0002
 
 
 def send(message):
-    _out.write(json.dumps(message, separators=(",", ":")) + "\n")
-    _out.flush()
+    data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+    while data:
+        data = data[os.write(_out, data):]
 
 
 def receive():
-    line = _in.readline()
-    if not line:
-        # modelc went away: nothing left to do.
-        os._exit(0)
-    return json.loads(line)
+    while True:
+        end = _buffer.find(b"\n")
+        if end >= 0:
+            line = bytes(_buffer[:end])
+            del _buffer[: end + 1]
+            return json.loads(line)
+        spin_until = time.perf_counter() + _SPIN
+        while True:
+            try:
+                chunk = os.read(_in, 65536)
+            except BlockingIOError:
+                if time.perf_counter() < spin_until:
+                    continue
+                select.select([_in], [], [])
+                continue
+            if not chunk:
+                # modelc went away: nothing left to do.
+                os._exit(0)
+            _buffer.extend(chunk)
+            break
 
 
 class ShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
