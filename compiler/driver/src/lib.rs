@@ -15,7 +15,7 @@ mod sources;
 pub use database::RootDatabase;
 pub use module_files::module_files;
 pub use project::{LoadError, Project, Target, locate};
-pub use python::python_host;
+pub use python::{python_host, python_signatures};
 pub use sources::{Loaded, load, load_with_python};
 
 use modelc_diagnostics::{Diagnostic, SourceFiles};

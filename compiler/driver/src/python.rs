@@ -60,3 +60,11 @@ pub fn python_host(loaded: &Loaded, timeout: Duration) -> Option<Arc<modelc_pyho
         modelc_pyhost::PythonHost::new(env, loaded.module_python.clone(), base, timeout).with_environment(environment);
     Some(Arc::new(host))
 }
+
+/// The plugins of every module of `loaded` that has Python (the language server's view: it
+/// checks modules nothing imports yet too), with W0107 for files that could not be read.
+pub fn python_signatures(loaded: &Loaded) -> (Vec<(String, &'static [PluginSignature])>, Vec<Diagnostic>) {
+    let modules: Vec<String> = loaded.module_python.iter().map(|m| m.module.clone()).collect();
+    let found = read_plugins(loaded, &modules);
+    (found.signatures, found.diagnostics)
+}

@@ -42,3 +42,21 @@ pub enum ForeignError {
     /// module's Python could not be loaded. `detail` says more (an import's traceback).
     Host { message: String, detail: Option<String> },
 }
+
+/// Plugins that are not run: every call's value is unknown. For the language server, which
+/// executes the model on every change and does not start Python for it.
+#[derive(Debug, Default)]
+pub struct NotRun;
+
+impl ForeignPlugins for NotRun {
+    fn call(
+        &self,
+        _plugin: &PluginSignature,
+        _caller: &str,
+        _positional: &[Value],
+        _keywords: &[(String, Value)],
+        _context: &mut dyn PluginContext,
+    ) -> Result<Value, ForeignError> {
+        Ok(Value::Unknown)
+    }
+}

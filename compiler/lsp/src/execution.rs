@@ -100,7 +100,8 @@ impl Execution {
 }
 
 /// What a model run by the server may read: the environment and the clock, as `modelc compile`;
-/// passwords `std::generate_password` would generate are placeholders and kept nowhere.
+/// passwords `std::generate_password` would generate are placeholders and kept nowhere; modules'
+/// Python plugins are not run (their values are unknown).
 fn world(module_files: modelc_exec::ModuleFiles, cancel: Arc<AtomicBool>) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     modelc_exec::World {
@@ -108,6 +109,7 @@ fn world(module_files: modelc_exec::ModuleFiles, cancel: Arc<AtomicBool>) -> mod
         now,
         module_files,
         cancel: Some(cancel),
+        foreign: Some(Arc::new(modelc_exec::NotRun)),
         ..modelc_exec::World::default()
     }
 }

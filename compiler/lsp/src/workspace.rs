@@ -124,7 +124,11 @@ impl Workspace {
 
     /// (Re)reads the project from disk: every file of `main.cf` and the module path.
     fn load_project(&mut self, root: PathBuf, target: Target) {
-        let loaded = match modelc_driver::load(&target, &root) {
+        // The Python environment as `modelc check` chooses it without `--python`: project.yml's
+        // `python`, the active virtual environment, or python3 on PATH.
+        let python =
+            modelc_pyplugins::PythonEnv::choose(None, target.python_setting(), &|name| std::env::var(name).ok());
+        let loaded = match modelc_driver::load_with_python(&target, &root, python) {
             Ok(loaded) => loaded,
             Err(error) => {
                 self.load_error = Some(error.to_string());
@@ -160,6 +164,10 @@ impl Workspace {
             }
             None => ProjectInput::new(&self.db, modules, vec!["__config__".to_owned()]),
         };
+        let (plugins, _unreadable) = modelc_driver::python_signatures(&loaded);
+        if input.python_plugins(&self.db) != &plugins {
+            input.set_python_plugins(&mut self.db).to(plugins);
+        }
         self.project = Some(Project { root, target, input, namespaces });
         self.update_roots();
         // Files that left the project but are open are checked on their own now.

@@ -765,3 +765,31 @@ fn a_request_cancelled_before_it_runs_is_answered_as_cancelled() {
     assert!(symbols.as_array().is_some_and(|s| !s.is_empty()), "{symbols}");
     client.shutdown();
 }
+
+/// A module's plugins written in Python are known to the editor, read from their source: no
+/// "unavailable" error, their arguments checked, their signature on hover. Nothing runs them:
+/// executing the model in the editor gives their values as unknown, not an error.
+#[test]
+fn python_plugins_are_checked_and_shown_without_running_python() {
+    let main = "import web\nx = web::slug(\"A b\")\ny = web::slug(3)\nweb::Server(name=x)\n";
+    let dir = project("python-plugins", main, WEB);
+    std::fs::create_dir_all(dir.join("libs/web/plugins")).unwrap();
+    std::fs::write(
+        dir.join("libs/web/plugins/__init__.py"),
+        "from inmanta.plugins import plugin\n\n@plugin\ndef slug(text: \"string\") -> \"string\":\n    raise Exception('the editor ran me')\n",
+    )
+    .unwrap();
+    let mut client = Client::start(&dir, json!({}));
+    let uri = client.open(&dir.join("main.cf"), main);
+    let diagnostics = client.diagnostics(&uri);
+    assert_eq!(codes(&diagnostics), ["E0210"], "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 2, "character": 14 }));
+    let hover = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 1, "character": 10 } }),
+    );
+    let text = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.contains("web::slug(string text) -> string"), "{hover}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
