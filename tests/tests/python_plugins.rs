@@ -222,24 +222,44 @@ def sleep(seconds: "float") -> "int":
 @plugin
 def stop() -> "int":
     os._exit(7)
+
+
+@plugin
+def listen(port: "m::port", names: "string[]" = []) -> "string":
+    raise Exception("not called: its arguments do not fit")
+
+
+@plugin
+def answer() -> "string":
+    return 42
 "#;
 
 /// A Python exception is an error at the call with the plugin's traceback; a plugin past the
-/// time limit, or one that stops the interpreter, fails the compile cleanly; nothing is written.
+/// time limit, or one that stops the interpreter, fails the compile cleanly; arguments and
+/// results that do not fit the plugin's annotations are errors, as in the reference; nothing is
+/// written.
 #[test]
 fn python_failures_are_diagnostics_at_the_call_and_nothing_is_written() {
     if python3("the Python plugin failure test").is_none() {
         return;
     }
-    let cases: [(&str, &[&str], &str, &str); 4] = [
+    let cases: [(&str, &[&str], &str, &str); 7] = [
         ("x = m::pick(5)\n", &[], "E0309", "exception in plugin m::pick: IndexError: list index out of range"),
         ("x = m::refuse(\"no\")\n", &[], "E0309", "plugin m::refuse raised: refused: no"),
         ("x = m::sleep(30.0)\n", &["--plugin-timeout", "0.5"], "E0312", "did not return within"),
         ("x = m::stop()\n", &[], "E0312", "the Python interpreter stopped while it ran (exit code 7)"),
+        ("x = m::listen(70000)\n", &[], "E0218", "argument `port` of m::listen(): invalid value '70000'"),
+        ("x = m::listen(80, names=[1])\n", &[], "E0210", "argument `names` of m::listen(): invalid value '1'"),
+        ("x = m::answer()\n", &[], "E0210", "the value m::answer() returned does not fit its declared type"),
     ];
     for (call, flags, code, message) in cases {
         let main = format!("import m\n{call}");
-        let dir = v1_project("python-failures", &main, "", FAILING_PLUGINS);
+        let dir = v1_project(
+            "python-failures",
+            &main,
+            "typedef port as int matching self > 0 and self < 65536\n",
+            FAILING_PLUGINS,
+        );
         let mut args: Vec<&str> = flags.to_vec();
         args.extend(["--format", "json", "compile", "-o", "out.json"]);
         let started = std::time::Instant::now();

@@ -65,7 +65,7 @@ impl<'a> Engine<'a> {
                 ));
             };
             if !signature.is_builtin() {
-                let result = self.call_foreign(call, signature, &positional, &keywords, scope)?;
+                let result = self.call_foreign(call, args, signature, &positional, &keywords, scope)?;
                 self.memoise(key, result.clone());
                 return Ok(result);
             }
@@ -117,6 +117,7 @@ impl<'a> Engine<'a> {
     fn call_foreign(
         &mut self,
         call: &'a Expr,
+        args: &'a [Arg],
         signature: &'static modelc_stdlib::PluginSignature,
         positional: &[Value],
         keywords: &[(String, Value)],
@@ -127,6 +128,7 @@ impl<'a> Engine<'a> {
         {
             return Ok(Value::Unknown);
         }
+        self.check_foreign_arguments(signature, call, args, positional, keywords, scope)?;
         let Some(foreign) = self.world.foreign.clone() else {
             let d = Diagnostic::new(&codes::UNAVAILABLE_PLUGIN, format!("`{name}` is written in Python, and no Python environment was found to run it"))
                 .help("give one with `--python PATH` (an interpreter or a virtual environment), `python:` in project.yml, or an active virtual environment");
@@ -137,7 +139,10 @@ impl<'a> Engine<'a> {
         let outcome = foreign.call(signature, &caller, positional, keywords, &mut host);
         let missing = host.missing;
         match outcome {
-            Ok(value) => Ok(value),
+            Ok(value) => {
+                self.check_foreign_result(signature, &value, call.span, scope)?;
+                Ok(value)
+            }
             Err(ForeignError::NotYetSet) => match missing {
                 Some(cell) => Err(Stop::Wait(cell)),
                 None => Ok(Value::Unknown),

@@ -22,6 +22,7 @@ mod engine;
 mod eval;
 mod finish;
 mod foreign;
+mod foreign_types;
 pub mod graph;
 mod implement;
 mod index;
