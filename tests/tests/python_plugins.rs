@@ -131,6 +131,62 @@ hello from a file
     assert!(out.stderr.contains(&said) && out.stderr.contains("from --python)"), "{}", out.stderr);
 }
 
+/// The registry's `config` 0.8.0, with inmanta-core 14.0.0 installed beside it (as its
+/// package requires): modelc's API is used, except the pure-Python `inmanta.util.dict_path`,
+/// which comes from the installed core; the values are the reference's. The reference prints
+/// them in another order (its calls whose arguments have typedef constraints that call plugins
+/// wait longer), so the lines are compared sorted.
+#[test]
+fn config_plugins_with_inmanta_core_installed_give_the_reference_values() {
+    let packages = [
+        "inmanta-module-config==0.8.0",
+        "inmanta-core==14.0.0",
+        "Jinja2==3.1.6",
+        "MarkupSafe==3.0.3",
+        "pydantic==2.14.4",
+        "pydantic-core==2.50.5",
+        "annotated-types==0.8.0",
+        "typing-extensions==4.16.0",
+        "typing-inspection==0.4.5",
+        "PyYAML==6.0.4",
+    ];
+    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "config", &packages) else { return };
+    let dir = scratch_dir("python-config");
+    let model = r#"import config
+
+c = {"a": {"b": [1, 2], "name": "x"}, "list": [{"k": "one", "v": 1}, {"k": "two", "v": 2}]}
+std::print(config::get_config_value(c, "a.b"))
+std::print(config::get_config_value_as_string(c, "a.name"))
+std::print(config::get_config_value(c, "list[k=two].v"))
+std::print(config::get_config_value_as_int(c, "list[k=one].v"))
+std::print(config::json_dumps({"x": [1, true, null]}))
+std::print(config::json_loads("{\"y\": [2.5]}"))
+std::print(config::get_const("SYSTEM_PATH_PATTERN"))
+std::print(config::resolve_path("file:///etc/hosts"))
+p = "file:///etc/passwd"
+std::print(config::absolute_path(config::resolve_path(p)))
+"#;
+    write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", model)]);
+    let out = modelc(&["--python", &env.display().to_string(), "compile"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // As `reference-inmanta compile` printed them, in its order.
+    let mut reference = vec![
+        r#"{"x": [1, true, null]}"#,
+        "@{'y': [2.5]}",
+        r"^file:\/\/(\/[^\/]+)+?$",
+        "/etc/hosts",
+        "@[1, 2]",
+        "x",
+        "2",
+        "1",
+        "/etc/passwd",
+    ];
+    let mut printed: Vec<&str> = out.stdout.lines().collect();
+    printed.sort_unstable();
+    reference.sort_unstable();
+    assert_eq!(printed, reference);
+}
+
 const GRADUAL_PLUGINS: &str = r#"from inmanta.plugins import plugin
 from inmanta.execute.proxy import DynamicProxy
 

@@ -59,6 +59,12 @@ def receive():
             break
 
 
+# Pure-Python helpers of inmanta-core that modelc does not ship: taken from an installed
+# inmanta-core when there is one (they depend on nothing of its compiler), else modelc's inert
+# stand-in.
+BORROWED = {"inmanta.util.dict_path": ("inmanta", "util", "dict_path.py")}
+
+
 class ShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves modelc's `inmanta` API from the sources modelc sent, and each module's Python
     from where modelc found it (a v1 module's `plugins/` is `inmanta_plugins.<module>`)."""
@@ -68,6 +74,11 @@ class ShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.modules = modules
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname in BORROWED:
+            for entry in sys.path:
+                candidate = os.path.join(entry or ".", *BORROWED[fullname])
+                if os.path.isfile(candidate):
+                    return importlib.util.spec_from_file_location(fullname, candidate)
         if fullname in self.sources:
             is_package, _ = self.sources[fullname]
             return importlib.util.spec_from_loader(fullname, self, origin="modelc", is_package=is_package)

@@ -32,5 +32,6 @@ pub(crate) const MODULES: &[(&str, bool, &str)] = &[
     ("inmanta.config", false, include_str!("../python/inmanta/config.py")),
     ("inmanta.references", false, include_str!("../python/inmanta/references.py")),
     ("inmanta.validation_type", false, include_str!("../python/inmanta/validation_type.py")),
+    ("inmanta.stable_api", false, include_str!("../python/inmanta/stable_api.py")),
     ("inmanta_plugins.std", true, include_str!("../python/inmanta_plugins/std/__init__.py")),
 ];

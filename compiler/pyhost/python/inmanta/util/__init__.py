@@ -1,4 +1,25 @@
-"""inmanta.util: inert at compile time (see inmanta._inert); `dict_path` imports."""
+"""inmanta.util: the JSON encoders plugins pass to `json.dumps`; `dict_path` imports (see
+inmanta.util.dict_path); the rest is inert at compile time (see inmanta._inert)."""
+import datetime
+import enum
+import uuid
+
 from inmanta._inert import inert_module
+
+
+def internal_json_encoder(value):
+    """What `json.dumps(default=...)` calls for values JSON has no form for."""
+    if isinstance(value, (uuid.UUID,)):
+        return str(value)
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError("%s is not JSON serializable" % type(value).__name__)
+
+
+api_boundary_json_encoder = internal_json_encoder
 
 __getattr__ = inert_module(__name__, ("inmanta.util.dict_path",))
