@@ -7,6 +7,7 @@
 //! The model files are ordinary `.cf` source, checked by the same compiler as user code; a test
 //! keeps them free of diagnostics.
 
+pub mod docstring;
 pub mod plugin_docs;
 pub mod signatures;
 

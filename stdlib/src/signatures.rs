@@ -43,6 +43,8 @@ pub struct PluginSignature {
     pub allows_unknown: bool,
     /// Using it earns a deprecation warning.
     pub deprecated: bool,
+    /// A Python plugin's docstring, cleaned (std's documentation is in `plugin_docs`).
+    pub doc: Option<&'static str>,
 }
 
 impl PluginSignature {
@@ -72,6 +74,12 @@ impl PluginSignature {
             })
             .collect();
         format!("{}::{}({}) -> {}", self.namespace, self.name, params.join(", "), self.returns)
+    }
+
+    /// What the plugin does, as its author wrote it: std's from `plugin_docs`, a Python
+    /// plugin's docstring.
+    pub fn documentation(&self) -> Option<&'static str> {
+        if self.is_builtin() { crate::plugin_docs::doc(self.name) } else { self.doc }
     }
 
     /// The fully qualified name: `std::print`, `exec::in_shell`.
@@ -110,7 +118,7 @@ const fn var_keywords(name: &'static str, ty: &'static str) -> Param {
 }
 
 const fn plugin(name: &'static str, params: &'static [Param], returns: &'static str) -> PluginSignature {
-    PluginSignature { namespace: "std", name, params, returns, allows_unknown: false, deprecated: false }
+    PluginSignature { namespace: "std", name, params, returns, allows_unknown: false, deprecated: false, doc: None }
 }
 
 const fn deprecated(sig: PluginSignature) -> PluginSignature {

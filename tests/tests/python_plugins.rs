@@ -395,6 +395,9 @@ from inmanta.util import dict_path
 
 @plugin
 def shout(text: "string", ctx: Context) -> "string":
+    """
+    The text in capitals, through std's `upper`.
+    """
     return inmanta_plugins.std.upper(text) + "! " + ctx.get_environment_id()
 
 
@@ -445,6 +448,11 @@ def dependencies(model, resources):
         diagnostics(&modelc(&["--python", &env.display().to_string(), "--format", "json", "check"], &dir).stdout);
     let codes: Vec<&str> = found.iter().map(|d| d["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["E0210", "W0103"], "{found:?}");
+    // `modelc doc` shows them, with their docstrings.
+    let doc = modelc(&["--python", &env.display().to_string(), "doc", "demo"], &dir);
+    assert!(doc.stdout.contains("demo::shout(string text) -> string"), "{}", doc.stdout);
+    assert!(doc.stdout.contains("The text in capitals, through std's `upper`."), "{}", doc.stdout);
+    assert!(doc.stdout.contains("demo::maybe(any value) -> bool"), "{}", doc.stdout);
 }
 
 /// A name of the `inmanta` API that modelc does not provide fails the call with a message that

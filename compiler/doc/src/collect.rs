@@ -39,7 +39,7 @@ fn namespace(
     let declared = |d: &Definition, name: String, declaration: String| Declared {
         name,
         declaration,
-        doc: d.docstring.as_deref().map(clean_doc),
+        doc: d.docstring.as_deref().map(modelc_stdlib::docstring::clean),
     };
     let entities = of_kind(DefinitionKind::Entity)
         .filter_map(|d| match &d.symbol {
@@ -65,23 +65,21 @@ fn namespace(
             _ => None,
         })
         .collect();
-    // Only std has plugins modelc can run; a module's Python plugins are not read yet.
+    // std's plugins are modelc's own; a module's are its Python's, as the checker read them.
     let plugins = if name == "std" {
-        modelc_stdlib::signatures::SIGNATURES
-            .iter()
-            .map(|s| Plugin {
-                name: format!("std::{}", s.name),
-                signature: s.written(),
-                doc: modelc_stdlib::plugin_docs::doc(s.name).map(str::to_owned),
-                deprecated: s.deprecated,
-            })
-            .collect()
+        modelc_stdlib::signatures::SIGNATURES.iter().map(plugin).collect()
     } else {
-        Vec::new()
+        index.python_plugins.values().filter(|s| s.namespace == name).map(|s| plugin(s)).collect()
     };
     Namespace {
         name: name.to_owned(),
-        doc: parse.file.docstring.as_ref().and_then(ast::StrLit::as_constant).as_deref().map(clean_doc),
+        doc: parse
+            .file
+            .docstring
+            .as_ref()
+            .and_then(ast::StrLit::as_constant)
+            .as_deref()
+            .map(modelc_stdlib::docstring::clean),
         entities,
         typedefs,
         implementations,
@@ -149,7 +147,7 @@ fn entity(
     Entity {
         name: fqn.to_owned(),
         header: definition.header.clone(),
-        doc: definition.docstring.as_deref().map(clean_doc),
+        doc: definition.docstring.as_deref().map(modelc_stdlib::docstring::clean),
         attributes,
         statements: statements.into_iter().map(written).collect(),
         ancestors,
@@ -179,32 +177,11 @@ fn ancestors(index: &modelc_sema::ModelIndex, fqn: &str) -> Vec<String> {
     done
 }
 
-/// A docstring without the indentation it has in the source, and without blank lines around
-/// it (as Python's `inspect.cleandoc` does).
-fn clean_doc(doc: &str) -> String {
-    let mut lines = doc.lines();
-    let first = lines.next().unwrap_or_default().trim();
-    let rest: Vec<&str> = lines.collect();
-    let indent =
-        rest.iter().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
-    let mut out: Vec<&str> = vec![first];
-    out.extend(rest.iter().map(|l| l.get(indent..).unwrap_or("").trim_end()));
-    while out.first().is_some_and(|l| l.is_empty()) {
-        out.remove(0);
-    }
-    while out.last().is_some_and(|l| l.is_empty()) {
-        out.pop();
-    }
-    out.join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clean_doc;
-
-    #[test]
-    fn docstrings_lose_their_source_indentation() {
-        assert_eq!(clean_doc(" One line. "), "One line.");
-        assert_eq!(clean_doc("\n    First.\n\n    Second,\n      indented.\n    "), "First.\n\nSecond,\n  indented.");
+fn plugin(signature: &modelc_stdlib::PluginSignature) -> Plugin {
+    Plugin {
+        name: signature.fqn(),
+        signature: signature.written(),
+        doc: signature.documentation().map(str::to_owned),
+        deprecated: signature.deprecated,
     }
 }

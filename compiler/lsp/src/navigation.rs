@@ -198,7 +198,7 @@ impl<'w> Analysis<'w> {
             Symbol::Plugin(fqn) => {
                 let signature = index.plugin(fqn)?;
                 out.push_str(&code(&signature.written()));
-                if let Some(doc) = modelc_stdlib::plugin_docs::doc(signature.name) {
+                if let Some(doc) = signature.documentation() {
                     out.push_str("\n\n");
                     out.push_str(doc);
                 }
@@ -249,7 +249,7 @@ impl<'w> Analysis<'w> {
     }
 }
 
-/// A std plugin's signature as written: `std::replace(string string, string old, …) -> string`.
+/// A plugin's signature as written: `std::replace(string string, string old, …) -> string`.
 pub(crate) fn signature_text(index: &modelc_sema::ModelIndex, fqn: &str) -> Option<String> {
     index.plugin(fqn).map(|signature| signature.written())
 }

@@ -776,7 +776,7 @@ fn python_plugins_are_checked_and_shown_without_running_python() {
     std::fs::create_dir_all(dir.join("libs/web/plugins")).unwrap();
     std::fs::write(
         dir.join("libs/web/plugins/__init__.py"),
-        "from inmanta.plugins import plugin\n\n@plugin\ndef slug(text: \"string\") -> \"string\":\n    raise Exception('the editor ran me')\n",
+        "from inmanta.plugins import plugin\n\n@plugin\ndef slug(text: \"string\") -> \"string\":\n    \"\"\"Lower case, with dashes.\"\"\"\n    raise Exception('the editor ran me')\n",
     )
     .unwrap();
     let mut client = Client::start(&dir, json!({}));
@@ -790,6 +790,7 @@ fn python_plugins_are_checked_and_shown_without_running_python() {
     );
     let text = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(text.contains("web::slug(string text) -> string"), "{hover}");
+    assert!(text.contains("Lower case, with dashes."), "its docstring: {hover}");
     client.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -119,6 +119,7 @@ pub fn signatures(namespace: &str, source: &str, file_name: &str) -> Result<&'st
                 returns: leak(&plugin.returns),
                 allows_unknown: plugin.allows_unknown,
                 deprecated: plugin.deprecated,
+                doc: plugin.doc.as_deref().map(leak),
             }
         })
         .collect();

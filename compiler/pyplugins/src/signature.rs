@@ -29,6 +29,8 @@ pub struct PyPlugin {
     pub allows_unknown: bool,
     /// `@deprecated` as well.
     pub deprecated: bool,
+    /// The function's docstring, cleaned.
+    pub doc: Option<String>,
     /// The byte offset of the `def` in the file, for messages.
     pub offset: u32,
 }
@@ -116,8 +118,17 @@ fn plugin_of(stmt: &ast::Stmt) -> Option<PyPlugin> {
         context,
         allows_unknown,
         deprecated,
+        doc: docstring(&def.body),
         offset: u32::from(def.range.start()),
     })
+}
+
+/// The docstring of a function body: its first statement, when it is a string.
+fn docstring(body: &[ast::Stmt]) -> Option<String> {
+    let ast::Stmt::Expr(first) = body.first()? else { return None };
+    let ast::Expr::Constant(c) = first.value.as_ref() else { return None };
+    let ast::Constant::Str(text) = &c.value else { return None };
+    Some(modelc_stdlib::docstring::clean(text)).filter(|d| !d.is_empty())
 }
 
 /// `plugin`, `plugins.plugin`, `inmanta.plugins.plugin`: the last name of a dotted reference.
