@@ -58,8 +58,7 @@ fn best(dir: &Path, python: &Path, model: &str) -> Duration {
             let env = modelc_pyplugins::PythonEnv::choose(Some(python), None, &|_| None);
             let mut loaded = modelc_driver::load_with_python(&target, dir, env).unwrap();
             let mut world = modelc_exec::World::default();
-            let host = modelc_driver::python_host(&loaded, Duration::from_secs(60));
-            world.foreign = host.clone().map(|h| h as std::sync::Arc<dyn modelc_exec::ForeignPlugins>);
+            let host = modelc_driver::python_host(&loaded, &mut world, Duration::from_secs(60));
             let compiled = modelc_driver::compile_resources(&mut loaded, world, modelc_refine::Options::default());
             assert!(compiled.diagnostics.is_empty(), "{:?}", compiled.diagnostics);
             drop(compiled);

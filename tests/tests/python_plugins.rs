@@ -302,7 +302,7 @@ fn python_failures_are_diagnostics_at_the_call_and_nothing_is_written() {
     let cases: [(&str, &[&str], &str, &str); 7] = [
         ("x = m::pick(5)\n", &[], "E0309", "exception in plugin m::pick: IndexError: list index out of range"),
         ("x = m::refuse(\"no\")\n", &[], "E0309", "plugin m::refuse raised: refused: no"),
-        ("x = m::sleep(30.0)\n", &["--plugin-timeout", "0.5"], "E0312", "did not return within"),
+        ("x = m::sleep(30.0)\n", &["--plugin-timeout", "0.5"], "E0312", "did not return within 0.5 s"),
         ("x = m::stop()\n", &[], "E0312", "the Python interpreter stopped while it ran (exit code 7)"),
         ("x = m::listen(70000)\n", &[], "E0218", "argument `port` of m::listen(): invalid value '70000'"),
         ("x = m::listen(80, names=[1])\n", &[], "E0210", "argument `names` of m::listen(): invalid value '1'"),
@@ -389,6 +389,12 @@ from inmanta.execute.util import Unknown
 from inmanta.export import dependency_manager
 from inmanta.module import Project
 from inmanta.plugins import Context, PluginException, deprecated, plugin
+
+
+@plugin
+def where() -> "string":
+    project = Project.get()
+    return "%s %s" % (project.modules["demo"].path == __path__[0], project.project_path != "")
 from inmanta.resources import PurgeableResource, resource
 from inmanta.util import dict_path
 
@@ -473,4 +479,85 @@ fn what_modelc_does_not_provide_is_named() {
     let found = diagnostics(&modelc(&["--format", "json", "compile"], &dir).stdout);
     let message = found[0]["message"].as_str().unwrap();
     assert!(message.contains("plugin m::f") && message.contains("inmanta.resources.Id.parse_id"), "{message}");
+}
+
+/// A v2 module's source tree (its Python in `inmanta_plugins/<module>/` beside `model/`), with
+/// signatures and values real modules use: `Context` in the middle and under
+/// `from __future__ import annotations`, a submodule's plugins, payloads larger than a pipe's
+/// buffer both ways, and values the model cannot hold, which fail the call without stopping
+/// the interpreter.
+#[test]
+fn a_v2_source_tree_with_unusual_signatures_and_values() {
+    if python3("the v2 source tree test").is_none() {
+        return;
+    }
+    let dir = scratch_dir("python-v2-source");
+    let init = r#"from __future__ import annotations
+
+import inmanta.plugins as plugins
+from inmanta.plugins import PluginException, plugin
+
+
+@plugin
+def around(before: "string", ctx: plugins.Context, after: "string") -> "string":
+    return "%s %s %s" % (before, ctx.owner.namespace.get_full_name(), after)
+
+
+@plugin
+def big(n: "int") -> "string":
+    return "x" * n
+
+
+@plugin
+def length(text: "string") -> "int":
+    return len(text)
+
+
+@plugin
+def not_a_number() -> "float":
+    return float("nan")
+
+
+class Quiet(PluginException):
+    def __init__(self):
+        pass
+
+
+@plugin
+def quiet() -> "int":
+    raise Quiet()
+"#;
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            ("libs/m/model/_init.cf", ""),
+            ("libs/m/model/sub.cf", ""),
+            ("libs/m/inmanta_plugins/m/__init__.py", init),
+            (
+                "libs/m/inmanta_plugins/m/sub.py",
+                "from inmanta.plugins import plugin\n\n@plugin\ndef twice(x: \"int\") -> \"int\":\n    return 2 * x\n",
+            ),
+        ],
+    );
+    let main = r#"import m
+import m::sub
+std::print(m::around("a", "b"))
+std::print(m::length(m::big(200000)))
+std::print(m::sub::twice(21))
+"#;
+    std::fs::write(dir.join("main.cf"), main).unwrap();
+    let out = modelc(&["compile"], &dir);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "a __config__ b\n200000\n42\n"), "{}", out.stderr);
+    // What the model cannot hold fails the call; the next call still runs.
+    for (call, message) in [
+        ("m::not_a_number()", "it returned nan, which the model's float can not hold"),
+        ("m::quiet()", "plugin m::quiet raised"),
+    ] {
+        std::fs::write(dir.join("main.cf"), format!("import m\nstd::print(m::length(\"abc\"))\nx = {call}\n")).unwrap();
+        let out = modelc(&["--format", "json", "compile"], &dir);
+        let found = diagnostics(&out.stdout);
+        assert_eq!(found.len(), 1, "{call}: {found:?}");
+        assert!(found[0]["message"].as_str().unwrap().contains(message), "{call}: {found:?}");
+    }
 }

@@ -43,9 +43,7 @@ pub(crate) fn load(target: &Target, io: &Io<'_>) -> Result<Loaded, LoadError> {
 /// Gives the compile a host for the loaded modules' Python plugins (started only if one is
 /// called).
 pub(crate) fn attach(world: &mut modelc_exec::World, loaded: &Loaded) -> Option<Arc<PythonHost>> {
-    let host = modelc_driver::python_host(loaded, options().timeout)?;
-    world.foreign = Some(host.clone() as Arc<dyn modelc_exec::ForeignPlugins>);
-    Some(host)
+    modelc_driver::python_host(loaded, world, options().timeout)
 }
 
 /// After a compile: which interpreter ran plugins, if one did.

@@ -37,13 +37,13 @@ pub fn check(loaded: &mut Loaded) -> Checked {
 
 /// The loaded files in a query database, loading starts at `roots`; the Python plugins of the
 /// modules it loads are read and given to it.
-fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::ProjectInput, python::PythonPlugins) {
+fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::ProjectInput, python::ModuleSignatures) {
     let mut db = RootDatabase::default();
     let inputs = db.add_files(&loaded.files);
     let modules = loaded.namespaces.iter().map(|(id, ns)| (ns.clone(), inputs[id.0 as usize])).collect();
     let project = modelc_db::ProjectInput::new(&db, modules, roots);
     if loaded.module_python.is_empty() {
-        return (db, project, python::PythonPlugins::default());
+        return (db, project, python::ModuleSignatures::default());
     }
     // Which modules load depends on the imports only, not on the plugins.
     let mut top_levels: Vec<String> = Vec::new();
@@ -53,7 +53,7 @@ fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::Pr
             top_levels.push(top);
         }
     }
-    let mut python = python::read_plugins(loaded, &top_levels);
+    let mut python = python::read_module_signatures(loaded, &top_levels);
     use salsa::Setter;
     project.set_python_plugins(&mut db).to(std::mem::take(&mut python.signatures));
     (db, project, python)

@@ -11,7 +11,7 @@ use crate::Loaded;
 
 /// What reading the loaded modules' Python found.
 #[derive(Debug, Default)]
-pub(crate) struct PythonPlugins {
+pub(crate) struct ModuleSignatures {
     pub(crate) signatures: Vec<(String, &'static [PluginSignature])>,
     /// W0107 for each file that is not valid Python.
     pub(crate) diagnostics: Vec<Diagnostic>,
@@ -21,8 +21,8 @@ pub(crate) struct PythonPlugins {
 
 /// The plugins of the `modules` a compile loads (top-level names), read from their Python
 /// files (each file's signatures are kept by its hash for the process's life).
-pub(crate) fn read_plugins(loaded: &Loaded, modules: &[String]) -> PythonPlugins {
-    let mut found = PythonPlugins::default();
+pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> ModuleSignatures {
+    let mut found = ModuleSignatures::default();
     for module in loaded.module_python.iter().filter(|m| modules.contains(&m.module)) {
         found.modules.push(module.module.clone());
         for (namespace, path) in &module.files {
@@ -48,23 +48,32 @@ pub(crate) fn read_plugins(loaded: &Loaded, modules: &[String]) -> PythonPlugins
 }
 
 /// The host that runs the loaded modules' Python plugins, when there is a Python environment
-/// and some module has Python. It starts no interpreter until a plugin is called.
-pub fn python_host(loaded: &Loaded, timeout: Duration) -> Option<Arc<modelc_pyhost::PythonHost>> {
+/// and some module has Python; `world` gets it. It starts no interpreter until a plugin is
+/// called. Plugins see the environment id the reference reads (`INMANTA_CONFIG_ENVIRONMENT`,
+/// from the model's environment variables).
+pub fn python_host(
+    loaded: &Loaded,
+    world: &mut modelc_exec::World,
+    timeout: Duration,
+) -> Option<Arc<modelc_pyhost::PythonHost>> {
     let env = loaded.python.clone()?;
     if loaded.module_python.is_empty() {
         return None;
     }
     let base = loaded.base.clone().unwrap_or_default();
-    let environment = std::env::var("inmanta_environment").ok();
-    let host =
-        modelc_pyhost::PythonHost::new(env, loaded.module_python.clone(), base, timeout).with_environment(environment);
-    Some(Arc::new(host))
+    let environment = world.env.get("INMANTA_CONFIG_ENVIRONMENT").cloned();
+    let host = modelc_pyhost::PythonHost::new(env, loaded.module_python.clone(), base, timeout)
+        .with_environment(environment)
+        .with_module_roots(loaded.module_roots.clone());
+    let host = Arc::new(host);
+    world.foreign = Some(host.clone() as Arc<dyn modelc_exec::ForeignPlugins>);
+    Some(host)
 }
 
 /// The plugins of every module of `loaded` that has Python (the language server's view: it
 /// checks modules nothing imports yet too), with W0107 for files that could not be read.
 pub fn python_signatures(loaded: &Loaded) -> (Vec<(String, &'static [PluginSignature])>, Vec<Diagnostic>) {
     let modules: Vec<String> = loaded.module_python.iter().map(|m| m.module.clone()).collect();
-    let found = read_plugins(loaded, &modules);
+    let found = read_module_signatures(loaded, &modules);
     (found.signatures, found.diagnostics)
 }

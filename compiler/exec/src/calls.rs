@@ -84,13 +84,7 @@ impl<'a> Engine<'a> {
             let mut host = Host { engine: self, scope, missing: None, span: call.span };
             match modelc_std_plugins::call(signature.name, bound, &mut host) {
                 Ok(value) => value,
-                Err(PluginError::NotYetSet) => {
-                    let missing = host.missing;
-                    return match missing {
-                        Some(cell) => Err(Stop::Wait(cell)),
-                        None => Ok(Value::Unknown),
-                    };
-                }
+                Err(PluginError::NotYetSet) => return not_yet(host.missing),
                 Err(error) => {
                     let (code, message) = match &error {
                         PluginError::NotFound { message } => (&codes::UNDEFINED_VARIABLE, message.clone()),
@@ -130,7 +124,7 @@ impl<'a> Engine<'a> {
         }
         self.check_foreign_arguments(signature, call, args, positional, keywords, scope)?;
         let Some(foreign) = self.world.foreign.clone() else {
-            let d = Diagnostic::new(&codes::UNAVAILABLE_PLUGIN, format!("`{name}` is written in Python, and no Python environment was found to run it"))
+            let d = Diagnostic::new(&codes::PYTHON_FAILED, format!("plugin {name} could not run: it is written in Python, and no Python environment was found to run it"))
                 .help("give one with `--python PATH` (an interpreter or a virtual environment), `python:` in project.yml, or an active virtual environment");
             return Err(self.fail(scope, call.span, d, "called here"));
         };
@@ -143,10 +137,7 @@ impl<'a> Engine<'a> {
                 self.check_foreign_result(signature, &value, call.span, scope)?;
                 Ok(value)
             }
-            Err(ForeignError::NotYetSet) => match missing {
-                Some(cell) => Err(Stop::Wait(cell)),
-                None => Ok(Value::Unknown),
-            },
+            Err(ForeignError::NotYetSet) => not_yet(missing),
             Err(ForeignError::Raised { kind, message, traceback, explicit }) => {
                 let text = if explicit {
                     format!("plugin {name} raised: {message}")
@@ -167,6 +158,15 @@ impl<'a> Engine<'a> {
                 Err(self.fail(scope, call.span, d, "called here"))
             }
         }
+    }
+}
+
+/// A plugin read a value that is not complete yet: the call waits for the cell it read (and is
+/// made again), or, when no cell is to blame, its value is unknown.
+fn not_yet(missing: Option<CellId>) -> Eval<Value> {
+    match missing {
+        Some(cell) => Err(Stop::Wait(cell)),
+        None => Ok(Value::Unknown),
     }
 }
 
@@ -216,6 +216,10 @@ fn dir_name(dir: ModuleDir) -> &'static str {
 
 impl PluginContext for Host<'_, '_> {
     fn attribute(&mut self, instance: InstanceId, attribute: &str) -> Result<Value, AttributeError> {
+        // A Python plugin names instances by number: one it made up is not in the model.
+        if instance.0 as usize >= self.engine.instances.len() {
+            return Err(AttributeError::NotFound(format!("there is no instance {}", instance.0)));
+        }
         match self.engine.attr_cell(instance, attribute) {
             Some(cell) => self.read(cell),
             None => Err(AttributeError::NotFound(format!(

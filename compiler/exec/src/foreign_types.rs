@@ -62,10 +62,17 @@ impl<'a> Engine<'a> {
         span: Span,
         scope: ScopeId,
     ) -> Eval<()> {
+        if !self.instances_exist(value) {
+            let d = Diagnostic::new(
+                &codes::PYTHON_FAILED,
+                format!("plugin {} could not run: it returned an instance that is not in the model", signature.fqn()),
+            );
+            return Err(self.fail(scope, span, d, "returned here"));
+        }
         let Some(ty) = self.foreign_type(signature.namespace, signature.returns) else { return Ok(()) };
         match self.fits(&ty, value) {
             Ok(()) => Ok(()),
-            Err(message) => {
+            Err((_, message)) => {
                 let fqn = signature.fqn();
                 let d = Diagnostic::new(
                     &codes::TYPE_MISMATCH,
@@ -74,6 +81,16 @@ impl<'a> Engine<'a> {
                 .note(format!("{fqn} declares `-> {}`", signature.returns));
                 Err(self.fail(scope, span, d, "returned here"))
             }
+        }
+    }
+
+    /// Whether every instance in `value` is one of the model's (a plugin names them by number).
+    fn instances_exist(&self, value: &Value) -> bool {
+        match value {
+            Value::Instance(id) => (id.0 as usize) < self.instances.len(),
+            Value::List(items) => items.iter().all(|v| self.instances_exist(v)),
+            Value::Dict(entries) => entries.values().all(|v| self.instances_exist(v)),
+            _ => true,
         }
     }
 
@@ -89,12 +106,8 @@ impl<'a> Engine<'a> {
         let Some(ty) = self.foreign_type(signature.namespace, written) else { return Ok(()) };
         match self.fits(&ty, value) {
             Ok(()) => Ok(()),
-            Err(message) => {
-                let code = if matches!(ty.base, BaseType::Typedef(_)) && message.contains("constraint") {
-                    &codes::CONSTRAINT_VIOLATION
-                } else {
-                    &codes::TYPE_MISMATCH
-                };
+            Err((violated, message)) => {
+                let code = if violated { &codes::CONSTRAINT_VIOLATION } else { &codes::TYPE_MISMATCH };
                 let d = Diagnostic::new(code, format!("argument `{param}` of {}(): {message}", signature.fqn()))
                     .note(format!("the plugin declares `{written} {param}`"));
                 Err(self.fail(scope, span, d, "this argument"))
@@ -102,8 +115,9 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Whether `value` fits `ty`; the reason when not.
-    fn fits(&mut self, ty: &ValueType, value: &Value) -> Result<(), String> {
+    /// Whether `value` fits `ty`; when not, whether a typedef's constraint is what it breaks,
+    /// and why.
+    fn fits(&mut self, ty: &ValueType, value: &Value) -> Result<(), (bool, String)> {
         // A plugin's `list` and `dict` hold anything (instances too), unlike an attribute's.
         let container = match ty.base {
             BaseType::List if !ty.list => Some(matches!(value, Value::List(_))),
@@ -114,14 +128,15 @@ impl<'a> Engine<'a> {
             return if ok || value.is_unknown() || (value.is_null() && ty.nullable) {
                 Ok(())
             } else {
-                Err(format!("invalid value '{}', expected {ty}", self.interpolate(value)))
+                Err((false, format!("invalid value '{}', expected {ty}", self.interpolate(value))))
             };
         }
         match self.check_type(ty, value) {
             Ok(()) => Ok(()),
-            Err(Misfit::Invalid(message) | Misfit::Violated { message, .. }) => Err(message),
+            Err(Misfit::Invalid(message)) => Err((false, message)),
+            Err(Misfit::Violated { message, .. }) => Err((true, message)),
             Err(Misfit::Failed(cause)) => {
-                Err(format!("its type's constraint could not be evaluated: {}", cause.message))
+                Err((true, format!("its type's constraint could not be evaluated: {}", cause.message)))
             }
         }
     }

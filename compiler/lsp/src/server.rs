@@ -272,7 +272,8 @@ impl Server<'_> {
             return Ok(());
         }
         let watchers: Vec<serde_json::Value> =
-            ["**/*.cf", "**/project.yml"].iter().map(|glob| serde_json::json!({ "globPattern": glob })).collect();
+            // Modules' Python too: calls are checked against its plugins' signatures.
+            ["**/*.cf", "**/project.yml", "**/*.py"].iter().map(|glob| serde_json::json!({ "globPattern": glob })).collect();
         let registration = serde_json::json!({
             "registrations": [{
                 "id": "modelc-watched-files",

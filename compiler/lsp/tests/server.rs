@@ -791,6 +791,18 @@ fn python_plugins_are_checked_and_shown_without_running_python() {
     let text = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(text.contains("web::slug(string text) -> string"), "{hover}");
     assert!(text.contains("Lower case, with dashes."), "its docstring: {hover}");
+    // The Python changes on disk: the calls are checked against the new signature.
+    let plugins = dir.join("libs/web/plugins/__init__.py");
+    std::fs::write(
+        &plugins,
+        "from inmanta.plugins import plugin\n\n@plugin\ndef slug(n: \"int\") -> \"string\":\n    return ''\n",
+    )
+    .unwrap();
+    let changed = Url::from_file_path(&plugins).unwrap();
+    client.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": changed, "type": 2 }] }));
+    let diagnostics = client.diagnostics(&uri);
+    assert_eq!(codes(&diagnostics), ["E0210"], "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 1, "character": 14 }), "now the string is wrong");
     client.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }

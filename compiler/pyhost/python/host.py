@@ -31,18 +31,23 @@ _SPIN = 0.0002
 
 
 def send(message):
-    data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+    # No NaN or Infinity: they are not JSON, and modelc would not read the line; text that is not
+    # UTF-8 (a lone surrogate in a message) is replaced rather than sent.
+    text = json.dumps(message, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    data = (text + "\n").encode("utf-8", "replace")
     while data:
         data = data[os.write(_out, data):]
 
 
 def receive():
+    scanned = 0
     while True:
-        end = _buffer.find(b"\n")
+        end = _buffer.find(b"\n", scanned)
         if end >= 0:
             line = bytes(_buffer[:end])
             del _buffer[: end + 1]
             return json.loads(line)
+        scanned = len(_buffer)
         spin_until = time.perf_counter() + _SPIN
         while True:
             try:
@@ -53,7 +58,8 @@ def receive():
                 select.select([_in], [], [])
                 continue
             if not chunk:
-                # modelc went away: nothing left to do.
+                # modelc is done: what plugins printed is flushed, and the host ends.
+                sys.stderr.flush()
                 os._exit(0)
             _buffer.extend(chunk)
             break
@@ -87,7 +93,7 @@ class ShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             spec.submodule_search_locations = [
                 os.path.join(entry, "inmanta_plugins")
                 for entry in sys.path
-                if os.path.isdir(os.path.join(entry or ".", "inmanta_plugins"))
+                if entry and os.path.isdir(os.path.join(entry, "inmanta_plugins"))
             ]
             return spec
         module = self.modules.get(fullname)
@@ -109,10 +115,8 @@ class ShimFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def main():
     init = receive()
-    modules = {}
-    for module in init["modules"]:
-        if module["layout"] != "installed":
-            modules["inmanta_plugins." + module["module"]] = module["package"]
+    # Every module's package is imported from where modelc found it (and read its signatures).
+    modules = {"inmanta_plugins." + module["module"]: module["package"] for module in init["modules"]}
     sys.meta_path.insert(0, ShimFinder(init["shim"], modules))
     import inmanta.plugins as plugins
 
@@ -121,10 +125,14 @@ def main():
     send({"ready": True, "version": sys.version.split()[0], "executable": sys.executable})
     while True:
         message = receive()
-        if message.get("op") == "call":
-            send(runtime.call(message))
-        else:
-            send({"failed": "unknown message " + str(message.get("op"))})
+        try:
+            if message.get("op") == "call":
+                send(runtime.call(message))
+            else:
+                send({"failed": "unknown message " + str(message.get("op"))})
+        except Exception as error:
+            # The answer itself could not be written: the call fails, the host goes on.
+            send({"failed": "the plugin host could not answer: %s: %s" % (type(error).__name__, error)})
 
 
 main()

@@ -132,8 +132,11 @@ impl PythonHost {
             "base": self.base.display().to_string(),
             "environment": self.environment,
         });
-        process.send(&init).map_err(|_| failed(process.ending()))?;
-        match process.receive(Instant::now() + self.timeout) {
+        let deadline = Instant::now() + self.timeout;
+        if process.send(&init, deadline).is_err() {
+            return Err(failed(process.ending()));
+        }
+        match process.receive(deadline) {
             Ok(ready) if ready.get("ready").is_some() => {
                 let text = |key: &str| ready.get(key).and_then(|v| v.as_str()).unwrap_or("?").to_owned();
                 Ok((process, Started { executable: text("executable"), version: text("version") }))
@@ -141,9 +144,13 @@ impl PythonHost {
             Ok(other) => Err(failed(format!("it answered {other}"))),
             Err(Silence::TimedOut) => {
                 process.kill();
-                Err(failed(format!("it did not answer within {} s", self.timeout.as_secs())))
+                Err(failed(format!("it did not answer within {}", seconds(self.timeout))))
             }
             Err(Silence::Closed) => Err(failed(format!("{} (is it Python 3.8 or later?)", process.ending()))),
+            Err(Silence::Garbled(line)) => {
+                process.kill();
+                Err(failed(format!("it wrote {line:?} instead of answering")))
+            }
         }
     }
 }
@@ -163,6 +170,11 @@ fn module_message(module: &ModulePython) -> serde_json::Value {
         "package": module.package.display().to_string(),
         "submodules": submodules,
     })
+}
+
+/// A time limit as a user reads it: `60 s`, `0.5 s`.
+fn seconds(limit: Duration) -> String {
+    format!("{} s", limit.as_secs_f64())
 }
 
 fn host_error(message: impl Into<String>) -> ForeignError {
@@ -204,11 +216,15 @@ impl ForeignPlugins for PythonHost {
                 Silence::TimedOut => {
                     process.kill();
                     format!(
-                        "it did not return within {} s, and the Python interpreter was stopped (the limit is --plugin-timeout)",
-                        self.timeout.as_secs()
+                        "it did not return within {}, and the Python interpreter was stopped (the limit is --plugin-timeout)",
+                        seconds(self.timeout)
                     )
                 }
                 Silence::Closed => format!("the Python interpreter stopped while it ran ({})", process.ending()),
+                Silence::Garbled(line) => {
+                    process.kill();
+                    format!("the plugin host wrote {line:?}, which is not a message, and was stopped")
+                }
             };
             *state = State::Failed(format!("the Python interpreter had stopped earlier: {why}"), Some(started));
             return Err(host_error(why));
@@ -224,7 +240,7 @@ fn converse(
     deadline: Instant,
     context: &mut dyn PluginContext,
 ) -> Result<Result<Value, ForeignError>, Silence> {
-    process.send(request)?;
+    process.send(request, deadline)?;
     loop {
         let message = process.receive(deadline)?;
         let text = |key: &str| message.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
@@ -252,7 +268,7 @@ fn converse(
             Some("std") => call_std(&message, context),
             _ => json!({ "error": format!("modelc does not understand {message}") }),
         };
-        process.send(&answer)?;
+        process.send(&answer, deadline)?;
     }
 }
 

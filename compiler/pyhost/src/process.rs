@@ -22,14 +22,19 @@ pub(crate) enum Silence {
     TimedOut,
     /// The interpreter closed its end: it stopped.
     Closed,
+    /// It wrote a line that is not a message (the line).
+    Garbled(String),
 }
 
 pub(crate) struct Process {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed, which tells the host to end.
+    stdin: Option<ChildStdin>,
     stdout: ChildStdout,
     /// What was read and not yet taken as a message.
     buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no line end.
+    scanned: usize,
 }
 
 impl Process {
@@ -48,17 +53,34 @@ impl Process {
             let _ = child.kill();
             return Err(std::io::Error::other("the interpreter's pipes could not be opened"));
         };
-        if let Err(error) = fcntl(stdout.as_fd(), FcntlArg::F_SETFL(OFlag::O_NONBLOCK)) {
-            let _ = child.kill();
-            return Err(std::io::Error::from(error));
+        for fd in [stdout.as_fd(), stdin.as_fd()] {
+            if let Err(error) = fcntl(fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)) {
+                let _ = child.kill();
+                return Err(std::io::Error::from(error));
+            }
         }
-        Ok(Process { child, stdin, stdout, buffer: Vec::with_capacity(4096) })
+        Ok(Process { child, stdin: Some(stdin), stdout, buffer: Vec::with_capacity(4096), scanned: 0 })
     }
 
-    pub(crate) fn send(&mut self, message: &serde_json::Value) -> Result<(), Silence> {
+    /// Writes one message; an interpreter that does not read it by `deadline` is as silent as
+    /// one that does not answer.
+    pub(crate) fn send(&mut self, message: &serde_json::Value, deadline: Instant) -> Result<(), Silence> {
         let mut line = message.to_string();
         line.push('\n');
-        self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.flush()).map_err(|_| Silence::Closed)
+        let Some(stdin) = self.stdin.as_mut() else { return Err(Silence::Closed) };
+        let mut rest = line.as_bytes();
+        while !rest.is_empty() {
+            match stdin.write(rest) {
+                Ok(0) => return Err(Silence::Closed),
+                Ok(n) => rest = &rest[n..],
+                Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                Err(error) if error.kind() == ErrorKind::WouldBlock => {
+                    wait_until(stdin.as_fd(), PollFlags::POLLOUT, deadline)?;
+                }
+                Err(_) => return Err(Silence::Closed),
+            }
+        }
+        Ok(())
     }
 
     /// The next message, or why none came before `deadline`. A line that is not JSON is
@@ -67,11 +89,15 @@ impl Process {
         let mut chunk = [0u8; 16 * 1024];
         let mut spin_until = Instant::now() + SPIN;
         loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let message = serde_json::from_slice(&self.buffer[..end]).map_err(|_| Silence::Closed);
+            if let Some(found) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') {
+                let end = self.scanned + found;
+                let message = serde_json::from_slice(&self.buffer[..end])
+                    .map_err(|_| Silence::Garbled(String::from_utf8_lossy(&self.buffer[..end]).into_owned()));
                 self.buffer.drain(..=end);
+                self.scanned = 0;
                 return message;
             }
+            self.scanned = self.buffer.len();
             match self.stdout.read(&mut chunk) {
                 Ok(0) => return Err(Silence::Closed),
                 Ok(n) => {
@@ -85,17 +111,7 @@ impl Process {
                         std::hint::spin_loop();
                         continue;
                     }
-                    if now >= deadline {
-                        return Err(Silence::TimedOut);
-                    }
-                    // Nothing soon: sleep until there is something, or the deadline.
-                    let wait = (deadline - now).min(Duration::from_secs(3600));
-                    let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
-                    let mut fds = [PollFd::new(self.stdout.as_fd(), PollFlags::POLLIN)];
-                    match poll(&mut fds, timeout) {
-                        Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                        Err(_) => return Err(Silence::Closed),
-                    }
+                    wait_until(self.stdout.as_fd(), PollFlags::POLLIN, deadline)?;
                 }
                 Err(_) => return Err(Silence::Closed),
             }
@@ -127,8 +143,32 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        // Closing stdin ends the host's loop; kill in case a plugin is still running.
+        // Closing stdin ends the host's loop (it flushes what plugins printed); a host that
+        // does not end promptly is killed.
+        self.stdin = None;
+        let until = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < until {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
         self.kill();
+    }
+}
+
+/// Sleeps until `fd` is ready for `events`, or fails at `deadline`.
+fn wait_until(fd: std::os::fd::BorrowedFd<'_>, events: PollFlags, deadline: Instant) -> Result<(), Silence> {
+    let now = Instant::now();
+    if now >= deadline {
+        return Err(Silence::TimedOut);
+    }
+    let wait = (deadline - now).min(Duration::from_secs(3600));
+    let timeout = PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX);
+    let mut fds = [PollFd::new(fd, events)];
+    match poll(&mut fds, timeout) {
+        Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
+        Err(_) => Err(Silence::Closed),
     }
 }
 

@@ -1,7 +1,6 @@
 //! Where a module's Python is, as the reference finds it, and the signatures of its plugins.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -37,11 +36,12 @@ pub struct ModulePython {
 pub fn module_python(module: &str, root: Option<&Path>, env: Option<&PythonEnv>) -> Option<ModulePython> {
     let (layout, package) = root
         .and_then(|root| {
+            // A package: its `__init__.py` is what `inmanta_plugins.<module>` imports.
             let v1 = root.join("plugins");
             let v2 = root.join("inmanta_plugins").join(module);
-            if v1.is_dir() {
+            if v1.join("__init__.py").is_file() {
                 Some((Layout::V1, v1))
-            } else if v2.is_dir() {
+            } else if v2.join("__init__.py").is_file() {
                 Some((Layout::V2Source, v2))
             } else {
                 None
@@ -80,18 +80,16 @@ fn collect_python(dir: &Path, namespace: &str, out: &mut Vec<(String, PathBuf)>,
     }
 }
 
-/// Signatures by (namespace, hash of the file's text).
-type SignatureCache = HashMap<(String, u64), &'static [PluginSignature]>;
+/// Signatures by (namespace, the file's text): a changed file is read again.
+type SignatureCache = HashMap<(String, String), &'static [PluginSignature]>;
 
 /// The plugins of one Python file as the checker and the executor use them, or the parser's
-/// message. Signatures live as long as the process: they are kept by the file's hash, so a file
-/// read again (the language server rereads on every change) costs a lookup, and only a changed
-/// file adds new ones.
+/// message. Signatures live as long as the process: they are kept by the file's text, so a file
+/// read again (the language server rereads its project when files change) costs a lookup, and
+/// only a changed file adds new ones.
 pub fn signatures(namespace: &str, source: &str, file_name: &str) -> Result<&'static [PluginSignature], String> {
     static CACHE: OnceLock<Mutex<SignatureCache>> = OnceLock::new();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    source.hash(&mut hasher);
-    let key = (namespace.to_owned(), hasher.finish());
+    let key = (namespace.to_owned(), source.to_owned());
     let cache = CACHE.get_or_init(Mutex::default);
     if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(found);

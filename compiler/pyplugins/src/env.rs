@@ -88,45 +88,76 @@ fn on_path(name: &str, path: &str) -> Option<PathBuf> {
 }
 
 /// The package directories of the environment `interpreter` belongs to. A virtual environment
-/// says where it is in `pyvenv.cfg` (and whether the base's packages are seen too); a plain
-/// installation keeps them under its prefix; a pyenv shim stands for the version pyenv selects.
+/// says where it is in `pyvenv.cfg` (its Python version, and whether the base's packages are
+/// seen too); a plain installation keeps them under its prefix; a pyenv shim stands for the
+/// version pyenv selects. Only the interpreter's own version's directories count, where it is
+/// known.
 fn site_packages(interpreter: &Path, var: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     let interpreter = pyenv_target(interpreter, var).unwrap_or_else(|| interpreter.to_path_buf());
     let Some(bin) = interpreter.parent() else { return Vec::new() };
     let Some(env) = bin.parent() else { return Vec::new() };
     // A venv's interpreter is a link to the base one: look for pyvenv.cfg before following it.
     if let Ok(config) = std::fs::read_to_string(env.join("pyvenv.cfg")) {
-        let mut dirs = prefix_packages(env);
         let setting = |key: &str| {
             config.lines().find_map(|line| {
                 let (k, v) = line.split_once('=')?;
                 (k.trim() == key).then(|| v.trim().to_owned())
             })
         };
+        let version = setting("version").or_else(|| setting("version_info")).and_then(|v| minor_version(&v));
+        let mut dirs = prefix_packages(env, version.as_deref());
         if setting("include-system-site-packages").as_deref() == Some("true")
             && let Some(home) = setting("home")
             && let Some(base) = Path::new(&home).parent()
         {
-            dirs.extend(prefix_packages(base));
+            dirs.extend(prefix_packages(base, version.as_deref()));
         }
         return dirs;
     }
     let real = interpreter.canonicalize().unwrap_or(interpreter.clone());
+    // `python3.11` says its version; `python3` does not.
+    let version = real
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("python"))
+        .filter(|v| v.contains('.'))
+        .and_then(minor_version)
+        .or_else(|| env.file_name().and_then(|n| n.to_str()).and_then(minor_version));
     match real.parent().and_then(Path::parent) {
-        Some(prefix) => prefix_packages(prefix),
+        Some(prefix) => {
+            let mut dirs = prefix_packages(prefix, version.as_deref());
+            // Debian's own installs go under /usr/local.
+            dirs.extend(prefix_packages(&prefix.join("local"), version.as_deref()));
+            dirs
+        }
         None => Vec::new(),
     }
 }
 
-/// `<prefix>/lib/python3.X/site-packages`, and Debian's `dist-packages` directories.
-fn prefix_packages(prefix: &Path) -> Vec<PathBuf> {
+/// `3.11` of `3.11.7` (or of a pyenv directory named `3.11.7`).
+fn minor_version(version: &str) -> Option<String> {
+    let mut parts = version.split('.');
+    let (major, minor) = (parts.next()?, parts.next()?);
+    (major.chars().all(|c| c.is_ascii_digit()) && !minor.is_empty() && minor.chars().all(|c| c.is_ascii_digit()))
+        .then(|| format!("{major}.{minor}"))
+}
+
+/// `<prefix>/lib/python3.X/site-packages`, and Debian's `dist-packages` directories, of
+/// `version` when it is known, else of every `python3.*` there.
+fn prefix_packages(prefix: &Path, version: Option<&str>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let mut versions: Vec<PathBuf> = std::fs::read_dir(prefix.join("lib"))
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("python3")))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            match version {
+                Some(v) => name == format!("python{v}") || name == "python3",
+                None => name.starts_with("python3"),
+            }
+        })
         .collect();
     versions.sort();
     for version in versions {
@@ -204,8 +235,13 @@ mod tests {
         let venv = root.join("venv");
         touch(&venv.join("bin/python"));
         touch(&venv.join("lib/python3.11/site-packages/inmanta_plugins/exec/__init__.py"));
-        std::fs::write(venv.join("pyvenv.cfg"), "home = /nowhere/bin\ninclude-system-site-packages = false\n")
-            .expect("write");
+        // Another version's packages: not this interpreter's.
+        touch(&venv.join("lib/python3.9/site-packages/inmanta_plugins/ip/__init__.py"));
+        std::fs::write(
+            venv.join("pyvenv.cfg"),
+            "home = /nowhere/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n",
+        )
+        .expect("write");
         let env = PythonEnv::choose(Some(&venv), None, &|_| None).expect("an env");
         assert_eq!(env.site_packages, vec![venv.join("lib/python3.11/site-packages")]);
         assert_eq!(env.installed_module("exec"), Some(venv.join("lib/python3.11/site-packages/inmanta_plugins/exec")));

@@ -42,15 +42,17 @@ def _namespace(module_name):
 
 
 def _context_parameter(function):
-    """The parameter that takes the `Context`: (its name, whether it comes first)."""
+    """The parameter that takes the `Context`: (its name, its position)."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return None
     for position, parameter in enumerate(parameters):
         annotation = parameter.annotation
-        if annotation is Context or annotation == "Context":
-            return (parameter.name, position == 0)
+        # A string under `from __future__ import annotations`: `Context`, `plugins.Context`.
+        if annotation is Context or (isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == "Context"):
+            positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+            return (parameter.name, position if positional else None)
     return None
 
 
@@ -170,33 +172,29 @@ class _Runtime:
         self.loaded = {}
 
     def load(self, module):
-        """Imports a module's Python once, all its files (each may define plugins)."""
-        if module in self.loaded:
-            error = self.loaded[module]
-            if error is not None:
-                raise error
-            return
-        import importlib
+        """Imports a module's Python once, all its files (each may define plugins). `None`, or
+        why it did not load, as the answer to every call of its plugins."""
+        if module not in self.loaded:
+            import importlib
 
-        try:
-            importlib.import_module("inmanta_plugins." + module)
-            for sub in self.modules.get(module, {}).get("submodules", []):
-                importlib.import_module("inmanta_plugins." + sub)
-        except BaseException as error:
-            self.loaded[module] = error
-            raise
-        self.loaded[module] = None
+            try:
+                importlib.import_module("inmanta_plugins." + module)
+                for sub in self.modules.get(module, {}).get("submodules", []):
+                    importlib.import_module("inmanta_plugins." + sub)
+                self.loaded[module] = None
+            except BaseException as error:
+                message = "the Python of module %s did not load: %s" % (module, _describe(error))
+                if isinstance(error, ImportError) and (error.name or "").split(".")[0] == "inmanta":
+                    message += " (modelc's own inmanta API: docs/python-plugins.md lists what it provides)"
+                self.loaded[module] = {"failed": message, "detail": _traceback(error)}
+        return self.loaded[module]
 
     def call(self, message):
         fqn = message["p"]
         module = fqn.split("::")[0]
-        try:
-            self.load(module)
-        except BaseException as error:
-            message = "the Python of module %s did not load: %s" % (module, _describe(error))
-            if isinstance(error, ImportError) and (error.name or "").split(".")[0] == "inmanta":
-                message += " (modelc's own inmanta API: docs/python-plugins.md lists what it provides)"
-            return {"failed": message, "detail": _traceback(error)}
+        failed = self.load(module)
+        if failed is not None:
+            return failed
         entry = _registry.get(fqn)
         if entry is None:
             return {"failed": "the Python of module %s defines no plugin %s when it runs" % (module, fqn)}
@@ -204,11 +202,11 @@ class _Runtime:
             args = [self.decode(a) for a in message["args"]]
             kwargs = {k: self.decode(v) for k, v in message["kwargs"].items()}
             if entry.context is not None:
-                # The reference's plugins take it first (before what the model passes), or by name.
+                # In its place among the positional arguments the model passes, or by name.
                 context = Context(fqn.rsplit("::", 1)[0], message.get("caller", "__config__"))
-                name, first = entry.context
-                if first:
-                    args.insert(0, context)
+                name, position = entry.context
+                if position is not None and position <= len(args):
+                    args.insert(position, context)
                 else:
                     kwargs[name] = context
             result = entry.function(*args, **kwargs)
@@ -223,7 +221,7 @@ class _Runtime:
         except BaseException as error:
             text = _traceback(error)
             explicit = isinstance(error, PluginException)
-            message = error.message if explicit else str(error)
+            message = str(getattr(error, "message", error)) if explicit else str(error)
             return {"raised": {"kind": type(error).__name__, "message": message, "traceback": text, "explicit": explicit}}
 
     def decode(self, value):
@@ -237,21 +235,31 @@ class _Runtime:
             return {k: self.decode(v) for k, v in value["$d"].items()}
         return value
 
-    def encode(self, value, fqn):
-        if value is None or isinstance(value, (bool, str, float)):
+    def encode(self, value, fqn, what="it returned"):
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _Unconvertible("%s %r, which is not text (a lone surrogate)" % (what, value)) from None
+            return value
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise _Unconvertible("%s %r, which the model's float can not hold" % (what, value))
             return value
         if isinstance(value, int):
             if -(2**63) <= value < 2**63:
                 return value
-            raise _Unconvertible("it returned %d, too large for the model's int" % value)
+            raise _Unconvertible("%s %d, too large for the model's int" % (what, value))
         if isinstance(value, (list, tuple)):
-            return [self.encode(v, fqn) for v in value]
+            return [self.encode(v, fqn, what) for v in value]
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
                 if not isinstance(key, str):
-                    raise _Unconvertible("it returned a dict with a key that is not a string: %r" % (key,))
-                out[key] = self.encode(item, fqn)
+                    raise _Unconvertible("%s a dict with a key that is not a string: %r" % (what, key))
+                out[key] = self.encode(item, fqn, what)
             return {"$d": out}
         if isinstance(value, InstanceProxy):
             return {"$i": value._modelc_id}
@@ -261,9 +269,9 @@ class _Runtime:
             return None
         if is_stand_in(value):
             raise _Unconvertible(
-                "it returned modelc's stand-in for %s: modelc does not provide it at compile time" % value._modelc_name
+                "%s modelc's stand-in for %s: modelc does not provide it at compile time" % (what, value._modelc_name)
             )
-        raise _Unconvertible("it returned a %s, which the model can not hold" % type(value).__name__)
+        raise _Unconvertible("%s a %s, which the model can not hold" % (what, type(value).__name__))
 
     def attribute(self, instance, name):
         self.send({"op": "get", "i": instance, "a": name})
@@ -275,8 +283,8 @@ class _Runtime:
             {
                 "op": "std",
                 "p": name,
-                "args": [self.encode(a, "std::" + name) for a in args],
-                "kwargs": {k: self.encode(v, "std::" + name) for k, v in kwargs.items()},
+                "args": [self.encode(a, "std::" + name, "it passed std::" + name) for a in args],
+                "kwargs": {k: self.encode(v, "std::" + name, "it passed std::" + name) for k, v in kwargs.items()},
             }
         )
         return self.answer()

@@ -102,7 +102,7 @@ impl<'a> Checker<'a> {
                         .collect();
                     let note = if known.is_empty() {
                         format!(
-                            "modelc found no Python plugins of module `{module}`: it looks in `plugins/` beside the module's `model/`, and in the package `inmanta_plugins.{module}` installed in the Python environment (chosen with `--python`, `python:` in project.yml, or the active virtual environment)"
+                            "modelc found no Python plugins of module `{module}`: it looks in `plugins/` or `inmanta_plugins/{module}/` beside the module's `model/`, and in the package `inmanta_plugins.{module}` installed in the Python environment (chosen with `--python`, `python:` in project.yml, the active virtual environment, or python3 on PATH); a file it could not read is reported (W0107)"
                         )
                     } else {
                         format!("the Python of module `{module}` defines: {}", known.join(", "))
