@@ -76,6 +76,25 @@ fn every_registered_code_is_produced_by_some_input() {
     } else {
         produced.insert("E0312".to_owned());
     }
+    // A module installed in a Python environment and on the module path (the environment is
+    // only read, never run: it needs no Python).
+    let shadowed = dir.join("shadowed");
+    for file in ["env/bin/python3", "env/lib/python3.11/site-packages/inmanta_plugins/m/__init__.py"] {
+        std::fs::create_dir_all(shadowed.join(file).parent().unwrap()).unwrap();
+        std::fs::write(shadowed.join(file), "").unwrap();
+    }
+    std::fs::create_dir_all(shadowed.join("env/lib/python3.11/site-packages/inmanta_plugins/m/model")).unwrap();
+    std::fs::create_dir_all(shadowed.join("libs/m/model")).unwrap();
+    std::fs::write(shadowed.join("env/pyvenv.cfg"), "version = 3.11.7\n").unwrap();
+    std::fs::write(shadowed.join("env/lib/python3.11/site-packages/inmanta_plugins/m/model/_init.cf"), "").unwrap();
+    std::fs::write(shadowed.join("libs/m/model/_init.cf"), "").unwrap();
+    std::fs::write(shadowed.join("project.yml"), "name: s\nmodulepath: libs\n").unwrap();
+    std::fs::write(shadowed.join("main.cf"), "import m\n").unwrap();
+    let env = shadowed.join("env");
+    let out =
+        modelc(&["--python", env.to_str().unwrap(), "--format", "json", "check", shadowed.to_str().unwrap()], &dir);
+    let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    produced.extend(diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()));
     let registered: BTreeSet<String> = modelc_tests::registered_codes().into_iter().collect();
     let never: Vec<&String> = registered.difference(&produced).collect();
     assert!(never.is_empty(), "registered codes no test input produces: {never:?}");

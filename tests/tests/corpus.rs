@@ -74,7 +74,8 @@ fn corpus_modules_check_with_only_genuine_problems() {
 /// inmanta-core requirements conflict), reports no E0109 for a plugin those packages define.
 /// What a package defines is found by reading its Python as text, not with modelc's reader.
 /// The per-module summary is a snapshot: beside the one without packages, it shows what the
-/// plugins' signatures changed.
+/// plugins' signatures changed, and the corpus copies of the modules a module imports reported
+/// as ignored for the installed ones (W0108, as the reference warns).
 #[test]
 fn corpus_modules_with_their_python_packages_miss_no_plugin_they_define() {
     let Some(shared) = shared_dir("corpus_modules_with_their_python_packages_miss_no_plugin_they_define") else {

@@ -94,6 +94,7 @@ codes! {
     PLUGIN_WARNING = "W0105" "plugin-warning" Warning;
     PROJECT_SETTING = "W0106" "project-setting" Warning;
     UNREADABLE_PYTHON = "W0107" "unreadable-python" Warning;
+    SHADOWED_MODULE = "W0108" "shadowed-module" Warning;
     DUPLICATE_ATTRIBUTE = "E0201" "duplicate-attribute" Error;
     INCOMPATIBLE_ATTRIBUTE = "E0202" "incompatible-attribute" Error;
     INHERITANCE_CYCLE = "E0203" "inheritance-cycle" Error;

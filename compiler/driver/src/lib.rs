@@ -54,6 +54,7 @@ fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::Pr
         }
     }
     let mut python = python::read_module_signatures(loaded, &top_levels);
+    python.diagnostics.extend(python::shadowed_modules(loaded, &top_levels));
     use salsa::Setter;
     project.set_python_plugins(&mut db).to(std::mem::take(&mut python.signatures));
     (db, project, python)

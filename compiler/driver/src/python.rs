@@ -47,6 +47,44 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
     found
 }
 
+/// W0108 for each module the compile loads from the Python environment while the module path
+/// has one of the same name too: the installed one is used, as in the reference, which warns
+/// the same way.
+pub(crate) fn shadowed_modules(loaded: &Loaded, modules: &[String]) -> Vec<Diagnostic> {
+    let installed = loaded.module_python.iter().filter(|m| m.layout == modelc_pyplugins::Layout::V2Installed);
+    installed
+        .filter(|m| modules.contains(&m.module))
+        // The installed `.cf` files are the ones read (a module checked on its own is read from
+        // where it is, only its Python comes from the environment).
+        .filter(|m| {
+            loaded.module_roots.iter().find(|(name, _)| *name == m.module).is_some_and(|(_, root)| *root == m.package)
+        })
+        .filter_map(|m| {
+            let ignored = loaded
+                .module_paths
+                .iter()
+                .map(|dir| dir.join(&m.module))
+                .find(|dir| dir.join("model/_init.cf").is_file())?;
+            let shown = loaded.base.as_deref().and_then(|base| ignored.strip_prefix(base).ok()).unwrap_or(&ignored);
+            Some(
+                Diagnostic::new(
+                    &codes::SHADOWED_MODULE,
+                    format!(
+                        "module `{}` is installed in the Python environment and on the module path: `{}` is not used",
+                        m.module,
+                        shown.display()
+                    ),
+                )
+                .note(format!("the installed one is used: {}", m.package.display()))
+                .help(format!(
+                    "uninstall the package (`pip uninstall inmanta-module-{}`), or remove the module path's copy",
+                    m.module.replace('_', "-")
+                )),
+            )
+        })
+        .collect()
+}
+
 /// The host that runs the loaded modules' Python plugins, when there is a Python environment
 /// and some module has Python; `world` gets it. It starts no interpreter until a plugin is
 /// called. Plugins see the environment id the reference reads (`INMANTA_CONFIG_ENVIRONMENT`,

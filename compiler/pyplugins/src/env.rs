@@ -170,19 +170,25 @@ fn prefix_packages(prefix: &Path, version: Option<&str>) -> Vec<PathBuf> {
     dirs
 }
 
-/// The interpreter a pyenv shim runs: the version `PYENV_VERSION` or pyenv's `version` file
-/// names. `None` when `interpreter` is not a shim.
+/// The interpreter a pyenv shim runs: the version `PYENV_VERSION` names, else the nearest
+/// `.python-version` from the working directory up (the shim runs in modelc's), else pyenv's
+/// global `version` file. `None` when `interpreter` is not a shim.
 fn pyenv_target(interpreter: &Path, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let shims = interpreter.parent()?;
     if shims.file_name()? != "shims" {
         return None;
     }
     let root = shims.parent()?;
-    let version = var("PYENV_VERSION").or_else(|| {
-        let text = std::fs::read_to_string(root.join("version")).ok()?;
+    let first_line = |file: &Path| {
+        let text = std::fs::read_to_string(file).ok()?;
         text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned)
-    })?;
-    let version = version.split(':').next()?.to_owned();
+    };
+    let local = || {
+        let cwd = std::env::current_dir().ok()?;
+        cwd.ancestors().find_map(|dir| first_line(&dir.join(".python-version")))
+    };
+    let version = var("PYENV_VERSION").or_else(local).or_else(|| first_line(&root.join("version")))?;
+    let version = version.split([':', ' ']).next()?.to_owned();
     Some(root.join("versions").join(version).join("bin").join(interpreter.file_name()?))
 }
 

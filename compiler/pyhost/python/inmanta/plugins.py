@@ -7,7 +7,7 @@ import traceback
 
 from inmanta._inert import UnsupportedApi, is_stand_in, stand_in
 from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
-from inmanta.execute.proxy import InstanceProxy
+from inmanta.execute.proxy import InstanceProxy, Named
 from inmanta.execute.util import NoneValue, Unknown
 
 
@@ -88,26 +88,11 @@ CheckedArgs = stand_in("inmanta.plugins.CheckedArgs")
 ModelType = stand_in("inmanta.plugins.ModelType")
 
 
-class _Namespace:
-    def __init__(self, name):
-        self._name = name
-
-    def get_full_name(self):
-        return self._name
-
-    @property
-    def name(self):
-        return self._name.rsplit("::", 1)[-1]
-
-    def __str__(self):
-        return self._name
-
-
 class _Located:
     """`Context.owner` (the call) and `Context.plugin`: only their namespace is known."""
 
     def __init__(self, namespace):
-        self.namespace = _Namespace(namespace)
+        self.namespace = Named(namespace)
 
 
 class Context:

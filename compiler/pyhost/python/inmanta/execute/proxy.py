@@ -33,7 +33,10 @@ class ProxyContext:
         pass
 
 
-class _EntityType:
+class Named:
+    """A name of the model as the reference's objects give it: an entity's type (`_type()`), a
+    namespace (`Context.owner.namespace`)."""
+
     def __init__(self, name):
         self._name = name
 
@@ -74,7 +77,7 @@ class InstanceProxy(DynamicProxy):
         raise Exception("an instance of the model can not be changed by a plugin (" + name + ")")
 
     def _type(self):
-        return _EntityType(self._modelc_type)
+        return Named(self._modelc_type)
 
     def _get_instance(self):
         return self
