@@ -428,6 +428,12 @@ class ThingHandler(CRUDHandler[Thing]):
 @dependency_manager
 def dependencies(model, resources):
     pass
+
+
+@plugin
+def handler() -> "string":
+    # A class deriving from a stand-in is an ordinary class: shown, and without made-up members.
+    return "%s %s" % (str(ThingHandler).rsplit(".", 1)[-1], hasattr(ThingHandler, "nothing_here"))
 "#;
     write_files(
         &site,

@@ -28,19 +28,43 @@ def _refuse(method):
     return refuse
 
 
+def _called(name, args, kwargs):
+    """A stand-in called: as a decorator (one callable) it returns what it decorates; otherwise
+    it returns a decorator, for `@provider("x", name="y")`."""
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return args[0]
+    return Decorator(name + "(...)")
+
+
+def _member(name, attribute):
+    """A stand-in's attribute: a stand-in too (dunder names are not, so Python's protocols see
+    no such method)."""
+    if attribute.startswith("__"):
+        raise AttributeError(attribute)
+    return stand_in(name + "." + attribute)
+
+
+def _is_own(cls):
+    """Whether `cls` is a stand-in itself, not a class deriving from one."""
+    return cls.__dict__.get("_modelc_inert", False)
+
+
+def _shown(name):
+    return "<modelc stand-in for " + name + ">"
+
+
 class _InertMeta(type):
+    # A class of the module's own that derives from a stand-in is an ordinary class: only the
+    # stand-in itself is called, read and shown as one.
     def __call__(cls, *args, **kwargs):
-        if not cls.__dict__.get("_modelc_inert"):
-            # A class of the module's own that derives from a stand-in.
+        if not _is_own(cls):
             return super().__call__(*args, **kwargs)
-        if len(args) == 1 and not kwargs and callable(args[0]):
-            return args[0]
-        return Decorator(cls._modelc_name + "(...)")
+        return _called(cls._modelc_name, args, kwargs)
 
     def __getattr__(cls, name):
-        if name.startswith("__"):
+        if not _is_own(cls):
             raise AttributeError(name)
-        return stand_in(cls._modelc_name + "." + name)
+        return _member(cls._modelc_name, name)
 
     def __getitem__(cls, item):
         return cls
@@ -52,12 +76,16 @@ class _InertMeta(type):
         return cls
 
     def __repr__(cls):
-        return "<modelc stand-in for " + cls._modelc_name + ">"
+        return _shown(cls._modelc_name) if _is_own(cls) else type.__repr__(cls)
 
     def __str__(cls):
+        if not _is_own(cls):
+            return type.__repr__(cls)
         raise UnsupportedApi(cls._modelc_name)
 
     def __format__(cls, spec):
+        if not _is_own(cls):
+            return format(type.__repr__(cls), spec)
         raise UnsupportedApi(cls._modelc_name)
 
 
@@ -68,17 +96,13 @@ class Decorator:
         self._modelc_name = name
 
     def __call__(self, *args, **kwargs):
-        if len(args) == 1 and not kwargs and callable(args[0]):
-            return args[0]
-        return Decorator(self._modelc_name + "(...)")
+        return _called(self._modelc_name, args, kwargs)
 
     def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return stand_in(self._modelc_name + "." + name)
+        return _member(self._modelc_name, name)
 
     def __repr__(self):
-        return "<modelc stand-in for " + self._modelc_name + ">"
+        return _shown(self._modelc_name)
 
 
 # Using what a stand-in returned as a value fails, naming it, rather than letting a placeholder
@@ -94,7 +118,7 @@ def stand_in(name):
 
 
 def is_stand_in(value):
-    return isinstance(value, Decorator) or (isinstance(value, type) and value.__dict__.get("_modelc_inert", False))
+    return isinstance(value, Decorator) or (isinstance(value, _InertMeta) and _is_own(value))
 
 
 def inert_module(module_name, shim_modules=()):
