@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use modelc_exec::{ForeignError, ForeignPlugins};
-use modelc_pyplugins::{Layout, ModulePython, PythonEnv};
+use modelc_pyplugins::{ModulePython, PythonEnv};
 use modelc_std_plugins::{AttributeError, PluginContext, PluginError};
 use modelc_stdlib::PluginSignature;
 use modelc_value::{InstanceId, Value};
@@ -157,16 +157,10 @@ impl PythonHost {
 
 /// A module as the host imports it: which package, and the dotted names of its other files.
 fn module_message(module: &ModulePython) -> serde_json::Value {
-    let layout = match module.layout {
-        Layout::V1 => "v1",
-        Layout::V2Source => "source",
-        Layout::V2Installed => "installed",
-    };
     let submodules: Vec<String> =
         module.files.iter().map(|(ns, _)| ns.replace("::", ".")).filter(|ns| ns != &module.module).collect();
     json!({
         "module": module.module,
-        "layout": layout,
         "package": module.package.display().to_string(),
         "submodules": submodules,
     })
@@ -210,26 +204,26 @@ impl ForeignPlugins for PythonHost {
             "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
         });
         let deadline = Instant::now() + self.timeout;
-        let outcome = converse(process, &request, deadline, context);
-        if let Err(silence) = &outcome {
-            let why = match silence {
-                Silence::TimedOut => {
-                    process.kill();
-                    format!(
-                        "it did not return within {}, and the Python interpreter was stopped (the limit is --plugin-timeout)",
-                        seconds(self.timeout)
-                    )
-                }
-                Silence::Closed => format!("the Python interpreter stopped while it ran ({})", process.ending()),
-                Silence::Garbled(line) => {
-                    process.kill();
-                    format!("the plugin host wrote {line:?}, which is not a message, and was stopped")
-                }
-            };
-            *state = State::Failed(format!("the Python interpreter had stopped earlier: {why}"), Some(started));
-            return Err(host_error(why));
-        }
-        outcome.unwrap_or_else(|_| Err(host_error("the interpreter stopped")))
+        let silence = match converse(process, &request, deadline, context) {
+            Ok(answer) => return answer,
+            Err(silence) => silence,
+        };
+        let why = match silence {
+            Silence::TimedOut => {
+                process.kill();
+                format!(
+                    "it did not return within {}, and the Python interpreter was stopped (the limit is --plugin-timeout)",
+                    seconds(self.timeout)
+                )
+            }
+            Silence::Closed => format!("the Python interpreter stopped while it ran ({})", process.ending()),
+            Silence::Garbled(line) => {
+                process.kill();
+                format!("the plugin host wrote {line:?}, which is not a message, and was stopped")
+            }
+        };
+        *state = State::Failed(format!("the Python interpreter had stopped earlier: {why}"), Some(started));
+        Err(host_error(why))
     }
 }
 
