@@ -55,8 +55,7 @@ fn best(dir: &Path, python: &Path, model: &str) -> Duration {
         .map(|_| {
             let started = Instant::now();
             let target = modelc_driver::locate(Some(dir), dir).unwrap();
-            let env = modelc_pyplugins::PythonEnv::choose(Some(python), None, &|_| None);
-            let mut loaded = modelc_driver::load_with_python(&target, dir, env).unwrap();
+            let mut loaded = modelc_driver::load_with_python(&target, dir, Some(python)).unwrap();
             let mut world = modelc_exec::World::default();
             let host = modelc_driver::python_host(&loaded, &mut world, Duration::from_secs(60));
             let compiled = modelc_driver::compile_resources(&mut loaded, world, modelc_refine::Options::default());

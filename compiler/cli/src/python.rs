@@ -34,10 +34,7 @@ fn options() -> PythonOptions {
 /// Reads the target with the Python environment chosen: `--python`, else project.yml's
 /// `python`, else the active virtual environment, else `python3` on `PATH`.
 pub(crate) fn load(target: &Target, io: &Io<'_>) -> Result<Loaded, LoadError> {
-    let flag = options().flag.map(|p| if p.is_absolute() { p } else { io.cwd.join(p) });
-    let env =
-        modelc_pyplugins::PythonEnv::choose(flag.as_deref(), target.python_setting(), &|name| std::env::var(name).ok());
-    modelc_driver::load_with_python(target, &io.cwd, env)
+    modelc_driver::load_with_python(target, &io.cwd, options().flag.as_deref())
 }
 
 /// Gives the compile a host for the loaded modules' Python plugins (started only if one is

@@ -63,18 +63,23 @@ impl Loaded {
 /// the imports. Files are read in sorted order so that output never depends on directory
 /// listing order.
 pub fn load(target: &Target, cwd: &Path) -> Result<Loaded, LoadError> {
-    load_with_python(target, cwd, None)
+    load_in(target, cwd, None)
 }
 
-/// [`load`], with a Python environment: the v2 modules it has installed (its packages
+/// [`load`], with a Python environment: `python` (`--python`: an interpreter or an
+/// environment's directory) when given, else project.yml's `python`, else the active virtual
+/// environment, else `python3` on `PATH`. The v2 modules it has installed (its packages
 /// `inmanta_plugins.<module>` with a `model/`) are modules too, found before the module path's,
 /// as the reference finds them, and each module's Python is located (not read: only the
 /// modules a compile loads have their plugins read).
-pub fn load_with_python(
-    target: &Target,
-    cwd: &Path,
-    python: Option<modelc_pyplugins::PythonEnv>,
-) -> Result<Loaded, LoadError> {
+pub fn load_with_python(target: &Target, cwd: &Path, python: Option<&Path>) -> Result<Loaded, LoadError> {
+    let flag = python.map(|p| absolute(p, cwd));
+    let env =
+        modelc_pyplugins::PythonEnv::choose(flag.as_deref(), target.python_setting(), &|name| std::env::var(name).ok());
+    load_in(target, cwd, env)
+}
+
+fn load_in(target: &Target, cwd: &Path, python: Option<modelc_pyplugins::PythonEnv>) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded { python, ..Loaded::default() };
     read_target(&mut loaded, target, cwd)?;
     let env = loaded.python.as_ref();

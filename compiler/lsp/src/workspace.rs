@@ -124,11 +124,8 @@ impl Workspace {
 
     /// (Re)reads the project from disk: every file of `main.cf` and the module path.
     fn load_project(&mut self, root: PathBuf, target: Target) {
-        // The Python environment as `modelc check` chooses it without `--python`: project.yml's
-        // `python`, the active virtual environment, or python3 on PATH.
-        let python =
-            modelc_pyplugins::PythonEnv::choose(None, target.python_setting(), &|name| std::env::var(name).ok());
-        let loaded = match modelc_driver::load_with_python(&target, &root, python) {
+        // The Python environment as `modelc check` chooses it without `--python`.
+        let loaded = match modelc_driver::load_with_python(&target, &root, None) {
             Ok(loaded) => loaded,
             Err(error) => {
                 self.load_error = Some(error.to_string());
