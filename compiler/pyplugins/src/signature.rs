@@ -31,8 +31,6 @@ pub struct PyPlugin {
     pub deprecated: bool,
     /// The function's docstring, cleaned.
     pub doc: Option<String>,
-    /// The byte offset of the `def` in the file, for messages.
-    pub offset: u32,
 }
 
 /// The plugins a Python file defines, in source order, or the parser's message when the file is
@@ -119,7 +117,6 @@ fn plugin_of(stmt: &ast::Stmt) -> Option<PyPlugin> {
         allows_unknown,
         deprecated,
         doc: docstring(&def.body),
-        offset: u32::from(def.range.start()),
     })
 }
 
@@ -146,6 +143,8 @@ fn last_name(expr: &ast::Expr) -> Option<&str> {
 fn type_of(annotation: &ast::Expr) -> String {
     match annotation {
         ast::Expr::Constant(c) => match &c.value {
+            // `"plugins.Context"`: no type of the language has a dot, so it is the Context.
+            ast::Constant::Str(s) if s.rsplit('.').next() == Some("Context") => "Context".to_owned(),
             ast::Constant::Str(s) => s.clone(),
             ast::Constant::None => "null".to_owned(),
             _ => "any".to_owned(),
@@ -265,6 +264,16 @@ def helper(x):
             ]
         );
         assert_eq!(get.returns, "list");
+    }
+
+    #[test]
+    fn a_context_is_hidden_however_its_annotation_is_written() {
+        for annotation in ["Context", "plugins.Context", "\"Context\"", "\"plugins.Context\""] {
+            let source = format!("@plugin\ndef f(x: \"int\", ctx: {annotation}) -> \"int\":\n    return x\n");
+            let plugins = read_plugins(&source, "m.py").unwrap();
+            assert!(plugins[0].context, "{annotation}");
+            assert_eq!(plugins[0].params.len(), 1, "{annotation}");
+        }
     }
 
     #[test]
