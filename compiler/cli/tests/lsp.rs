@@ -111,3 +111,44 @@ fn an_editor_session_over_stdio() {
     assert!(entries.is_empty(), "the server wrote {entries:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+impl Server {
+    /// Sends `body` as one framed message, whatever bytes it holds.
+    fn send_raw(&mut self, body: &[u8]) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        self.stdin.write_all(body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+}
+
+/// Issue 30: a malformed message ended the session (exit 2). Each gets its JSON-RPC error
+/// answer and the session goes on: a lone surrogate escape in a document's text, truncated
+/// JSON, a body that is not UTF-8, and JSON that is not a message.
+#[test]
+fn malformed_messages_are_answered_and_the_session_goes_on() {
+    let mut server = Server::start();
+    server.send(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                        "params": { "processId": null, "rootUri": null, "capabilities": {} } }));
+    server.receive_until(|m| m["id"] == 1);
+    server.send(json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }));
+    let malformed: [&[u8]; 4] = [
+        br#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///tmp/x.cf","languageId":"inmanta","version":1,"text":"\ud800"}}}"#,
+        br#"{"jsonrpc":"2.0","id":5,"method":"textDocument/hov"#,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{\"x\":\"\xc3\x28\"}}",
+        br#"[1, 2, 3]"#,
+    ];
+    for (n, body) in malformed.iter().enumerate() {
+        server.send_raw(body);
+        let answer = server.receive_until(|m| m.get("error").is_some());
+        let expected = if n == 3 { -32600 } else { -32700 };
+        assert_eq!(answer["error"]["code"], expected, "message {n}: {answer}");
+        assert!(answer["id"].is_null(), "{answer}");
+    }
+    // Still serving.
+    server.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": null }));
+    let answer = server.receive_until(|m| m["id"] == 2);
+    assert!(answer.get("error").is_none(), "{answer}");
+    server.send(json!({ "jsonrpc": "2.0", "method": "exit", "params": null }));
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

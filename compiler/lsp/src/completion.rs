@@ -19,6 +19,7 @@ use modelc_sema::index::{AttrDef, AttrKind, TypeKind};
 use modelc_sema::resolve::FileScope;
 
 use crate::navigation::Analysis;
+use crate::position::{char_boundary, trailing_start};
 
 /// What a name may be made of.
 fn is_name_char(c: char) -> bool {
@@ -34,10 +35,10 @@ pub(crate) fn complete(
     offset: usize,
     import_at: Position,
 ) -> Vec<CompletionItem> {
-    let offset = offset.min(text.len());
-    let line_start = text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+    let offset = char_boundary(text, offset);
+    let line_start = trailing_start(&text[..offset], |c| c != '\n' && c != '\r');
     let before = &text[line_start..offset];
-    let partial_start = before.rfind(|c: char| !is_name_char(c)).map_or(0, |i| i + 1);
+    let partial_start = trailing_start(before, is_name_char);
     let head = &before[..partial_start];
     let Some((namespace, imports)) = analysis.scope_of(file) else { return Vec::new() };
     let scope = FileScope { namespace: &namespace, imports };
@@ -45,7 +46,7 @@ pub(crate) fn complete(
         return modules(analysis);
     }
     if let Some(chain) = head.strip_suffix('.') {
-        let start = chain.rfind(|c: char| !(is_name_char(c) || c == '.')).map_or(0, |i| i + 1);
+        let start = trailing_start(chain, |c| is_name_char(c) || c == '.');
         let names: Vec<&str> = chain[start..].split('.').collect();
         return match chain_entity(analysis, file, line_start + partial_start, &names) {
             Some(entity) => members(analysis, &entity),
@@ -53,7 +54,7 @@ pub(crate) fn complete(
         };
     }
     if let Some(prefix) = head.strip_suffix("::") {
-        let start = prefix.rfind(|c: char| !(is_name_char(c) || c == ':')).map_or(0, |i| i + 1);
+        let start = trailing_start(prefix, |c| is_name_char(c) || c == ':');
         return match scope.namespace_of(analysis.index(), &prefix[start..]) {
             Ok(target) => namespace_members(analysis, &target),
             Err(_) => Vec::new(),
@@ -188,12 +189,12 @@ fn namespace_members(analysis: &Analysis<'_>, namespace: &str) -> Vec<Completion
 /// The constructor whose parentheses the cursor is in (`web::Server(name="a", |`), and the
 /// keywords already given, if the cursor is where an argument starts.
 fn open_call(text: &str, at: usize) -> Option<(String, Vec<String>)> {
-    let before = &text[..at];
+    let before = &text[..char_boundary(text, at)];
     if !before.trim_end().ends_with(['(', ',']) {
         return None;
     }
     let open = unmatched_paren(before)?;
-    let callee_start = before[..open].rfind(|c: char| !(is_name_char(c) || c == ':')).map_or(0, |i| i + 1);
+    let callee_start = trailing_start(&before[..open], |c| is_name_char(c) || c == ':');
     let callee = &before[callee_start..open];
     let last = callee.rsplit("::").next()?;
     if !last.starts_with(|c: char| c.is_ascii_uppercase()) {
@@ -230,9 +231,9 @@ pub(crate) fn signature_help(
     text: &str,
     offset: usize,
 ) -> Option<lsp_types::SignatureHelp> {
-    let before = &text[..offset.min(text.len())];
+    let before = &text[..char_boundary(text, offset)];
     let open = unmatched_paren(before)?;
-    let callee_start = before[..open].rfind(|c: char| !(is_name_char(c) || c == ':')).map_or(0, |i| i + 1);
+    let callee_start = trailing_start(&before[..open], |c| is_name_char(c) || c == ':');
     let callee = &before[callee_start..open];
     let (namespace, imports) = analysis.scope_of(file)?;
     let scope = FileScope { namespace: &namespace, imports };

@@ -10,6 +10,9 @@
 //! After a pause in typing, a model that checks without errors is executed on a worker thread
 //! (`execution.rs`) for the diagnostics only execution finds; the next edit cancels the run.
 //!
+//! A malformed message gets its JSON-RPC error answer (`transport.rs`) and a handler that
+//! panics answers `InternalError` (`server.rs`): no one message ends a session.
+//!
 //! The server reads the project from disk and never writes anything.
 #![allow(clippy::disallowed_methods, reason = "the server reads the project and open files from disk")]
 
@@ -20,13 +23,14 @@ mod navigation;
 pub mod position;
 mod server;
 mod structure;
+pub mod transport;
 pub mod workspace;
 
 pub use server::{Error, run};
 
 /// Serves the client on stdin and stdout until it shuts the server down.
 pub fn stdio() -> Result<(), Error> {
-    let (connection, io_threads) = lsp_server::Connection::stdio();
+    let (connection, io_threads) = transport::stdio();
     run(&connection)?;
     drop(connection);
     io_threads.join()?;

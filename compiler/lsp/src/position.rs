@@ -38,6 +38,22 @@ impl Encoding {
     }
 }
 
+/// `offset` clamped to `text` and moved back to the start of the character it falls in, so
+/// that slicing there cannot split a character.
+pub(crate) fn char_boundary(text: &str, offset: usize) -> usize {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// Where the run of characters at the end of `text` that satisfy `keep` starts: a character
+/// boundary, whatever the characters before it are (`rfind(..) + 1` is not, after `é`).
+pub(crate) fn trailing_start(text: &str, keep: impl Fn(char) -> bool) -> usize {
+    text.char_indices().rev().find(|&(_, c)| !keep(c)).map_or(0, |(at, c)| at + c.len_utf8())
+}
+
 /// A text with its line index, for converting positions both ways.
 pub struct Text<'t> {
     text: &'t str,
@@ -75,10 +91,7 @@ impl<'t> Text<'t> {
 
     /// The position of a byte offset (clamped to the text, and to a character boundary).
     pub fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
+        let offset = char_boundary(self.text, offset);
         let line = self.lines.line(offset as u32).saturating_sub(1);
         let start = self.lines.line_start(line + 1).unwrap_or(0) as usize;
         let character: usize = self.text[start..offset].chars().map(|c| self.encoding.units(c)).sum();
@@ -127,6 +140,15 @@ mod tests {
         assert_eq!(text.position(source.find('z').unwrap_or_default()), pos(2, 0));
         // Past the last line: the end of the text.
         assert_eq!(text.offset(pos(9, 0)), source.len());
+    }
+
+    #[test]
+    fn scanning_back_over_names_stops_on_a_character_boundary() {
+        assert_eq!(trailing_start("x = é", |c| c.is_ascii_alphanumeric()), "x = é".len());
+        assert_eq!(trailing_start("éab", |c| c.is_ascii_alphanumeric()), "é".len());
+        assert_eq!(trailing_start("ab", |c| c.is_ascii_alphanumeric()), 0);
+        assert_eq!(char_boundary("é", 1), 0);
+        assert_eq!(char_boundary("é", 9), 2);
     }
 
     #[test]

@@ -23,6 +23,9 @@ use crate::workspace::Workspace;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
+/// What the loop is doing between messages, as the panic guard names it.
+const PUBLISHING: &str = "publishing diagnostics";
+
 /// A request's or notification's parameters; malformed ones are the client's error, answered
 /// as such, never a reason for the server to stop.
 fn parse<P: serde::de::DeserializeOwned>(params: serde_json::Value) -> Result<P, serde_json::Error> {
@@ -70,8 +73,17 @@ struct Server<'c> {
 
 /// Runs the server on a connection until the client shuts it down.
 pub fn run(connection: &Connection) -> Result<(), Error> {
-    let (id, params) = connection.initialize_start()?;
-    let params: InitializeParams = serde_json::from_value(params)?;
+    let (id, params) = loop {
+        let (id, params) = connection.initialize_start()?;
+        match serde_json::from_value::<InitializeParams>(params) {
+            Ok(params) => break (id, params),
+            // The client may try again; nothing else is answered until it succeeds.
+            Err(error) => {
+                let message = format!("the initialize parameters are malformed: {error}");
+                connection.sender.send(Response::new_err(id, ErrorCode::InvalidParams as i32, message).into())?;
+            }
+        }
+    };
     let encoding = Encoding::negotiate(&params.capabilities);
     let capabilities = ServerCapabilities {
         position_encoding: Some(encoding.kind()),
@@ -219,18 +231,61 @@ impl Server<'_> {
                     self.execution.invalidate();
                     self.connection.sender.send(Message::Response(Response::new_ok(request.id, ())))?;
                 }
-                Message::Request(request) => self.on_request(request)?,
+                Message::Request(request) => {
+                    let (id, method) = (request.id.clone(), request.method.clone());
+                    self.guarded(&method, Some(id), |server| server.on_request(request))?;
+                }
                 Message::Notification(notification) => {
                     if notification.method == lsp_types::notification::Exit::METHOD {
                         self.execution.invalidate();
                         return Ok(());
                     }
-                    self.on_notification(notification)?;
+                    let method = notification.method.clone();
+                    self.guarded(&method, None, |server| server.on_notification(notification))?;
                 }
                 Message::Response(_) => {}
             }
-            self.publish_if_idle()?;
+            self.guarded(PUBLISHING, None, Server::publish_if_idle)?;
         }
+    }
+
+    /// Runs one handler so that a panic in it (a bug of ours) ends neither the session nor
+    /// the loop: a request is answered `InternalError`, and the client's log is told once.
+    fn guarded(
+        &mut self,
+        what: &str,
+        request: Option<RequestId>,
+        handler: impl FnOnce(&mut Self) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let payload = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(self))) {
+            Ok(result) => return result,
+            Err(payload) => payload,
+        };
+        let reason = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        // What a notification half did is checked again (a failed publication is not
+        // retried until the next change, so one bug is reported once).
+        if what != PUBLISHING {
+            self.dirty = true;
+        }
+        self.notify::<lsp_types::notification::LogMessage>(lsp_types::LogMessageParams {
+            typ: lsp_types::MessageType::ERROR,
+            message: format!(
+                "modelc: internal error in {what}: {reason}. The server goes on; please report this with the file being edited."
+            ),
+        })?;
+        if let Some(id) = request {
+            let message = format!("modelc failed to answer {what}: {reason}");
+            self.connection.sender.send(Message::Response(Response::new_err(
+                id,
+                ErrorCode::InternalError as i32,
+                message,
+            )))?;
+        }
+        Ok(())
     }
 
     /// Moves the messages waiting now into the backlog, taking note of cancellations.
@@ -739,5 +794,57 @@ impl Server<'_> {
             diagnostics,
             version,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(connection: &Connection) -> Server<'_> {
+        Server {
+            connection,
+            workspace: Workspace::new(None),
+            encoding: Encoding::Utf16,
+            published: HashMap::new(),
+            dirty: false,
+            execution: Execution::new(),
+            current: HashMap::new(),
+            backlog: std::collections::VecDeque::new(),
+            cancelled: std::collections::HashSet::new(),
+            explanations: false,
+        }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used, reason = "test code")]
+    fn a_handler_that_panics_is_answered_internal_error_and_logged_once() {
+        let (ours, client) = Connection::memory();
+        let mut server = server(&ours);
+        let id = RequestId::from(7);
+        let result = server.guarded("textDocument/hover", Some(id.clone()), |_| panic!("a bug of ours"));
+        assert!(result.is_ok(), "the loop goes on");
+        let messages: Vec<Message> = client.receiver.try_iter().collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        match &messages[0] {
+            Message::Notification(n) => {
+                assert_eq!(n.method, "window/logMessage");
+                assert!(n.params["message"].as_str().unwrap().contains("a bug of ours"), "{n:?}");
+            }
+            other => panic!("expected a log message, got {other:?}"),
+        }
+        match &messages[1] {
+            Message::Response(r) => {
+                assert_eq!(r.id, id);
+                assert_eq!(r.error.as_ref().unwrap().code, ErrorCode::InternalError as i32);
+            }
+            other => panic!("expected the answer, got {other:?}"),
+        }
+        // A notification that panics is logged and not answered.
+        server.guarded("textDocument/didChange", None, |_| panic!("{}", String::from("again"))).unwrap();
+        let messages: Vec<Message> = client.receiver.try_iter().collect();
+        assert_eq!(messages.len(), 1);
+        // The server still serves: a handler that works returns its own result.
+        assert!(server.guarded("x", None, |_| Ok(())).is_ok());
     }
 }

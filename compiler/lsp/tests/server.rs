@@ -806,3 +806,25 @@ fn python_plugins_are_checked_and_shown_without_running_python() {
     client.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 30: completion right after a non-ASCII character panicked (a byte offset inside `é`)
+/// and the server died with it. Every such request is answered, and the server goes on.
+#[test]
+fn completion_after_non_ascii_text_is_answered() {
+    let dir = scratch("non-ascii");
+    let mut client = Client::start(&dir, json!({}));
+    let uri = client.open(&dir.join("main.cf"), "");
+    for (version, (text, character)) in
+        [("x = é", 5), ("x = éa.", 7), ("éstd::", 6), ("x = \"😀\" é", 10)].iter().enumerate()
+    {
+        client.change(&uri, version as i32 + 2, json!([{ "text": text }]));
+        for method in ["textDocument/completion", "textDocument/signatureHelp", "textDocument/hover"] {
+            // The request's answer, whatever it is, proves the server is alive and serving.
+            client.request(
+                method,
+                json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": character } }),
+            );
+        }
+    }
+    client.shutdown();
+}
