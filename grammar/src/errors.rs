@@ -81,6 +81,10 @@ pub(crate) fn report_parse_errors(
     // (token index, byte offset) of the last reported error.
     let mut last_reported: Option<(usize, usize)> = None;
     let reported_before = sink.diagnostics.iter().any(|d| d.is_error());
+    // Lines are compared by number: scanning the text between two errors for a line break
+    // made a long line of errors quadratic.
+    let lines = modelc_diagnostics::LineIndex::new(text);
+    let line_of = |offset: usize| lines.line(u32::try_from(offset).unwrap_or(u32::MAX));
     for error in errors {
         let index = match &error {
             ParseError::UnrecognizedToken { token: (start, ..), .. }
@@ -96,7 +100,7 @@ pub(crate) fn report_parse_errors(
         let offset = tokens.get(index).map_or(text.len(), |t| t.0);
         // Too close to the previous error, or on its line: the same mistake seen again.
         let echo = last_reported.is_some_and(|(last_index, last_offset)| {
-            index < last_index + ERROR_DISTANCE || !text[last_offset.min(offset)..offset].contains(['\n', '\r'])
+            index < last_index + ERROR_DISTANCE || offset <= last_offset || line_of(last_offset) == line_of(offset)
         });
         if echo {
             continue;

@@ -79,12 +79,16 @@ fn split_interpolations(body: &str, body_start: usize, sink: &mut Sink) -> Vec<S
 /// call, an operator: `{{ a.b[0] }}`, `{{ x + 1 }}`) on one line: how long it is. Empty braces
 /// and text with no name in it (`{{}}`, `{{ }}`, templates' `{{-`) are not taken for attempts.
 fn not_an_interpolation(text: &str) -> Option<usize> {
+    const LONGEST: usize = 80;
     let inner = text.strip_prefix("{{")?;
-    let close = inner.find("}}")?;
+    // Only the first bytes can hold the closing braces of an attempt: searching the whole rest
+    // from every `{{` made a string of braces quadratic.
+    let window = &inner.as_bytes()[..inner.len().min(LONGEST + 2)];
+    let close = window.windows(2).position(|pair| pair == b"}}")?;
     let content = &inner[..close];
     let attempted = content.trim().chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
         && !content.contains(['\n', '\r', '{', '"', '\''])
-        && content.len() <= 80;
+        && content.len() <= LONGEST;
     attempted.then_some(2 + close + 2)
 }
 

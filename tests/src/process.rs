@@ -44,3 +44,29 @@ pub fn timed(binary: &Path, dir: &Path, args: &[&str]) -> Run {
     let kib: f64 = stderr.lines().last().unwrap().trim().parse().unwrap();
     Run { seconds, peak_mib: kib / 1024.0, stderr, stdout_lines: out.stdout.split(|b| *b == b'\n').count() }
 }
+
+/// What one run took, whether it succeeded or not.
+pub struct Measured {
+    pub seconds: f64,
+    pub peak_mib: f64,
+    /// The exit status; 124 when it ran past the time limit and was stopped.
+    pub code: Option<i32>,
+}
+
+/// Runs `binary` with `args` in `dir` under `/usr/bin/time`, stopped after 300 s, whatever
+/// its outcome (a malformed input is expected to fail, in proportion to its size).
+pub fn measured(binary: &Path, dir: &Path, args: &[&str]) -> Measured {
+    let started = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "timeout", "300"])
+        .arg(binary)
+        .args(["--color", "never"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kib: f64 = stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(f64::NAN);
+    Measured { seconds, peak_mib: kib / 1024.0, code: out.status.code() }
+}

@@ -10,7 +10,8 @@
 //!   empty set held); a resource in no set is shared.
 //!
 //! [`reference`] writes the reference exporter's `export -j` list, and [`draw`] renders the graph
-//! as DOT or Mermaid and the terminal summary.
+//! as DOT or Mermaid and the terminal summary; [`text_diff`] shows how a text attribute changes,
+//! at a bounded cost.
 
 pub mod attributes;
 pub mod draw;
@@ -18,6 +19,7 @@ pub mod graph;
 pub mod id;
 pub mod meta;
 pub mod reference;
+pub mod text_diff;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};

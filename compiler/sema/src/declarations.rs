@@ -266,8 +266,17 @@ impl<'a> Checker<'a> {
 
     /// Two parents that declare the same attribute must agree on its type.
     fn check_parents_agree(&mut self, entity: &Entity, parents: &[(String, Span)], own: &IndexMap<&str, &Attribute>) {
+        // A parent that another parent extends brings nothing the other does not bring too
+        // (`extends B, A` where `B extends A`): only the others can disagree. Skipping them keeps
+        // a diamond-shaped hierarchy from comparing every inherited attribute at every level.
+        let index = self.index;
+        let independent: Vec<&(String, Span)> =
+            parents.iter().filter(|(p, _)| !parents.iter().any(|(q, _)| q != p && index.is_subtype(q, p))).collect();
+        if independent.len() < 2 {
+            return;
+        }
         let mut seen: IndexMap<String, (&str, &AttrDef)> = IndexMap::new();
-        for (parent, span) in parents {
+        for (parent, span) in independent {
             let names: Vec<String> = self.index.attribute_names(parent).into_iter().map(str::to_owned).collect();
             for name in names {
                 if own.contains_key(name.as_str()) {

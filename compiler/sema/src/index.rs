@@ -11,6 +11,7 @@ use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, ProjectInput, ResourceS
 use modelc_stdlib::PluginSignature;
 use modelc_syntax::ast::{self, Constraint};
 
+use crate::hierarchy::Hierarchy;
 use crate::loading::loaded_modules;
 use crate::resolve::FileScope;
 use crate::types::{BaseType, ValueType};
@@ -152,6 +153,10 @@ pub struct ModelIndex {
     pub implements_unresolved: bool,
     /// The plugins loaded modules define in Python, by fully qualified name.
     pub python_plugins: IndexMap<String, &'static PluginSignature>,
+    /// Subtype and incompleteness questions, answered without walking the parents.
+    hierarchy: Hierarchy,
+    /// Attribute name → the positions (in `entities`) of the entities that declare it.
+    owners: IndexMap<String, Vec<usize>>,
 }
 
 /// The type table of a project.
@@ -264,6 +269,7 @@ impl ModelIndex {
                 }
             }
         }
+        self.index_hierarchy();
         for (ns, summary) in summaries {
             let scope = FileScope { namespace: ns, imports: &summary.imports };
             for (entity, uses) in &summary.implements {
@@ -373,9 +379,26 @@ impl ModelIndex {
         if self.attribute(entity, name).is_some() {
             return;
         }
-        if let Some(def) = self.entities.get_mut(entity) {
+        if let Some((position, _, def)) = self.entities.get_full_mut(entity) {
             def.attributes
                 .insert(name.to_owned(), AttrDef { name: name.to_owned(), kind, owner: entity.to_owned(), origin });
+            self.owners.entry(name.to_owned()).or_default().push(position);
+        }
+    }
+
+    /// Once every entity is known: the hierarchy's numbering and who declares each attribute.
+    fn index_hierarchy(&mut self) {
+        let parents: Vec<Vec<usize>> = self
+            .entities
+            .values()
+            .map(|e| e.parents.iter().filter_map(|p| self.entities.get_index_of(p)).collect())
+            .collect();
+        let incomplete: Vec<bool> = self.entities.values().map(|e| e.incomplete).collect();
+        self.hierarchy = Hierarchy::new(&parents, &incomplete);
+        for (position, entity) in self.entities.values().enumerate() {
+            for name in entity.attributes.keys() {
+                self.owners.entry(name.clone()).or_default().push(position);
+            }
         }
     }
 
@@ -397,13 +420,25 @@ impl ModelIndex {
         if self.implements_unresolved || self.is_incomplete(entity) {
             return true;
         }
-        match self.implemented.get(entity) {
-            Some((true, _)) => true,
-            Some((false, true)) => {
-                self.entities.get(entity).is_some_and(|e| e.parents.iter().any(|p| self.may_be_implemented(p)))
+        // Up through the entities implemented `using parents`, each visited once (a recursion
+        // would be as deep as the hierarchy, and follow every path of a diamond).
+        let mut seen: IndexSet<&str> = IndexSet::new();
+        let mut stack = vec![entity];
+        while let Some(name) = stack.pop() {
+            if !seen.insert(name) {
+                continue;
             }
-            _ => false,
+            match self.implemented.get(name) {
+                Some((true, _)) => return true,
+                Some((false, true)) => {
+                    if let Some(e) = self.entities.get(name) {
+                        stack.extend(e.parents.iter().map(String::as_str));
+                    }
+                }
+                _ => {}
+            }
         }
+        false
     }
 
     /// Whether instances of `entity`, a resource type, can be identified: an ancestor's resource
@@ -454,23 +489,58 @@ impl ModelIndex {
 
     /// The entity and its ancestors, nearest first, each once (cycles are cut).
     pub fn ancestry(&self, entity: &str) -> Vec<&EntityDef> {
-        let mut out: Vec<&EntityDef> = Vec::new();
-        let mut stack = vec![entity];
-        while let Some(name) = stack.pop() {
-            let Some(def) = self.entities.get(name) else { continue };
-            if out.iter().any(|d| d.fqn == def.fqn) {
-                continue;
+        self.ancestors(entity).collect()
+    }
+
+    /// [`ModelIndex::ancestry`], one at a time, so that a search can stop early.
+    fn ancestors<'s>(&'s self, entity: &str) -> impl Iterator<Item = &'s EntityDef> + use<'s> {
+        let mut seen: IndexSet<&str> = IndexSet::new();
+        let mut stack: Vec<&'s str> =
+            self.entities.get_key_value(entity).map(|(k, _)| k.as_str()).into_iter().collect();
+        std::iter::from_fn(move || {
+            while let Some(name) = stack.pop() {
+                let Some(def) = self.entities.get(name) else { continue };
+                if !seen.insert(def.fqn.as_str()) {
+                    continue;
+                }
+                // Left-most parent first: push in reverse.
+                stack.extend(def.parents.iter().rev().map(String::as_str));
+                return Some(def);
             }
-            out.push(def);
-            // Left-most parent first: push in reverse.
-            stack.extend(def.parents.iter().rev().map(String::as_str));
-        }
-        out
+            None
+        })
     }
 
     /// An attribute of `entity`, own or inherited (own first, then parents left to right).
     pub fn attribute(&self, entity: &str, name: &str) -> Option<&AttrDef> {
-        self.ancestry(entity).into_iter().find_map(|d| d.attributes.get(name))
+        self.nearest(entity, name, Some)
+    }
+
+    /// The first declaration of `name` along `entity`'s ancestry (own first, then parents left
+    /// to right) for which `pick` gives an answer, and that answer.
+    fn nearest<'s, T>(&'s self, entity: &str, name: &str, pick: impl Fn(&'s AttrDef) -> Option<T>) -> Option<T> {
+        let (position, _, def) = self.entities.get_full(entity)?;
+        if let Some(answer) = def.attributes.get(name).and_then(&pick) {
+            return Some(answer);
+        }
+        let walk = || self.ancestors(entity).filter_map(|d| d.attributes.get(name)).find_map(&pick);
+        // Few entities declare a name: the one of them that is an ancestor says where it comes
+        // from without walking a deep hierarchy. With several, the walk decides which is first.
+        const FEW: usize = 8;
+        let owners = self.owners.get(name)?;
+        if owners.len() > FEW {
+            return walk();
+        }
+        let mut found = None;
+        for &owner in owners.iter().filter(|&&o| o != position) {
+            match self.hierarchy.is_subtype(position, owner) {
+                Some(false) => {}
+                Some(true) if found.is_none() => found = Some(owner),
+                // Several, or a cycle.
+                _ => return walk(),
+            }
+        }
+        found.and_then(|owner| self.entities.get_index(owner)?.1.attributes.get(name)).and_then(pick)
     }
 
     /// Every attribute name of `entity`, own and inherited.
@@ -480,23 +550,28 @@ impl ModelIndex {
 
     /// Whether `sub` is `sup` or one of its descendants.
     pub fn is_subtype(&self, sub: &str, sup: &str) -> bool {
-        self.ancestry(sub).iter().any(|d| d.fqn == sup)
+        let (Some(a), Some(b)) = (self.entities.get_index_of(sub), self.entities.get_index_of(sup)) else {
+            return false;
+        };
+        match self.hierarchy.is_subtype(a, b) {
+            Some(answer) => answer,
+            None => self.ancestors(sub).any(|d| d.fqn == sup),
+        }
     }
 
     /// The entity and all its descendants.
     pub fn subtypes<'s>(&'s self, entity: &'s str) -> Vec<&'s str> {
-        let mut out: Vec<&str> = Vec::new();
+        let mut seen: IndexSet<&str> = IndexSet::new();
         let mut stack = vec![entity];
         while let Some(name) = stack.pop() {
-            if out.contains(&name) {
+            if !seen.insert(name) {
                 continue;
             }
-            out.push(name);
             if let Some(children) = self.children.get(name) {
                 stack.extend(children.iter().map(String::as_str));
             }
         }
-        out
+        seen.into_iter().collect()
     }
 
     /// Whether `entity` or one of its subtypes has an attribute `name` (reading it through a
@@ -508,7 +583,8 @@ impl ModelIndex {
 
     /// Whether some ancestor of `entity` (or itself) has a parent that did not resolve.
     pub fn is_incomplete(&self, entity: &str) -> bool {
-        self.ancestry(entity).iter().any(|d| d.incomplete)
+        let known = self.entities.get_index_of(entity).and_then(|e| self.hierarchy.is_incomplete(e));
+        known.unwrap_or_else(|| self.ancestors(entity).any(|d| d.incomplete))
     }
 
     /// The indexes that constrain `entity`: its own and its ancestors'.
@@ -527,16 +603,13 @@ impl ModelIndex {
     /// Whether `entity` has a default for `name` (own declarations win, then parents left to
     /// right; `= undef` removes an inherited default).
     pub fn has_default(&self, entity: &str, name: &str) -> bool {
-        for def in self.ancestry(entity) {
-            if let Some(attr) = def.attributes.get(name) {
-                match &attr.kind {
-                    AttrKind::Value { default: DefaultSummary::Value, .. } => return true,
-                    AttrKind::Value { default: DefaultSummary::Undef, .. } => return false,
-                    AttrKind::Value { default: DefaultSummary::None, .. } | AttrKind::Relation { .. } => {}
-                }
-            }
-        }
-        false
+        // The nearest declaration with a default or `= undef` decides.
+        let decides = |attr: &AttrDef| match &attr.kind {
+            AttrKind::Value { default: DefaultSummary::Value, .. } => Some(true),
+            AttrKind::Value { default: DefaultSummary::Undef, .. } => Some(false),
+            AttrKind::Value { default: DefaultSummary::None, .. } | AttrKind::Relation { .. } => None,
+        };
+        self.nearest(entity, name, decides).unwrap_or(false)
     }
 }
 

@@ -18,6 +18,7 @@ pub use check::MAY_NOT_RUN;
 pub mod consteval;
 mod declarations;
 mod double_set;
+mod hierarchy;
 pub mod hir;
 pub mod index;
 pub mod loading;

@@ -108,8 +108,8 @@ impl std::fmt::Display for Diff {
                     // Text over several lines: a unified diff of its lines.
                     (Some(a), Some(b)) if a.contains('\n') || b.contains('\n') => {
                         writeln!(f, "    {name}:")?;
-                        let diff = similar::TextDiff::from_lines(a, b);
-                        for line in diff.unified_diff().context_radius(2).to_string().lines() {
+                        let diff = modelc_ir::text_diff::unified(a, b, None, 2);
+                        for line in diff.lines() {
                             writeln!(f, "      {line}")?;
                         }
                     }

@@ -155,7 +155,5 @@ fn content_diff(path: &Path, current_len: Option<u64>, hash: &str, context: &Con
     let new = String::from_utf8(desired).ok()?;
     let name = path.display().to_string();
     let old_name = if current_len.is_some() { name.clone() } else { "/dev/null".to_owned() };
-    Some(
-        similar::TextDiff::from_lines(&old, &new).unified_diff().context_radius(3).header(&old_name, &name).to_string(),
-    )
+    Some(modelc_ir::text_diff::unified(&old, &new, Some((&old_name, &name)), 3))
 }
