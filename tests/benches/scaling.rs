@@ -179,7 +179,7 @@ fn main() {
     let wanted: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     // A binary to measure instead of this checkout's (an older build, to compare).
     let binary = match std::env::var_os("MODELC_BENCH_BINARY") {
-        Some(path) => std::path::PathBuf::from(path),
+        Some(path) => std::fs::canonicalize(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
         None => modelc_tests::process::release_binary(),
     };
     let root = std::env::temp_dir().join(format!("modelc-bench-scaling-{}", std::process::id()));
@@ -201,7 +201,12 @@ fn main() {
         let (small, large) = (&runs[0], &runs[1]);
         let ratio = large.seconds / small.seconds;
         let memory = large.peak_mib / small.peak_mib;
-        let verdict = if ratio <= 5.0 { "ok" } else { "SUPERLINEAR" };
+        let verdict = match large.code {
+            Some(124) => "TIMEOUT (300 s)",
+            Some(126 | 127) => "NOT RUN",
+            _ if ratio <= 5.0 => "ok",
+            _ => "SUPERLINEAR",
+        };
         println!(
             "{:<22} {:>8} {:>9.3} {:>9.3} {:>6.2} {:>8.0} {:>8.0} {:>6.2} {:>5}  {verdict}",
             shape.name,

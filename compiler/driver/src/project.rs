@@ -148,6 +148,13 @@ fn load_project(root: &Path) -> Result<Target, LoadError> {
     let parsed: ProjectFile = if text.trim().is_empty() {
         ProjectFile { modulepath: None, python: None }
     } else {
+        if let Some(line) = nested_too_deep(&text) {
+            let reason = format!(
+                "brackets nest more than {MAX_YAML_NESTING} levels deep at line {line}; no project file needs that, \
+                 and the YAML reader would take a time quadratic in the depth to say so"
+            );
+            return Err(LoadError::BadProjectFile { path: file.clone(), reason });
+        }
         serde_yaml_ng::from_str(&text)
             .map_err(|e| LoadError::BadProjectFile { path: file.clone(), reason: e.to_string() })?
     };
@@ -166,6 +173,53 @@ fn load_project(root: &Path) -> Result<Target, LoadError> {
         warnings,
         python: parsed.python.map(|p| root.join(p)),
     }))
+}
+
+/// The deepest flow nesting (`[`, `{`) read: the YAML reader's own limit (a real recursion).
+const MAX_YAML_NESTING: usize = 128;
+
+/// The line where the YAML's flow collections (`[`, `{`) nest deeper than the reader accepts,
+/// found in one pass. The reader (libyaml's scanner) would refuse it too, but only after
+/// rescanning its open collections at every token: 40,000 `[` took 16 s. Brackets inside quotes
+/// and comments are not counted.
+fn nested_too_deep(text: &str) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1usize);
+    let mut chars = text.chars().peekable();
+    let mut previous = '\n';
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            '#' if previous.is_whitespace() => while chars.next_if(|&n| n != '\n').is_some() {},
+            '\'' | '"' => {
+                // To the closing quote (`''` inside single quotes, `\` escapes inside double).
+                while let Some(q) = chars.next() {
+                    match q {
+                        '\n' => line += 1,
+                        '\\' if c == '"' => {
+                            chars.next();
+                        }
+                        _ if q == c => {
+                            if c == '\'' && chars.next_if_eq(&'\'').is_some() {
+                                continue;
+                            }
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            '[' | '{' => {
+                depth += 1;
+                if depth > MAX_YAML_NESTING {
+                    return Some(line);
+                }
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        previous = c;
+    }
+    None
 }
 
 /// Top-level keys of `project.yml` that look like `modulepath` misspelt (`module_path`,
@@ -195,6 +249,25 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         dir
+    }
+
+    #[test]
+    fn deep_yaml_nesting_is_refused_before_the_reader_sees_it() {
+        let deep = format!("name: p\nmodulepath: {}\n", "[".repeat(40_000));
+        assert_eq!(nested_too_deep(&deep), Some(2));
+        // Brackets in quotes and comments do not count; 128 levels are still read.
+        let quoted = format!("name: '{0}'\ndescription: \"{0}\" # {0}\n", "[".repeat(500));
+        assert_eq!(nested_too_deep(&quoted), None);
+        let fine = format!("x: {}{}\n", "[".repeat(128), "]".repeat(128));
+        assert_eq!(nested_too_deep(&fine), None);
+        let root = temp_dir("deep-yaml");
+        std::fs::write(root.join("project.yml"), &deep).expect("write");
+        match load_project(&root) {
+            Err(LoadError::BadProjectFile { reason, .. }) => {
+                assert!(reason.contains("more than 128 levels deep at line 2"), "{reason}");
+            }
+            other => panic!("expected a bad project file, got {other:?}"),
+        }
     }
 
     #[test]

@@ -149,7 +149,8 @@ impl<'a> Checker<'a> {
             self.follow_ons.push(span);
         }
         match error {
-            ResolveError::NotFound { name, namespace, suggestions } => {
+            ResolveError::NotFound { name, namespace } => {
+                let suggestions = self.scope.suggestions(self.index, error);
                 // Suggest only names of the kind wanted here: an entity for an entity.
                 let wanted = match what {
                     "entity" => Some(TypeKind::Entity),
@@ -196,7 +197,8 @@ impl<'a> Checker<'a> {
                         applicability: modelc_diagnostics::Applicability::MachineApplicable,
                     })
             }
-            ResolveError::UnknownNamespace { prefix, suggestions } => {
+            ResolveError::UnknownNamespace { prefix } => {
+                let suggestions = &self.scope.suggestions(self.index, error);
                 let mut d = Diagnostic::new(&codes::UNKNOWN_NAMESPACE, format!("namespace `{prefix}` not found"))
                     .primary(self.file, span, "no module of this name is loaded or imported");
                 if let Some(help) = crate::suggest::did_you_mean(suggestions) {

@@ -28,11 +28,11 @@ pub struct Resolved {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResolveError {
     /// No type of that name where it was looked for. `namespace` is where the lookup ended.
-    NotFound { name: String, namespace: String, suggestions: Vec<String> },
+    NotFound { name: String, namespace: String },
     /// `p::T` where `p` is a module that exists but is not imported by this file.
     MissingImport { prefix: String },
     /// `p::T` where `p` is no namespace the project has.
-    UnknownNamespace { prefix: String, suggestions: Vec<String> },
+    UnknownNamespace { prefix: String },
 }
 
 impl FileScope<'_> {
@@ -47,12 +47,7 @@ impl FileScope<'_> {
         if index.has_namespace(prefix) {
             return Err(ResolveError::MissingImport { prefix: prefix.to_owned() });
         }
-        let mut usable: Vec<&str> = vec![self.namespace, "std"];
-        usable.extend(self.imports.iter().map(ImportSummary::visible_name));
-        Err(ResolveError::UnknownNamespace {
-            prefix: prefix.to_owned(),
-            suggestions: crate::suggest::similar(prefix, usable.into_iter()),
-        })
+        Err(ResolveError::UnknownNamespace { prefix: prefix.to_owned() })
     }
 
     /// Resolves a type name as written (`A`, `std::Entity`, `m::x::T`).
@@ -62,16 +57,7 @@ impl FileScope<'_> {
                 let namespace = self.namespace_of(index, prefix)?;
                 match index.type_in(&namespace, name) {
                     Some(kind) => Ok(Resolved { fqn: format!("{namespace}::{name}"), kind }),
-                    None => Err(ResolveError::NotFound {
-                        name: written.to_owned(),
-                        suggestions: index
-                            .type_names(&namespace)
-                            .filter(|n| crate::suggest::close(name, n))
-                            .map(|n| format!("{prefix}::{n}"))
-                            .take(3)
-                            .collect(),
-                        namespace,
-                    }),
+                    None => Err(ResolveError::NotFound { name: written.to_owned(), namespace }),
                 }
             }
             None => {
@@ -85,36 +71,59 @@ impl FileScope<'_> {
                         None => break,
                     }
                 }
-                let mut candidates: Vec<String> = Vec::new();
-                let mut ns = self.namespace;
-                loop {
-                    candidates.extend(index.type_names(ns).map(str::to_owned));
-                    match ns.rsplit_once("::") {
-                        Some((parent, _)) => ns = parent,
-                        None => break,
-                    }
-                }
-                let mut suggestions = crate::suggest::similar(written, candidates.iter().map(String::as_str));
-                // The classic mistakes: a name of std, or of an imported module, without its
-                // module's prefix.
-                let mut qualified: Vec<String> = Vec::new();
-                if index.type_in("std", written).is_some() && self.namespace != "std" {
-                    qualified.push(format!("std::{written}"));
-                }
-                for import in self.imports {
-                    let prefixed = format!("{}::{written}", import.visible_name());
-                    if index.type_in(&import.module, written).is_some() && !qualified.contains(&prefixed) {
-                        qualified.push(prefixed);
-                    }
-                }
-                suggestions.splice(0..0, qualified);
-                suggestions.truncate(3);
-                Err(ResolveError::NotFound {
-                    name: written.to_owned(),
-                    namespace: self.namespace.to_owned(),
-                    suggestions,
-                })
+                Err(ResolveError::NotFound { name: written.to_owned(), namespace: self.namespace.to_owned() })
             }
         }
+    }
+
+    /// "Did you mean" candidates for a name that did not resolve, closest first. Computed only
+    /// when the error is reported: a failed lookup is often a question (is this a type?), and
+    /// comparing the name with every type of a large project for each made compiles quadratic.
+    pub fn suggestions(&self, index: &ModelIndex, error: &ResolveError) -> Vec<String> {
+        match error {
+            ResolveError::NotFound { name, namespace } => match name.rsplit_once("::") {
+                Some((prefix, last)) => index
+                    .type_names(namespace)
+                    .filter(|n| crate::suggest::close(last, n))
+                    .map(|n| format!("{prefix}::{n}"))
+                    .take(3)
+                    .collect(),
+                None => self.unqualified_suggestions(index, name),
+            },
+            ResolveError::UnknownNamespace { prefix } => {
+                let mut usable: Vec<&str> = vec![self.namespace, "std"];
+                usable.extend(self.imports.iter().map(ImportSummary::visible_name));
+                crate::suggest::similar(prefix, usable.into_iter())
+            }
+            ResolveError::MissingImport { .. } => Vec::new(),
+        }
+    }
+
+    fn unqualified_suggestions(&self, index: &ModelIndex, written: &str) -> Vec<String> {
+        let mut candidates: Vec<String> = Vec::new();
+        let mut ns = self.namespace;
+        loop {
+            candidates.extend(index.type_names(ns).map(str::to_owned));
+            match ns.rsplit_once("::") {
+                Some((parent, _)) => ns = parent,
+                None => break,
+            }
+        }
+        let mut suggestions = crate::suggest::similar(written, candidates.iter().map(String::as_str));
+        // The classic mistakes: a name of std, or of an imported module, without its
+        // module's prefix.
+        let mut qualified: Vec<String> = Vec::new();
+        if index.type_in("std", written).is_some() && self.namespace != "std" {
+            qualified.push(format!("std::{written}"));
+        }
+        for import in self.imports {
+            let prefixed = format!("{}::{written}", import.visible_name());
+            if index.type_in(&import.module, written).is_some() && !qualified.contains(&prefixed) {
+                qualified.push(prefixed);
+            }
+        }
+        suggestions.splice(0..0, qualified);
+        suggestions.truncate(3);
+        suggestions
     }
 }

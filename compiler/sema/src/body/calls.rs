@@ -89,7 +89,7 @@ impl<'a> Checker<'a> {
                 self.runtime(d);
                 Inferred::any()
             }
-            Err(ResolveError::NotFound { name, namespace, suggestions }) => {
+            Err(ResolveError::NotFound { name, namespace }) => {
                 let module = namespace.split("::").next().unwrap_or_default();
                 if module != "__config__" && module != "std" {
                     let prefix = format!("{module}::");
@@ -115,7 +115,7 @@ impl<'a> Checker<'a> {
                     .note(note);
                     self.error(d);
                 } else {
-                    let error = ResolveError::NotFound { name, namespace, suggestions };
+                    let error = ResolveError::NotFound { name, namespace };
                     let d = self.resolve_error(&error, function.span, "plugin");
                     self.error(d);
                 }
