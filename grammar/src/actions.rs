@@ -512,6 +512,9 @@ pub(crate) fn is_defined(sink: &mut Sink, target: Expr, span: Span) -> Expr {
 #[allow(clippy::vec_box, reason = "the grammar boxes entries to keep its stack values small")]
 pub(crate) fn dict(sink: &mut Sink, entries: Vec<Box<(Expr, Expr)>>, span: Span) -> Expr {
     let mut out: Vec<DictEntry> = Vec::with_capacity(entries.len());
+    // Each key's text → where it was first written (a scan of the earlier keys per key made
+    // wide dicts quadratic).
+    let mut seen: std::collections::HashMap<String, Span> = std::collections::HashMap::with_capacity(entries.len());
     for entry in entries {
         let (key, value) = *entry;
         let key_span = key.span;
@@ -538,18 +541,18 @@ pub(crate) fn dict(sink: &mut Sink, entries: Vec<Box<(Expr, Expr)>>, span: Span)
             add_help(diagnostic, "use a raw string for a key containing double braces: r\"{{key}}\"");
             continue;
         }
-        let text = literal.as_constant();
-        if let Some(first) = out.iter().find(|e| e.key.as_constant() == text) {
-            let first_span = first.key.span;
+        let text = literal.as_constant().unwrap_or_default();
+        if let Some(&first_span) = seen.get(&text) {
             let diagnostic = sink.report(
                 &codes::DUPLICATE_DICT_KEY,
                 key_span,
-                format!("key {:?} appears twice in this dictionary", text.unwrap_or_default()),
+                format!("key {text:?} appears twice in this dictionary"),
                 "duplicate key",
             );
             add_secondary(diagnostic, first_span, "first used here");
             continue;
         }
+        seen.insert(text, literal.span);
         out.push(DictEntry { key: literal, value });
     }
     Expr::new(ExprKind::Dict(out), span)

@@ -340,6 +340,7 @@ impl ModelIndex {
         }
         // 4. Indexes, once every relation end exists. Invalid ones (reported by their file)
         // are left out, so that constructors are not also told to set what cannot be indexed.
+        let mut known_indexes: IndexSet<(String, Vec<String>)> = IndexSet::new();
         for (ns, summary) in summaries {
             let scope = FileScope { namespace: ns, imports: &summary.imports };
             for (entity, attributes) in &summary.indexes {
@@ -362,7 +363,9 @@ impl ModelIndex {
                     let mut sorted = attributes.clone();
                     sorted.sort();
                     sorted.dedup();
-                    if !def.indexes.contains(&sorted) {
+                    // A set of each entity's indexes while building: one entity with thousands
+                    // of them made this quadratic.
+                    if known_indexes.insert((r.fqn.clone(), sorted.clone())) {
                         def.indexes.push(sorted);
                     }
                     def.written_indexes.push(attributes.clone());
@@ -589,15 +592,11 @@ impl ModelIndex {
 
     /// The indexes that constrain `entity`: its own and its ancestors'.
     pub fn indexes(&self, entity: &str) -> Vec<&[String]> {
-        let mut out: Vec<&[String]> = Vec::new();
-        for def in self.ancestry(entity) {
-            for index in &def.indexes {
-                if !out.contains(&index.as_slice()) {
-                    out.push(index);
-                }
-            }
+        let mut out: IndexSet<&[String]> = IndexSet::new();
+        for def in self.ancestors(entity) {
+            out.extend(def.indexes.iter().map(Vec::as_slice));
         }
-        out
+        out.into_iter().collect()
     }
 
     /// Whether `entity` has a default for `name` (own declarations win, then parents left to

@@ -187,19 +187,21 @@ impl<'a> Checker<'a> {
             Some(AttrKind::Relation { inverse: Some(inverse), .. }) => Some(inverse.as_str()),
             _ => None,
         };
-        let mut missing: Vec<String> = Vec::new();
+        // Sets, and the unknown names found once: a wide constructor of an entity with many
+        // indexes compared every argument with every index attribute.
+        let given_set: indexmap::IndexSet<&str> = given.iter().copied().collect();
+        let unknown: Vec<&str> = given.iter().copied().filter(|g| self.index.attribute(entity, g).is_none()).collect();
+        let mut missing: indexmap::IndexSet<String> = indexmap::IndexSet::new();
         for index in self.index.indexes(entity) {
             for attribute in index {
-                let provided = given.contains(&attribute.as_str())
+                let provided = given_set.contains(attribute.as_str())
                     || self.index.has_default(entity, attribute)
                     || inverse == Some(attribute.as_str());
                 // `nme="x"` for `name`: the unknown attribute is reported, not the missing one.
-                let misspelt = given.iter().any(|g| {
-                    self.index.attribute(entity, g).is_none()
-                        && !crate::suggest::similar(g, std::iter::once(attribute.as_str())).is_empty()
-                });
-                if !provided && !misspelt && !missing.contains(attribute) {
-                    missing.push(attribute.clone());
+                let misspelt =
+                    unknown.iter().any(|g| !crate::suggest::similar(g, std::iter::once(attribute.as_str())).is_empty());
+                if !provided && !misspelt && !missing.contains(attribute.as_str()) {
+                    missing.insert(attribute.clone());
                 }
             }
         }
