@@ -169,3 +169,27 @@ fn first_exports_racing_to_create_a_store_give_one_whole_store() {
     }
     assert_eq!(names(&dir.path).iter().filter(|n| n.contains(".new-")).count(), 0);
 }
+
+/// Issue 30: the store, which holds every file's content, was created 0644. It and its
+/// write-ahead log are readable by their owner only, whichever way the store was created.
+#[test]
+fn the_store_and_its_log_are_private_to_their_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempdir::Dir::new();
+    // Built whole by a first full export.
+    let built = dir.path.join("built/store.sqlite");
+    SqliteStore::export_full_at(&built, &model(), &meta("first"), false, None).unwrap();
+    assert_eq!(mode(&built), 0o600);
+    // Opened where nothing was: the file and, once written, its -wal and -shm.
+    let opened = dir.path.join("opened/store.sqlite");
+    let mut store = SqliteStore::open(&opened).unwrap();
+    store.export_full(&model(), &meta("first")).unwrap();
+    for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm"] {
+        let path = dir.path.join("opened").join(name);
+        if path.exists() {
+            assert_eq!(mode(&path), 0o600, "{name}");
+        }
+    }
+    assert!(dir.path.join("opened/store.sqlite-wal").exists(), "{:?}", names(&dir.path.join("opened")));
+}

@@ -343,6 +343,16 @@ fn keep_ownership(path: &Path, existing: &Metadata) {
     }
 }
 
+/// Creates the temporary file new content is written to (`O_CREAT|O_EXCL`). With a desired
+/// mode it is created with only that mode's owner bits and widened to the mode once written and
+/// given its owner: the content (a secret in a `mode=600` file) is readable by no one else at any
+/// moment, also not the group it is about to be handed to. Without one it gets the default of a
+/// new file, 0666 less the umask, which is what it keeps.
+pub(crate) fn create_temporary(temporary: &Path, mode: Option<u32>) -> std::io::Result<fs::File> {
+    let creation = mode.map_or(0o666, |m| m & 0o700);
+    OpenOptions::new().write(true).create_new(true).mode(creation).open(temporary)
+}
+
 /// Writes `content` into a temporary file beside `target` (see [`Staged`]), owned as `keep`
 /// (the file it replaces) unless `ownership` names an owner or group.
 pub(crate) fn stage(
@@ -355,11 +365,7 @@ pub(crate) fn stage(
     existing_parent(target)?;
     remove_stale_temporaries(target);
     let temporary = temporary_beside(target);
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o666)
-        .open(&temporary)
+    let mut file = create_temporary(&temporary, mode)
         .map_err(|e| io_message(&format!("cannot write in {}", target.parent().unwrap_or(target).display()), &e))?;
     // From here on, dropping `staged` removes the temporary.
     let staged = Staged { temporary, target: target.to_owned() };
@@ -433,6 +439,29 @@ pub(crate) fn write_atomically(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 30: the temporary file of `fs::File(mode=600)` was created 0666 (less the umask),
+    /// written, then narrowed: a secret was readable by everyone for a moment.
+    #[test]
+    fn a_temporary_is_never_wider_than_its_final_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        for (desired, at_creation) in
+            [(Some(0o600), 0o600), (Some(0o644), 0o600), (Some(0o400), 0o400), (Some(0o070), 0)]
+        {
+            let path = dir.path().join(format!("t{desired:?}"));
+            let file = create_temporary(&path, desired).unwrap();
+            let mode = file.metadata().unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, at_creation, "created for {desired:?}");
+            assert_eq!(mode & 0o077, 0, "no one but the owner reads it before it is whole");
+        }
+        // The staged file has the desired mode once written.
+        let target = dir.path().join("secret.txt");
+        let staged = stage(&target, b"hunter2", Some(0o640), (None, None), None).unwrap();
+        let staged_mode = fs::metadata(&staged.temporary).unwrap().permissions().mode() & 0o777;
+        assert_eq!(staged_mode, 0o640);
+        staged.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"hunter2");
+    }
 
     #[test]
     fn permissions_are_octal_digits_written_as_decimal() {

@@ -244,6 +244,7 @@ fn current_digests(db: &Connection) -> Result<CurrentDigests, StoreError> {
 /// Builds a new store holding `ir` as version 1 in the file `path`, synced to disk.
 fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
     let _ = std::fs::remove_file(path);
+    super::create_private(path)?;
     let mut db = Connection::open(path)?;
     // Nothing else can open this file until it is linked into place, and a failed build is
     // deleted: the journal would only double the writes.

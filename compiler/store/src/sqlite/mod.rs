@@ -79,6 +79,18 @@ pub struct SqliteStore {
     pub(crate) db: Connection,
 }
 
+/// Creates the store's file, if it is not there, readable and writable by its owner only
+/// (0600): it holds every file's content, secrets included. SQLite gives its `-wal` and `-shm`
+/// files the mode of the database file, so they are private too.
+pub(crate) fn create_private(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Storage(format!("cannot create {}: {e}", path.display()))),
+    }
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, and its directory.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -86,6 +98,7 @@ impl SqliteStore {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StoreError::Storage(format!("cannot create {}: {e}", dir.display())))?;
         }
+        create_private(path)?;
         let db = Connection::open(path)?;
         db.busy_timeout(BUSY_TIMEOUT)?;
         db.pragma_update(None, "synchronous", "NORMAL")?;
