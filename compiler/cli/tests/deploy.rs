@@ -46,6 +46,83 @@ fn a_second_deploy_waits_for_the_first_and_says_so() {
     assert!(stderr.contains("waiting for another deploy on this machine to finish"), "{stderr}");
 }
 
+/// Issue 30: any local user could hold the deploy lock (then in `/tmp`) and make every deploy
+/// wait for ever. A lock held by another user is reported with that user and pid, at once.
+/// Needs root, to hold the lock as `nobody`; skipped otherwise.
+#[test]
+fn a_lock_held_by_another_user_is_reported_not_waited_on() {
+    use std::os::unix::fs::PermissionsExt;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipping: holding a lock as another user needs root");
+        return;
+    }
+    let dir = scratch("foreign-lock");
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let lock = dir.join("deploy.lock");
+    File::create(&lock).unwrap();
+    fs::set_permissions(&lock, fs::Permissions::from_mode(0o666)).unwrap();
+    fs::write(
+        dir.join("main.cf"),
+        "import std::testing\nstd::testing::NullResource(name=\"a\", agentname=\"localhost\")\n",
+    )
+    .unwrap();
+    let mut holder = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-x"])
+        .arg(&lock)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    // Until the holder has the lock.
+    let started = Instant::now();
+    while fs::read_to_string("/proc/locks").unwrap().lines().all(|l| !l.contains(&holder.id().to_string())) {
+        assert!(started.elapsed() < Duration::from_secs(10), "the holder never took the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = modelc(&dir, &lock).args(["deploy", "main.cf"]).output().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is held by user `nobody`"), "{stderr}");
+    assert!(stderr.contains(&format!("(pid {})", holder.id())), "{stderr}");
+}
+
+/// Without `MODELC_DEPLOY_LOCK`, the lock lives in a directory of the deploying user's that no
+/// one else can write; one that someone else could write is refused, saying why.
+#[test]
+fn the_default_lock_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("lock-dir");
+    fs::write(
+        dir.join("main.cf"),
+        "import std::testing\nstd::testing::NullResource(name=\"a\", agentname=\"localhost\")\n",
+    )
+    .unwrap();
+    let runtime = dir.join("runtime");
+    fs::create_dir_all(&runtime).unwrap();
+    let deploy = |dir: &Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
+        command.current_dir(dir).env_remove("MODELC_DEPLOY_LOCK").env("XDG_RUNTIME_DIR", &runtime);
+        command.args(["deploy", "main.cf"]).output().unwrap()
+    };
+    if nix::unistd::geteuid().is_root() {
+        // Root's is /run/modelc, outside any temporary directory; the directory checks are
+        // unit tests of the lock module.
+        eprintln!("skipping: root's deploy lock directory is /run/modelc");
+        return;
+    }
+    let output = deploy(&dir);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let made = runtime.join("modelc");
+    assert_eq!(fs::metadata(&made).unwrap().permissions().mode() & 0o777, 0o700);
+    assert!(made.join("deploy.lock").exists());
+    fs::set_permissions(&made, fs::Permissions::from_mode(0o777)).unwrap();
+    let output = deploy(&dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("can be written by others (mode 777)"), "{stderr}");
+}
+
 /// 60 files of 20 KB, then a slow command, then 20 more files: a deploy takes a while, and is
 /// killed at moments spread over it. After each kill, every file is absent or whole (never
 /// half written); a deploy run again converges and leaves no temporary file.
