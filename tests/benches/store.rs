@@ -70,6 +70,7 @@ fn bench(networks: usize) {
             stderr_is_terminal: false,
             no_color: true,
             cwd: dir.clone(),
+            deploy_lock: None,
         };
         let started = Instant::now();
         let code = modelc::run(["modelc", "export", "--partial", "network-0.cf", "--store", store_arg], &mut io);

@@ -35,6 +35,8 @@ pub fn modelc_with(args: &[&str], cwd: &Path, terminal: bool, no_color: bool) ->
             stderr_is_terminal: terminal,
             no_color,
             cwd: cwd.to_owned(),
+            // The test process's own, in the temporary directory: the machine's is outside it.
+            deploy_lock: Some(std::env::temp_dir().join(format!("modelc-test-{}-deploy.lock", std::process::id()))),
         };
         let argv: Vec<&str> = std::iter::once("modelc").chain(args.iter().copied()).collect();
         modelc::run(argv, &mut io)

@@ -236,3 +236,51 @@ fn show_filters_by_id_and_diff_shows_text_as_a_unified_diff() {
         diff.stdout
     );
 }
+
+/// Issue 30: `versions` printed an export's message raw (`\e[2J` cleared the screen), and
+/// `show`, `diff`, `plan`, `deploy` and `status` printed ESC bytes inside resource ids. Every
+/// command shows them escaped in text; JSON keeps the exact values.
+#[test]
+fn terminal_escapes_from_the_model_and_the_store_are_shown_escaped() {
+    let dir = scratch_dir("store-escapes");
+    std::fs::write(dir.join("project.yml"), "name: escapes\n").unwrap();
+    let model = |owner: &str| {
+        format!(
+            "import std::testing\nentity Site extends std::Resource:\n    string name\n    string owner\nend\n\
+             index Site(name)\nimplement Site using std::none\nSite(name=\"a\\x1b[2Jb\", owner=\"{owner}\")\n\
+             std::testing::NullResource(name=\"n\\x1b]0;title\\x07\", agentname=\"localhost\")\n"
+        )
+    };
+    std::fs::write(dir.join("main.cf"), model("web")).unwrap();
+    assert_eq!(modelc(&["export", "-m", "first \u{1b}]0;pwned\u{7} \u{9b}31m"], &dir).code, 0);
+    std::fs::write(dir.join("main.cf"), model("ops")).unwrap();
+    assert_eq!(modelc(&["export", "-m", "second"], &dir).code, 0);
+    // A change for `plan` to show.
+    std::fs::write(dir.join("main.cf"), model("dev")).unwrap();
+    let commands: [&[&str]; 7] = [
+        &["versions"],
+        &["show", "1"],
+        &["diff", "1", "2"],
+        &["plan"],
+        &["deploy", "--dry-run", "--agent", "localhost"],
+        &["deploy", "--agent", "localhost"],
+        &["status"],
+    ];
+    for args in commands {
+        let out = modelc(args, &dir);
+        for (stream, text) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{7}'),
+                "{args:?} {stream}: {text:?}"
+            );
+        }
+        let all = format!("{}{}", out.stdout, out.stderr);
+        // `status` names no resource of a run where nothing failed.
+        assert!(args[0] == "status" || all.contains("\\u{1b}"), "{args:?} shows no escaped ESC: {all}");
+    }
+    let versions = modelc(&["versions"], &dir).stdout;
+    assert!(versions.contains("first \\u{1b}]0;pwned\\u{7} \\u{9b}31m"), "{versions}");
+    // JSON carries the value itself, escaped as JSON escapes it.
+    let json_list = json(&modelc(&["--format", "json", "versions"], &dir).stdout);
+    assert_eq!(json_list[0]["message"], "first \u{1b}]0;pwned\u{7} \u{9b}31m", "{json_list}");
+}

@@ -44,6 +44,8 @@ pub struct Io<'a> {
     /// Whether `NO_COLOR` is set (non-empty).
     pub no_color: bool,
     pub cwd: PathBuf,
+    /// The deploy lock file, when not the default one (`MODELC_DEPLOY_LOCK`).
+    pub deploy_lock: Option<PathBuf>,
 }
 
 /// The stack of the thread that does the work: later phases walk syntax trees recursively,
@@ -66,6 +68,7 @@ fn run_process() -> std::process::ExitCode {
         stderr_is_terminal: std::io::stderr().is_terminal(),
         no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        deploy_lock: std::env::var_os("MODELC_DEPLOY_LOCK").map(PathBuf::from),
         stdout: &mut stdout,
         stderr: &mut stderr,
     };
@@ -141,6 +144,27 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         let format = cli.format.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default();
         return usage_error(io, &format!("`--format {format}` is not an output of `modelc {name}`"));
     }
+    // What these commands print as text echoes the store and the model (ids, messages, values):
+    // escaped on its way to the terminal, by the rule diagnostics follow. JSON escapes by itself;
+    // what a model prints (`compile`) stays byte-exact.
+    let echoes_data = matches!(name, "versions" | "show" | "diff" | "status" | "deploy" | "plan" | "prune" | "export");
+    if echoes_data && cli.format == Format::Human {
+        let mut safe = modelc_diagnostics::terminal::SafeWriter::new(&mut *io.stdout);
+        let mut safe_io = Io {
+            stdout: &mut safe,
+            stderr: &mut *io.stderr,
+            stderr_is_terminal: io.stderr_is_terminal,
+            no_color: io.no_color,
+            cwd: io.cwd.clone(),
+            deploy_lock: io.deploy_lock.clone(),
+        };
+        return dispatch(cli, color, &mut safe_io);
+    }
+    dispatch(cli, color, io)
+}
+
+/// Runs the command the line asked for.
+fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
     match cli.command {
         Command::Parse { files, dump_ast } => parse(&files, dump_ast, cli.format, color, io),
         Command::Check { path } => check(path.as_deref(), cli.format, color, io),

@@ -10,6 +10,7 @@ mod counts;
 mod files;
 pub mod render;
 mod span;
+pub mod terminal;
 
 pub use codes::Code;
 pub use counts::{count, is_are, plural, was_were};

@@ -13,10 +13,10 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 
 use super::*;
 
-/// Where the deploy lock is, unless `MODELC_DEPLOY_LOCK` names another file.
-pub(super) fn lock_path() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("MODELC_DEPLOY_LOCK") {
-        return Ok(PathBuf::from(path));
+/// Where the deploy lock is, unless `MODELC_DEPLOY_LOCK` (`Io::deploy_lock`) names a file.
+pub(super) fn lock_path(io: &Io<'_>) -> Result<PathBuf, String> {
+    if let Some(path) = &io.deploy_lock {
+        return Ok(path.clone());
     }
     let uid = nix::unistd::geteuid();
     let dir = if uid.is_root() {
@@ -61,7 +61,7 @@ fn private_directory(dir: &Path) -> Result<(), String> {
 
 /// Takes the deploy lock; a second deploy of the same user waits for the first and says so.
 pub(super) fn lock(io: &mut Io<'_>) -> Result<Flock<File>, String> {
-    let path = lock_path()?;
+    let path = lock_path(io)?;
     let nofollow = nix::fcntl::OFlag::O_NOFOLLOW.bits();
     let file = OpenOptions::new()
         .read(true)

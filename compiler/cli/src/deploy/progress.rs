@@ -27,9 +27,11 @@ impl<'a, 'io> Progress<'a, 'io> {
             io.stderr,
             "{mode} {handled} of {} ({}{version}) for {} {} with {}",
             modelc_diagnostics::count(plan.len() as u64, "resource"),
-            desired.source,
+            modelc_diagnostics::terminal::escape(&desired.source.to_string()),
             if agents.len() == 1 { "agent" } else { "agents" },
-            agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
+            modelc_diagnostics::terminal::escape(
+                &agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            ),
             modelc_diagnostics::count(options.jobs as u64, "job")
         );
     }
@@ -41,7 +43,7 @@ impl<'a, 'io> Progress<'a, 'io> {
         }
         self.clear();
         let mut io = self.io.borrow_mut();
-        let _ = writeln!(io.stderr, "{text}");
+        let _ = writeln!(io.stderr, "{}", modelc_diagnostics::terminal::escape(text));
     }
 
     pub(super) fn clear(&self) {
@@ -57,7 +59,8 @@ impl Observer for Progress<'_, '_> {
         if self.live {
             let done = *self.done.borrow();
             let mut io = self.io.borrow_mut();
-            let _ = write!(io.stderr, "\r\x1b[K[{done}/{}] {}", self.total, resource.id);
+            let id = modelc_diagnostics::terminal::escape(resource.id.as_str());
+            let _ = write!(io.stderr, "\r\x1b[K[{done}/{}] {id}", self.total);
             let _ = io.stderr.flush();
         }
     }

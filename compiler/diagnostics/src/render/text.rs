@@ -138,10 +138,10 @@ impl Shown {
     }
 }
 
-/// A character a terminal would act on rather than show.
+/// A character of a source text a terminal would act on rather than show (a carriage return
+/// ends a line there).
 fn needs_escape(c: char) -> bool {
-    (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    crate::terminal::needs_escape(c) && c != '\r'
 }
 
 /// The visible stand-in for a character `needs_escape` accepts.
@@ -153,20 +153,10 @@ fn picture(c: char) -> char {
     }
 }
 
-/// `text` with control characters written as escapes (`\x1b`), for messages, labels and notes.
+/// `text` with control characters written as escapes (`\u{1b}`), for messages, labels and
+/// notes: the one rule of `crate::terminal`.
 fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| needs_escape(c) || c == '\n' || c == '\r') {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if needs_escape(c) || c == '\r' {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    crate::terminal::escape(text)
 }
 
 impl Cache<FileId> for &mut TextRenderer<'_> {
