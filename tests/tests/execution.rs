@@ -205,3 +205,52 @@ fn loop_variables_and_self_in_nested_blocks() {
     );
     assert_eq!((code, printed.as_str(), codes), (0, "a a 2\n", vec![]));
 }
+
+/// Issue 30: `std::template` and `std::source` followed links out of their module (a
+/// `templates/link.j2 → /elsewhere/secret.txt` printed the secret) and `std::list_files` listed a
+/// linked directory outside. Links that lead out are refused, saying so; links inside the module
+/// still work; `..` and absolute paths are refused by name.
+#[test]
+fn module_files_are_confined_to_their_module_after_links() {
+    let dir = scratch_dir("confinement");
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("dir")).unwrap();
+    std::fs::write(elsewhere.join("secret.txt"), "the secret\n").unwrap();
+    std::fs::write(elsewhere.join("dir/inner.txt"), "inner secret\n").unwrap();
+    let module = dir.join("libs/web");
+    std::fs::create_dir_all(module.join("model")).unwrap();
+    std::fs::create_dir_all(module.join("templates")).unwrap();
+    std::fs::create_dir_all(module.join("files/own")).unwrap();
+    std::fs::write(module.join("model/_init.cf"), "").unwrap();
+    std::fs::write(module.join("files/own/a.txt"), "mine\n").unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("secret.txt"), module.join("templates/link.j2")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("secret.txt"), module.join("files/link.txt")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.join("dir"), module.join("files/outside")).unwrap();
+    std::os::unix::fs::symlink(module.join("files/own/a.txt"), module.join("files/inside.txt")).unwrap();
+    std::fs::write(dir.join("project.yml"), "name: c\nmodulepath: libs\n").unwrap();
+    let run = |body: &str| {
+        std::fs::write(dir.join("main.cf"), format!("import web\n{body}\n")).unwrap();
+        modelc(&["--color", "never", "compile", "."], &dir)
+    };
+    // Inside the module: read, also through a link.
+    let fine = run("std::print(std::source(\"web/inside.txt\"))\nstd::print(std::list_files(\"web/\"))");
+    assert_eq!(fine.code, 0, "{}", fine.stderr);
+    assert!(fine.stdout.contains("mine"), "{}", fine.stdout);
+    assert!(!fine.stdout.contains("outside") && !fine.stdout.contains("link.txt"), "listed: {}", fine.stdout);
+    for call in
+        ["std::template(\"web/link.j2\")", "std::source(\"web/link.txt\")", "std::source(\"web/outside/inner.txt\")"]
+    {
+        let out = run(&format!("std::print({call})"));
+        assert_eq!(out.code, 1, "{call}: {}", out.stdout);
+        assert!(!out.stdout.contains("secret") && !out.stderr.contains("the secret"), "{call} read it");
+        assert!(
+            out.stderr.contains("refused: it leads to") && out.stderr.contains("outside the module"),
+            "{call}: {}",
+            out.stderr
+        );
+    }
+    let up = run("std::print(std::source(\"web/../../elsewhere/secret.txt\"))");
+    assert!(up.stderr.contains("refused: `..` would leave the module"), "{}", up.stderr);
+    let absolute = run("std::print(std::source(\"web//etc/passwd\"))");
+    assert!(absolute.stderr.contains("refused: an absolute path"), "{}", absolute.stderr);
+}

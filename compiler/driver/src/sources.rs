@@ -190,7 +190,7 @@ fn read_module(loaded: &mut Loaded, name: &str, dir: &Path, cwd: &Path) -> Resul
     loaded.module_roots.push((name.to_owned(), root));
     let model = dir.join("model");
     let mut files = Vec::new();
-    collect_files(&model, &|p| p.extension().is_some_and(|e| e == "cf"), &mut files, &mut HashSet::new());
+    collect_files(&model, &|p| p.extension().is_some_and(|e| e == "cf"), &mut files, &mut HashSet::new(), true);
     files.sort();
     for file in files {
         let Some(namespace) = namespace_of(name, &model, &file) else { continue };
@@ -214,13 +214,15 @@ fn namespace_of(module: &str, model: &Path, file: &Path) -> Option<String> {
 }
 
 /// Collects the files under `dir` that `wanted` accepts. Symbolic links are followed, but each
-/// real directory and file is visited once (`seen` holds canonical paths), so a link loop cannot
-/// repeat files.
+/// real directory is visited once (`seen` holds canonical paths), so a link loop cannot repeat
+/// files; with `files_once`, each real file is taken once too (a `.cf` file linked twice is one
+/// file), else each name of it is (a module's file linked under another name is read by both).
 pub(crate) fn collect_files(
     dir: &Path,
     wanted: &dyn Fn(&Path) -> bool,
     out: &mut Vec<PathBuf>,
     seen: &mut HashSet<PathBuf>,
+    files_once: bool,
 ) {
     let Ok(real) = dir.canonicalize() else { return };
     if !seen.insert(real) {
@@ -230,10 +232,10 @@ pub(crate) fn collect_files(
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         if path.is_dir() {
-            collect_files(&path, wanted, out, seen);
+            collect_files(&path, wanted, out, seen, files_once);
         } else if wanted(&path) {
             // A file that cannot be canonicalised is still read (and its error reported there).
-            if path.canonicalize().map_or(true, |real| seen.insert(real)) {
+            if !files_once || path.canonicalize().map_or(true, |real| seen.insert(real)) {
                 out.push(path);
             }
         }
@@ -305,7 +307,7 @@ mod tests {
         std::os::unix::fs::symlink("..", model.join("sub/back")).expect("symlink");
         std::os::unix::fs::symlink("a.cf", model.join("sub/alias.cf")).expect("symlink");
         let mut files = Vec::new();
-        collect_files(&model, &|p| p.extension().is_some_and(|e| e == "cf"), &mut files, &mut HashSet::new());
+        collect_files(&model, &|p| p.extension().is_some_and(|e| e == "cf"), &mut files, &mut HashSet::new(), true);
         assert_eq!(files.len(), 2, "{files:?}");
     }
 }

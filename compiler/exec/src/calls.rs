@@ -200,6 +200,22 @@ impl Host<'_, '_> {
         if !files.has_module(module) && !self.engine.program.units.iter().any(|u| u.namespace == module) {
             return Err(format!("module {module} is not loaded by this compile"));
         }
+        // Each refusal says which rule refused it.
+        if path.starts_with('/') {
+            return Err(format!(
+                "{module}/{path}: refused: an absolute path; a module's {} is read by paths relative to it",
+                dir_name(dir)
+            ));
+        }
+        if path.split('/').any(|part| part == "..") {
+            return Err(format!(
+                "{module}/{path}: refused: `..` would leave the module's {}; only what is inside it is read",
+                dir_name(dir)
+            ));
+        }
+        if let Some(reason) = files.refusal(module, dir, path) {
+            return Err(format!("{module}/{path}: refused: {reason}"));
+        }
         files.get(module, dir, path).ok_or_else(|| match files.root(module) {
             Some(root) => format!("{module}/{path}: there is no {root}/{}{path}", dir_name(dir)),
             None => format!("{module}/{path}: no such file in {}", dir_name(dir)),

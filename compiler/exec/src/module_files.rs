@@ -13,6 +13,8 @@ pub struct ModuleFiles {
     files: BTreeMap<(String, Dir, String), ModuleFile>,
     /// Each module's directory, for messages about files that are not there.
     roots: BTreeMap<String, String>,
+    /// Files that are there but refused (a link that leads out of the module), and why.
+    refused: BTreeMap<(String, Dir, String), String>,
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +45,17 @@ impl ModuleFiles {
     /// Adds a file found in `dir` of `module` at `relative` (`/`-separated).
     pub fn add(&mut self, module: &str, dir: ModuleDir, relative: &str, file: ModuleFile) {
         self.files.insert((module.to_owned(), dir.into(), relative.to_owned()), file);
+    }
+
+    /// Records that the file at `relative` exists but may not be read, and why.
+    pub fn refuse(&mut self, module: &str, dir: ModuleDir, relative: &str, reason: String) {
+        self.refused.insert((module.to_owned(), dir.into(), relative.to_owned()), reason);
+    }
+
+    /// Why the file at `relative` was refused, if it was.
+    pub fn refusal(&self, module: &str, dir: ModuleDir, relative: &str) -> Option<&str> {
+        let key = (module.to_owned(), dir.into(), relative.trim_start_matches('/').to_owned());
+        self.refused.get(&key).map(String::as_str)
     }
 
     pub fn get(&self, module: &str, dir: ModuleDir, relative: &str) -> Option<&ModuleFile> {
