@@ -278,9 +278,9 @@ fn is_temporary(name: &str) -> Option<u32> {
 pub(crate) fn existing_parent(path: &Path) -> Result<&Path, String> {
     let parent = path.parent().ok_or_else(|| format!("{} has no parent directory", path.display()))?;
     match lstat(parent)? {
-        Some(meta) if meta.is_dir() => Ok(parent),
+        Some(meta) if meta.is_dir() => trusted_directory(path, parent).map(|()| parent),
         Some(_) => match fs::metadata(parent) {
-            Ok(meta) if meta.is_dir() => Ok(parent),
+            Ok(meta) if meta.is_dir() => trusted_directory(path, parent).map(|()| parent),
             Ok(_) => Err(format!("{} is not a directory", parent.display())),
             Err(e) => Err(io_message(&format!("cannot look at {}", parent.display()), &e)),
         },
@@ -289,6 +289,72 @@ pub(crate) fn existing_parent(path: &Path) -> Result<&Path, String> {
              or create it",
             parent.display()
         )),
+    }
+}
+
+/// Refuses to write `target` in `dir` when a user other than root and the one deploying could
+/// change a directory on the way (as OpenSSH's StrictModes reasons): such a user could replace
+/// a directory with a link and send a root deploy's write anywhere (`site/dlink → /etc`). Each
+/// directory from `/`, along the path as written and along its real path, must belong to root or
+/// the deploying user and be writable by no one else; a sticky directory writable by all (`/tmp`)
+/// is fine when what is next on the path belongs to root or the deploying user.
+pub(crate) fn trusted_directory(target: &Path, dir: &Path) -> Result<(), String> {
+    let me = nix::unistd::geteuid().as_raw();
+    let absolute = if dir.is_absolute() {
+        dir.to_owned()
+    } else {
+        std::env::current_dir().map_err(|e| io_message("cannot read the working directory", &e))?.join(dir)
+    };
+    let real = absolute.canonicalize().map_err(|e| io_message(&format!("cannot look at {}", dir.display()), &e))?;
+    for path in [&absolute, &real] {
+        let mut current = PathBuf::from("/");
+        let mut parts = path.components().filter(|c| matches!(c, std::path::Component::Normal(_))).peekable();
+        loop {
+            let next = parts.peek().map(|part| current.join(part));
+            // The one after the last directory is the target itself (if it is there).
+            let after = next.clone().or_else(|| Some(target.to_owned()));
+            check_directory(&current, after.as_deref(), me, target)?;
+            match (parts.next(), next) {
+                (Some(_), Some(next)) => current = next,
+                _ => break,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One directory of [`trusted_directory`]'s walk; `next` is what comes after it on the path.
+fn check_directory(dir: &Path, next: Option<&Path>, me: u32, target: &Path) -> Result<(), String> {
+    let meta = fs::metadata(dir).map_err(|e| io_message(&format!("cannot look at {}", dir.display()), &e))?;
+    let trusted = |uid: u32| uid == 0 || uid == me;
+    let refuse = |why: String| {
+        Err(format!(
+            "refused to write {}: {} {why}, so another user could redirect the write; a deploy writes only \
+             through directories that root or the deploying user ({}) control",
+            target.display(),
+            dir.display(),
+            whoami()
+        ))
+    };
+    if !trusted(meta.uid()) {
+        return refuse(format!("belongs to {}", user_name(meta.uid())));
+    }
+    let mode = meta.mode();
+    if mode & 0o022 != 0 {
+        let sticky = mode & 0o1000 != 0;
+        // In a sticky directory only an entry's owner may replace it.
+        let next_owner = next.and_then(|n| fs::symlink_metadata(n).ok()).map(|m| m.uid());
+        if !(sticky && next_owner.is_none_or(trusted)) {
+            return refuse(format!("can be written by others (mode {:o})", mode & 0o7777));
+        }
+    }
+    Ok(())
+}
+
+fn user_name(uid: u32) -> String {
+    match nix::unistd::User::from_uid(Uid::from_raw(uid)) {
+        Ok(Some(user)) => format!("user `{}`", user.name),
+        _ => format!("user #{uid}"),
     }
 }
 
@@ -461,6 +527,49 @@ mod tests {
         assert_eq!(staged_mode, 0o640);
         staged.commit().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"hunter2");
+    }
+
+    /// Issue 30: `fs::File` wrote through a symlinked parent (`site/dlink → victimdir`), so a
+    /// user who controls a directory on the path redirected a root deploy's write.
+    #[test]
+    #[allow(clippy::print_stderr, reason = "a test says what it skipped")]
+    fn writes_go_only_through_directories_root_or_the_deployer_control() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mode = |p: &Path, m: u32| fs::set_permissions(p, Permissions::from_mode(m)).unwrap();
+        mode(root, 0o755);
+        // Ours: fine.
+        fs::create_dir(root.join("mine")).unwrap();
+        existing_parent(&root.join("mine/f.txt")).unwrap();
+        // Writable by all, not sticky: refused, naming it.
+        fs::create_dir(root.join("open")).unwrap();
+        mode(&root.join("open"), 0o777);
+        let refused = existing_parent(&root.join("open/f.txt")).unwrap_err();
+        assert!(refused.contains("can be written by others (mode 777)"), "{refused}");
+        // Sticky and writable by all, with our own directory next: fine (deploys into /tmp).
+        fs::create_dir(root.join("sticky")).unwrap();
+        mode(&root.join("sticky"), 0o1777);
+        fs::create_dir(root.join("sticky/ours")).unwrap();
+        existing_parent(&root.join("sticky/ours/f.txt")).unwrap();
+        existing_parent(&root.join("sticky/new.txt")).unwrap();
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipping the other-user cases: they need root to give a directory away");
+            return;
+        }
+        let nobody = Some(Uid::from_raw(65534));
+        // Another user's directory holding a link to ours: refused, through either path.
+        fs::create_dir(root.join("site")).unwrap();
+        fs::create_dir(root.join("victim")).unwrap();
+        std::os::unix::fs::symlink(root.join("victim"), root.join("site/dlink")).unwrap();
+        nix::unistd::chown(&root.join("site"), nobody, None).unwrap();
+        let refused = existing_parent(&root.join("site/dlink/f.txt")).unwrap_err();
+        assert!(refused.contains("site belongs to user `nobody`"), "{refused}");
+        assert!(!root.join("victim/f.txt").exists());
+        // In a sticky directory, another user's entry next on the path: refused.
+        fs::create_dir(root.join("sticky/theirs")).unwrap();
+        nix::unistd::chown(&root.join("sticky/theirs"), nobody, None).unwrap();
+        let refused = existing_parent(&root.join("sticky/theirs/f.txt")).unwrap_err();
+        assert!(refused.contains("theirs belongs to user `nobody`") || refused.contains("mode 1777"), "{refused}");
     }
 
     #[test]
