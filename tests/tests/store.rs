@@ -284,3 +284,29 @@ fn terminal_escapes_from_the_model_and_the_store_are_shown_escaped() {
     let json_list = json(&modelc(&["--format", "json", "versions"], &dir).stdout);
     assert_eq!(json_list[0]["message"], "first \u{1b}]0;pwned\u{7} \u{9b}31m", "{json_list}");
 }
+
+/// Issue 30: a store path that is a directory was "no store … export a model first", then
+/// `export` failed with SQLite's "unable to open database file"; an empty file was taken for an
+/// empty store and written to; a store others can read was not mentioned.
+#[test]
+fn unusable_store_paths_say_what_they_are() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("store-paths");
+    std::fs::write(dir.join("main.cf"), "import std::testing\nstd::testing::NullResource(name=\"a\")\n").unwrap();
+    std::fs::create_dir_all(dir.join("a-dir")).unwrap();
+    for args in [&["versions", "--store", "a-dir"][..], &["export", "main.cf", "--store", "a-dir"]] {
+        let out = modelc(args, &dir);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains("is a directory, not a store"), "{args:?}: {}", out.stderr);
+    }
+    std::fs::write(dir.join("empty.sqlite"), "").unwrap();
+    let out = modelc(&["versions", "--store", "empty.sqlite"], &dir);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("is an empty file, not a store"), "{}", out.stderr);
+    assert_eq!(std::fs::metadata(dir.join("empty.sqlite")).unwrap().len(), 0, "nothing was written into it");
+    // A store others can read: `status` says so.
+    assert_eq!(modelc(&["export", "main.cf", "--store", "s.sqlite"], &dir).code, 0);
+    std::fs::set_permissions(dir.join("s.sqlite"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let status = modelc(&["status", "--store", "s.sqlite"], &dir);
+    assert!(status.stderr.contains("can be read or written by others (mode 644)"), "{}", status.stderr);
+}

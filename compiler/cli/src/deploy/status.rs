@@ -9,6 +9,7 @@ pub(crate) fn status(store: Option<&Path>, format: Format, color: bool, io: &mut
         Ok(last) => last,
         Err(error) => return crate::export::store_failure(io, format, color, &error, &path),
     };
+    warn_if_readable(&path, format, io);
     let Some(run) = last else {
         if format == Format::Json {
             let _ = writeln!(io.stdout, "null");
@@ -63,4 +64,21 @@ pub(crate) fn status(store: Option<&Path>, format: Format, color: bool, io: &mut
         }
     }
     if run.converged { EXIT_OK } else { EXIT_MODEL_ERRORS }
+}
+
+/// A store others can read holds every file's content where they can read it (stores made
+/// before modelc created them 0600 are 0644): said on stderr, with the fix.
+fn warn_if_readable(path: &Path, format: Format, io: &mut Io<'_>) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(path) else { return };
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 && format != Format::Json {
+        let _ = writeln!(
+            io.stderr,
+            "warning: the store {} can be read or written by others (mode {mode:o}): it holds every file's content, \
+             secrets included; `chmod 600 {}` makes it private",
+            path.display(),
+            path.display()
+        );
+    }
 }

@@ -91,6 +91,34 @@ pub(crate) fn create_private(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// A directory where the store's file was meant, said plainly (SQLite says "unable to open
+/// database file", and reading commands said there was no store).
+fn refuse_directory(path: &Path) -> Result<(), StoreError> {
+    if path.is_dir() {
+        return Err(StoreError::Storage(format!(
+            "{} is a directory, not a store: name the store's file (`--store {}`)",
+            path.display(),
+            path.join("store.sqlite").display()
+        )));
+    }
+    Ok(())
+}
+
+/// The checks of opening a store that must already be there: it is a file, and not an empty
+/// one (every store is laid out when it is made; SQLite would take an empty file for an empty
+/// database and write into it).
+fn existing_store_file(path: &Path) -> Result<(), StoreError> {
+    refuse_directory(path)?;
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() && meta.len() == 0 => Err(StoreError::Storage(format!(
+            "{} is an empty file, not a store (`modelc export` makes one)",
+            path.display()
+        ))),
+        Ok(meta) if meta.is_file() => Ok(()),
+        _ => Err(StoreError::NotFound(path.display().to_string())),
+    }
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, and its directory.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -98,6 +126,7 @@ impl SqliteStore {
             std::fs::create_dir_all(dir)
                 .map_err(|e| StoreError::Storage(format!("cannot create {}: {e}", dir.display())))?;
         }
+        refuse_directory(path)?;
         create_private(path)?;
         let db = Connection::open(path)?;
         db.busy_timeout(BUSY_TIMEOUT)?;
@@ -110,18 +139,14 @@ impl SqliteStore {
     /// Opens the store at `path` only if it exists: reading commands and partial exports never
     /// create one ([`StoreError::NotFound`]).
     pub fn open_existing(path: &Path) -> Result<SqliteStore, StoreError> {
-        if !path.is_file() {
-            return Err(StoreError::NotFound(path.display().to_string()));
-        }
+        existing_store_file(path)?;
         SqliteStore::open(path)
     }
 
     /// Opens the store at `path` for reading only: nothing is created, migrated or written (a
     /// store of an older layout is refused until a writing command migrates it).
     pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
-        if !path.is_file() {
-            return Err(StoreError::NotFound(path.display().to_string()));
-        }
+        existing_store_file(path)?;
         let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         db.busy_timeout(BUSY_TIMEOUT)?;
         let schema: Option<i64> = db
