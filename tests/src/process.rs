@@ -30,14 +30,7 @@ pub struct Run {
 /// Runs `binary` with `args` in `dir` under `/usr/bin/time`, and checks it succeeded.
 pub fn timed(binary: &Path, dir: &Path, args: &[&str]) -> Run {
     let started = Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M"])
-        .arg(binary)
-        .args(["--color", "never"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let out = under_time(binary, dir, args, &[]).output().unwrap();
     let seconds = started.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{args:?}: {stderr}");
@@ -57,16 +50,17 @@ pub struct Measured {
 /// its outcome (a malformed input is expected to fail, in proportion to its size).
 pub fn measured(binary: &Path, dir: &Path, args: &[&str]) -> Measured {
     let started = Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M", "timeout", "300"])
-        .arg(binary)
-        .args(["--color", "never"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let out = under_time(binary, dir, args, &["timeout", "300"]).output().unwrap();
     let seconds = started.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let kib: f64 = stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(f64::NAN);
     Measured { seconds, peak_mib: kib / 1024.0, code: out.status.code() }
+}
+
+/// `binary ARGS` in `dir`, without colour, under `/usr/bin/time` printing the peak resident
+/// set in KiB as its last line, through `wrapper` (`timeout 300`) if one is given.
+fn under_time(binary: &Path, dir: &Path, args: &[&str], wrapper: &[&str]) -> Command {
+    let mut command = Command::new("/usr/bin/time");
+    command.args(["-f", "%M"]).args(wrapper).arg(binary).args(["--color", "never"]).args(args).current_dir(dir);
+    command
 }

@@ -137,23 +137,13 @@ pub fn run(connection: &Connection) -> Result<(), Error> {
         }),
     )?;
     let root = root_of(&params);
-    let mut server = Server {
-        connection,
-        workspace: Workspace::new(root.as_deref()),
-        encoding,
-        published: HashMap::new(),
-        dirty: false,
-        execution: Execution::new(),
-        current: HashMap::new(),
-        backlog: std::collections::VecDeque::new(),
-        cancelled: std::collections::HashSet::new(),
-        explanations: params
-            .initialization_options
-            .as_ref()
-            .and_then(|o| o.get("codeExplanations"))
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false),
-    };
+    let explanations = params
+        .initialization_options
+        .as_ref()
+        .and_then(|o| o.get("codeExplanations"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let mut server = Server::new(connection, Workspace::new(root.as_deref()), encoding, explanations);
     server.watch_files(&params)?;
     if let Some(error) = server.workspace.load_error.clone() {
         server.show_error(&error)?;
@@ -182,6 +172,24 @@ impl From<serde_json::Error> for NotificationError {
 impl From<Error> for NotificationError {
     fn from(error: Error) -> NotificationError {
         NotificationError::Connection(error)
+    }
+}
+
+impl<'c> Server<'c> {
+    /// A server that has published nothing and runs nothing yet.
+    fn new(connection: &'c Connection, workspace: Workspace, encoding: Encoding, explanations: bool) -> Server<'c> {
+        Server {
+            connection,
+            workspace,
+            encoding,
+            published: HashMap::new(),
+            dirty: false,
+            execution: Execution::new(),
+            current: HashMap::new(),
+            backlog: std::collections::VecDeque::new(),
+            cancelled: std::collections::HashSet::new(),
+            explanations,
+        }
     }
 }
 
@@ -801,26 +809,11 @@ impl Server<'_> {
 mod tests {
     use super::*;
 
-    fn server(connection: &Connection) -> Server<'_> {
-        Server {
-            connection,
-            workspace: Workspace::new(None),
-            encoding: Encoding::Utf16,
-            published: HashMap::new(),
-            dirty: false,
-            execution: Execution::new(),
-            current: HashMap::new(),
-            backlog: std::collections::VecDeque::new(),
-            cancelled: std::collections::HashSet::new(),
-            explanations: false,
-        }
-    }
-
     #[test]
     #[allow(clippy::unwrap_used, reason = "test code")]
     fn a_handler_that_panics_is_answered_internal_error_and_logged_once() {
         let (ours, client) = Connection::memory();
-        let mut server = server(&ours);
+        let mut server = Server::new(&ours, Workspace::new(None), Encoding::Utf16, false);
         let id = RequestId::from(7);
         let result = server.guarded("textDocument/hover", Some(id.clone()), |_| panic!("a bug of ours"));
         assert!(result.is_ok(), "the loop goes on");

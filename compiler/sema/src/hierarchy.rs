@@ -21,7 +21,8 @@ pub(crate) struct Hierarchy {
     /// Each entity's descendants (itself included) as sorted, disjoint, inclusive intervals of
     /// post-order numbers.
     descendants: Vec<Vec<(u32, u32)>>,
-    /// Each entity, or an ancestor, has a written parent that did not resolve.
+    /// Each entity, or an ancestor, has a written parent that did not resolve (read only for
+    /// numbered entities).
     incomplete: Vec<bool>,
 }
 
@@ -53,13 +54,6 @@ impl Hierarchy {
                 }
             }
         }
-        let acyclic: Vec<bool> = {
-            let mut seen = vec![false; count];
-            for &entity in &order {
-                seen[entity] = true;
-            }
-            seen
-        };
         // The spanning forest: each entity under its first parent.
         let mut tree_children: Vec<Vec<usize>> = vec![Vec::new(); count];
         let mut roots = Vec::new();
@@ -105,12 +99,6 @@ impl Hierarchy {
         for &entity in &order {
             if parents[entity].iter().any(|&p| closed[p]) {
                 closed[entity] = true;
-            }
-        }
-        for (entity, flag) in closed.iter_mut().enumerate() {
-            if !acyclic[entity] {
-                // Answered by a walk (`None` below).
-                *flag = false;
             }
         }
         Hierarchy { post, descendants, incomplete: closed }

@@ -60,7 +60,7 @@ pub(crate) fn mode_of(permissions: i64) -> Result<u32, String> {
 }
 
 /// The owner of a path by name (its uid when no user has it), as the fs module compares it.
-pub(crate) fn owner_name(meta: &Metadata) -> String {
+pub fn owner_name(meta: &Metadata) -> String {
     match User::from_uid(Uid::from_raw(meta.uid())) {
         Ok(Some(user)) => user.name,
         _ => meta.uid().to_string(),
@@ -337,7 +337,7 @@ fn check_directory(dir: &Path, next: Option<&Path>, me: u32, target: &Path) -> R
         ))
     };
     if !trusted(meta.uid()) {
-        return refuse(format!("belongs to {}", user_name(meta.uid())));
+        return refuse(format!("belongs to user `{}`", owner_name(&meta)));
     }
     let mode = meta.mode();
     if mode & 0o022 != 0 {
@@ -349,13 +349,6 @@ fn check_directory(dir: &Path, next: Option<&Path>, me: u32, target: &Path) -> R
         }
     }
     Ok(())
-}
-
-fn user_name(uid: u32) -> String {
-    match nix::unistd::User::from_uid(Uid::from_raw(uid)) {
-        Ok(Some(user)) => format!("user `{}`", user.name),
-        _ => format!("user #{uid}"),
-    }
 }
 
 /// How many times the handlers flushed a file or a directory to disk in this process: the

@@ -11,6 +11,8 @@
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 
+use modelc_runtime::handlers::posix::owner_name;
+
 use super::*;
 
 /// Where the deploy lock is, unless `MODELC_DEPLOY_LOCK` (`Io::deploy_lock`) names a file.
@@ -51,7 +53,7 @@ fn private_directory(dir: &Path) -> Result<(), String> {
         return refuse("is not a directory".to_owned());
     }
     if meta.uid() != uid {
-        return refuse(format!("belongs to {}, not to you", user_name(meta.uid())));
+        return refuse(format!("belongs to `{}`, not to you", owner_name(&meta)));
     }
     if meta.permissions().mode() & 0o022 != 0 {
         return refuse(format!("can be written by others (mode {:o})", meta.permissions().mode() & 0o7777));
@@ -80,11 +82,11 @@ pub(super) fn lock(io: &mut Io<'_>) -> Result<Flock<File>, String> {
             let holder = inode.and_then(holder_of);
             let me = nix::unistd::geteuid().as_raw();
             match holder {
-                Some((pid, uid)) if uid != me => Err(format!(
-                    "the deploy lock {} is held by user {} (pid {pid}); modelc does not wait for another user's \
+                Some((pid, process)) if process.uid() != me => Err(format!(
+                    "the deploy lock {} is held by user `{}` (pid {pid}); modelc does not wait for another user's \
                      deploy: ask them, or stop that process",
                     path.display(),
-                    user_name(uid)
+                    owner_name(&process)
                 )),
                 _ => {
                     let by = holder.map_or(String::new(), |(pid, _)| format!(", held by pid {pid}"));
@@ -102,9 +104,9 @@ pub(super) fn lock(io: &mut Io<'_>) -> Result<Flock<File>, String> {
     }
 }
 
-/// The process holding a `flock` on the file with inode `inode`, and its user, from
-/// `/proc/locks` (Linux). `None` where that cannot be read.
-fn holder_of(inode: u64) -> Option<(u32, u32)> {
+/// The process holding a `flock` on the file with inode `inode`, and its `/proc` entry (whose
+/// owner is the process's user), from `/proc/locks` (Linux). `None` where that cannot be read.
+fn holder_of(inode: u64) -> Option<(u32, std::fs::Metadata)> {
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     locks.lines().find_map(|line| {
         // `1: FLOCK  ADVISORY  WRITE 12345 00:2a:1234 0 EOF`
@@ -114,17 +116,8 @@ fn holder_of(inode: u64) -> Option<(u32, u32)> {
             return None;
         }
         let pid: u32 = pid.parse().ok()?;
-        let uid = std::fs::metadata(format!("/proc/{pid}")).ok()?.uid();
-        Some((pid, uid))
+        Some((pid, std::fs::metadata(format!("/proc/{pid}")).ok()?))
     })
-}
-
-/// A user's name, or their number when the system has no name for it.
-fn user_name(uid: u32) -> String {
-    match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
-        Ok(Some(user)) => format!("`{}`", user.name),
-        _ => format!("#{uid}"),
-    }
 }
 
 #[cfg(test)]

@@ -200,7 +200,7 @@ impl<'a> Checker<'a> {
                 // `nme="x"` for `name`: the unknown attribute is reported, not the missing one.
                 let misspelt =
                     unknown.iter().any(|g| !crate::suggest::similar(g, std::iter::once(attribute.as_str())).is_empty());
-                if !provided && !misspelt && !missing.contains(attribute.as_str()) {
+                if !provided && !misspelt {
                     missing.insert(attribute.clone());
                 }
             }
