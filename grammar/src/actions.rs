@@ -414,11 +414,21 @@ pub(crate) fn call(sink: &mut Sink, function: Expr, args: Vec<Arg>, span: Span) 
 
 /// `a.b.c` for a variable/attribute chain.
 fn chain_text(expr: &Expr) -> String {
-    match &expr.kind {
-        ExprKind::Var(path) => path.text(),
-        ExprKind::Attr { object, attr } => format!("{}.{}", chain_text(object), attr.name),
-        _ => "…".to_owned(),
+    let mut names = Vec::new();
+    let mut link = expr;
+    while let ExprKind::Attr { object, attr } = &link.kind {
+        names.push(attr.name.as_str());
+        link = object;
     }
+    let mut text = match &link.kind {
+        ExprKind::Var(path) => path.text(),
+        _ => "…".to_owned(),
+    };
+    for name in names.iter().rev() {
+        text.push('.');
+        text.push_str(name);
+    }
+    text
 }
 
 pub(crate) fn dotted_type(sink: &mut Sink, object: Expr, name: Ident, span: Span) -> Expr {

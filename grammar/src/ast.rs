@@ -328,11 +328,15 @@ pub struct If {
 }
 
 /// An expression with its span.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// `Clone`, `PartialEq` and `Debug` recurse through [`crate::stack::deep`]: a chain has no
+/// length limit, so no derived recursive walk may assume a shallow tree.
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
+
+crate::deep_expression_traits!(Expr);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {

@@ -6,10 +6,11 @@
 
 use modelc_diagnostics::codes;
 
-use crate::ast::{Constraint, Expr, File, Item, Stmt};
+use crate::ast::{Constraint, Expr, ExprKind, File, Item, Stmt};
 use crate::sink::{Sink, add_help};
 
-/// The deepest nesting accepted: brackets, operators and blocks counted together. Real models
+/// The deepest nesting accepted: brackets, operators and blocks counted together, except the
+/// links of a left-associative chain (see [`chain_continuation`]). Real models
 /// stay below 30; the cap leaves room for generated ones while keeping a recursive walk
 /// (about 4 KiB a level in a debug build) within a 2 MiB thread stack.
 pub const MAX_DEPTH: u32 = 256;
@@ -51,7 +52,11 @@ pub(crate) fn limit_depth(file: &mut File, sink: &mut Sink) {
                     *expr = Expr::error(expr.span);
                     continue;
                 }
-                expr.for_each_child_mut(&mut |child| work.push(Work::Expr(child, depth + 1)));
+                let continued = chain_continuation(expr).map(|c| c as *const Expr);
+                expr.for_each_child_mut(&mut |child| {
+                    let level = if Some(&*child as *const Expr) == continued { depth } else { depth + 1 };
+                    work.push(Work::Expr(child, level));
+                });
             }
             Work::Stmts(stmts, depth) => {
                 if depth > MAX_DEPTH {
@@ -66,6 +71,19 @@ pub(crate) fn limit_depth(file: &mut File, sink: &mut Sink) {
                 }
             }
         }
+    }
+}
+
+/// The operand that continues a chain from `expr`: the left side of a binary operator and the
+/// object of an attribute, relation or map lookup. `a + b + c` and `n.next.next` are long, not
+/// deep, so they are not counted; recursive passes walk them through [`crate::stack::deep`].
+fn chain_continuation(expr: &Expr) -> Option<&Expr> {
+    match &expr.kind {
+        ExprKind::Binary { lhs, .. } => Some(lhs),
+        ExprKind::Attr { object, .. }
+        | ExprKind::RelationLookup { object, .. }
+        | ExprKind::MapLookup { object, .. } => Some(object),
+        _ => None,
     }
 }
 
@@ -100,5 +118,10 @@ fn report(sink: &mut Sink, span: modelc_diagnostics::Span) {
         format!("nesting deeper than {MAX_DEPTH} levels"),
         "this part is nested too deeply",
     );
+    diagnostic.notes.push(format!(
+        "brackets, blocks and operands inside operands are each a level; modelc walks them recursively and \
+         stops at {MAX_DEPTH} so that no model can exhaust its stack (a chain such as `a + b + c` or `x.y.z` is \
+         not nesting and has no limit)"
+    ));
     add_help(diagnostic, "split the expression or block into several variables or implementations");
 }

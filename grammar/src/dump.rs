@@ -17,6 +17,9 @@ pub fn dump(file: &File) -> String {
     p.out
 }
 
+/// The deepest level shown by indentation alone.
+const MAX_INDENTED_LEVEL: usize = 64;
+
 #[derive(Default)]
 struct Printer {
     out: String,
@@ -24,7 +27,14 @@ struct Printer {
 
 impl Printer {
     fn line(&mut self, depth: usize, text: impl AsRef<str>) {
-        let _ = writeln!(self.out, "{:indent$}{}", "", text.as_ref(), indent = depth * 2);
+        // Indentation stops growing at a point, so a chain of any length prints in linear space;
+        // deeper lines say their level instead.
+        if depth <= MAX_INDENTED_LEVEL {
+            let _ = writeln!(self.out, "{:indent$}{}", "", text.as_ref(), indent = depth * 2);
+        } else {
+            let indent = MAX_INDENTED_LEVEL * 2;
+            let _ = writeln!(self.out, "{:indent$}(level {depth}) {}", "", text.as_ref());
+        }
     }
 
     fn item(&mut self, item: &Item, d: usize) {
@@ -192,6 +202,10 @@ impl Printer {
     }
 
     fn expr(&mut self, e: &Expr, d: usize) {
+        crate::stack::deep(|| self.expr_level(e, d));
+    }
+
+    fn expr_level(&mut self, e: &Expr, d: usize) {
         let span = e.span;
         match &e.kind {
             ExprKind::Int(n) => self.line(d, format!("Int {n} {span:?}")),

@@ -8,8 +8,8 @@
 //! for the reference parser's shift preference) → `dangling` (an operator ending a line before a
 //! new statement, reported and left out) → `blocks` (a header's missing `:` and the `end`s
 //! a file lacks, added where its indentation says, each reported once) → the LALRPOP grammar (`grammar.lalrpop`,
-//! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting so
-//! later recursive passes are safe). `literals` decodes strings, f-strings and regexes.
+//! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting; chains are
+//! not nesting, and recursive passes walk them through [`stack::deep`]). `literals` decodes strings, f-strings and regexes.
 
 mod actions;
 pub mod ast;
@@ -24,6 +24,7 @@ mod keyword_names;
 pub mod lexer;
 mod literals;
 mod sink;
+pub mod stack;
 
 lalrpop_util::lalrpop_mod!(
     #[allow(clippy::all, clippy::pedantic, clippy::restriction, unused_parens, unreachable_pub, dead_code)]

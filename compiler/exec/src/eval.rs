@@ -21,6 +21,10 @@ pub(crate) enum Named {
 
 impl<'a> Engine<'a> {
     pub(crate) fn eval(&mut self, task: TaskId, expr: &'a Expr, scope: ScopeId) -> Eval<Value> {
+        modelc_sema::hir::deep(|| self.eval_level(task, expr, scope))
+    }
+
+    fn eval_level(&mut self, task: TaskId, expr: &'a Expr, scope: ScopeId) -> Eval<Value> {
         Ok(match &expr.kind {
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::IntOutOfRange => {

@@ -3,7 +3,6 @@
 //! message, as the terminal shows them.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Url};
 use modelc_diagnostics::{Diagnostic, FileId, Severity, Span};
@@ -18,7 +17,7 @@ pub(crate) struct Converter<'w> {
     /// Link each code to its explanation (`modelc-explain:E0101`): only for a client that said
     /// it opens such links.
     pub(crate) explanations: bool,
-    texts: HashMap<FileId, Arc<str>>,
+    texts: HashMap<FileId, Text>,
 }
 
 impl<'w> Converter<'w> {
@@ -27,8 +26,8 @@ impl<'w> Converter<'w> {
     }
 
     fn range(&mut self, file: FileId, span: Span) -> lsp_types::Range {
-        let text = self.texts.entry(file).or_insert_with(|| self.workspace.text(file));
-        Text::new(text, self.encoding).range(span)
+        let (workspace, encoding) = (self.workspace, self.encoding);
+        self.texts.entry(file).or_insert_with(|| Text::new(workspace.text(file), encoding)).range(span)
     }
 
     pub(crate) fn convert(&mut self, diagnostic: &Diagnostic) -> Option<lsp_types::Diagnostic> {

@@ -2,8 +2,11 @@
 //! the workspace; once no message is waiting, the diagnostics of every open document are
 //! published (those that changed), so a burst of keystrokes is checked once.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::Notification as _;
@@ -69,6 +72,9 @@ struct Server<'c> {
     /// The client asked for diagnostics to link to their explanations (`modelc-explain:E0101`,
     /// which the VS Code extension opens).
     explanations: bool,
+    /// Each file's position tables, kept while its text is unchanged: a request converts many
+    /// positions, and building the tables reads the whole text.
+    positions: RefCell<HashMap<FileId, Rc<Text>>>,
 }
 
 /// Runs the server on a connection until the client shuts it down.
@@ -189,6 +195,7 @@ impl<'c> Server<'c> {
             backlog: std::collections::VecDeque::new(),
             cancelled: std::collections::HashSet::new(),
             explanations,
+            positions: RefCell::new(HashMap::new()),
         }
     }
 }
@@ -418,28 +425,37 @@ impl Server<'_> {
     /// The open file and byte offset a position names.
     fn locate(&self, at: &lsp_types::TextDocumentPositionParams) -> Option<(FileId, u32)> {
         let file = self.document_id(&at.text_document.uri)?;
-        let text = self.workspace.text(file);
-        let offset = Text::new(&text, self.encoding).offset(at.position);
+        let offset = self.positions(file).offset(at.position);
         Some((file, u32::try_from(offset).ok()?))
+    }
+
+    /// The position tables of a file's current text.
+    fn positions(&self, file: FileId) -> Rc<Text> {
+        let text = self.workspace.text(file);
+        let mut cache = self.positions.borrow_mut();
+        if let Some(cached) = cache.get(&file).filter(|cached| Arc::ptr_eq(cached.text(), &text)) {
+            return Rc::clone(cached);
+        }
+        let fresh = Rc::new(Text::new(text, self.encoding));
+        cache.insert(file, Rc::clone(&fresh));
+        fresh
     }
 
     fn location(&self, file: FileId, span: modelc_diagnostics::Span) -> Option<lsp_types::Location> {
         let uri = Url::from_file_path(self.workspace.path(file)?).ok()?;
-        let text = self.workspace.text(file);
-        Some(lsp_types::Location { uri, range: Text::new(&text, self.encoding).range(span) })
+        Some(lsp_types::Location { uri, range: self.positions(file).range(span) })
     }
 
     fn hover(&self, params: &lsp_types::HoverParams) -> Option<lsp_types::Hover> {
         let (file, offset) = self.locate(&params.text_document_position_params)?;
         let analysis = Analysis::of(&self.workspace, file)?;
         let (span, symbol) = analysis.symbol_at(file, offset)?;
-        let text = self.workspace.text(file);
         Some(lsp_types::Hover {
             contents: lsp_types::HoverContents::Markup(lsp_types::MarkupContent {
                 kind: lsp_types::MarkupKind::Markdown,
                 value: analysis.hover(file, &symbol)?,
             }),
-            range: Some(Text::new(&text, self.encoding).range(span)),
+            range: Some(self.positions(file).range(span)),
         })
     }
 
@@ -452,22 +468,21 @@ impl Server<'_> {
         if formatted == *text {
             return Some(Vec::new());
         }
-        let whole = Text::new(&text, self.encoding).range(modelc_diagnostics::Span::new(0, text.len()));
+        let whole = self.positions(file).range(modelc_diagnostics::Span::new(0, text.len()));
         Some(vec![lsp_types::TextEdit { range: whole, new_text: formatted }])
     }
 
     fn folding(&self, params: &lsp_types::FoldingRangeParams) -> Option<Vec<lsp_types::FoldingRange>> {
         let file = self.document_id(&params.text_document.uri)?;
         let analysis = Analysis::of(&self.workspace, file)?;
-        let text = self.workspace.text(file);
-        Some(crate::structure::folding_ranges(&analysis, file, &Text::new(&text, self.encoding)))
+        Some(crate::structure::folding_ranges(&analysis, file, &self.positions(file)))
     }
 
     fn semantic_tokens(&self, params: &lsp_types::SemanticTokensParams) -> Option<lsp_types::SemanticTokensResult> {
         let file = self.document_id(&params.text_document.uri)?;
         let analysis = Analysis::of(&self.workspace, file)?;
-        let text = self.workspace.text(file);
-        let data = crate::structure::semantic_tokens(&analysis, file, &text, &Text::new(&text, self.encoding));
+        let positions = self.positions(file);
+        let data = crate::structure::semantic_tokens(&analysis, file, positions.text(), &positions);
         Some(lsp_types::SemanticTokensResult::Tokens(lsp_types::SemanticTokens { result_id: None, data }))
     }
 
@@ -481,9 +496,7 @@ impl Server<'_> {
     /// The fixes of the diagnostics in a range, as quick fixes.
     fn code_actions(&self, params: &lsp_types::CodeActionParams) -> Option<Vec<lsp_types::CodeActionOrCommand>> {
         let file = self.document_id(&params.text_document.uri)?;
-        let text = self.workspace.text(file);
-        let positions = Text::new(&text, self.encoding);
-        let wanted = positions.span(params.range);
+        let wanted = self.positions(file).span(params.range);
         let mut converter = Converter::new(&self.workspace, self.encoding);
         let mut actions = Vec::new();
         for diagnostic in self.current.get(&file).into_iter().flatten() {
@@ -598,8 +611,7 @@ impl Server<'_> {
         let (file, offset) = self.locate(&params.text_document_position_params)?;
         let analysis = Analysis::of(&self.workspace, file)?;
         let (_, symbol) = analysis.symbol_at(file, offset)?;
-        let text = self.workspace.text(file);
-        let positions = Text::new(&text, self.encoding);
+        let positions = self.positions(file);
         Some(
             analysis
                 .references(file, &symbol)
@@ -622,7 +634,7 @@ impl Server<'_> {
             Ok(_) => {
                 let name = modelc_diagnostics::Span::new(span.end as usize - last.len(), span.end as usize);
                 to_json(lsp_types::PrepareRenameResponse::RangeWithPlaceholder {
-                    range: Text::new(&text, self.encoding).range(name),
+                    range: self.positions(file).range(name),
                     placeholder: last.to_owned(),
                 })
             }
@@ -648,8 +660,8 @@ impl Server<'_> {
     fn symbols(&self, params: &lsp_types::DocumentSymbolParams) -> Option<lsp_types::DocumentSymbolResponse> {
         let file = self.document_id(&params.text_document.uri)?;
         let analysis = Analysis::of(&self.workspace, file)?;
-        let text = self.workspace.text(file);
-        let positions = Text::new(&text, self.encoding);
+        let positions = self.positions(file);
+        let text = positions.text();
         let symbol = |definition: &modelc_sema::hir::Definition, children: Option<Vec<lsp_types::DocumentSymbol>>| {
             let name = text.get(definition.name.range()).unwrap_or_default().to_owned();
             lsp_types::DocumentSymbol {
@@ -720,7 +732,7 @@ impl Server<'_> {
                 for change in params.content_changes {
                     match change.range {
                         Some(range) => {
-                            let span = Text::new(&text, self.encoding).span(range);
+                            let span = Text::new(Arc::from(text.as_str()), self.encoding).span(range);
                             text.replace_range(span.range(), &change.text);
                         }
                         None => text = change.text,

@@ -30,7 +30,7 @@ const VARIABLE: u32 = 5;
 const IMPLEMENTATION: u32 = 6;
 
 /// The spans of a file's definitions and blocks that cover more than one line.
-pub(crate) fn folding_ranges(analysis: &Analysis<'_>, file: FileId, text: &Text<'_>) -> Vec<FoldingRange> {
+pub(crate) fn folding_ranges(analysis: &Analysis<'_>, file: FileId, text: &Text) -> Vec<FoldingRange> {
     let Some(hir) = analysis.hir(file) else { return Vec::new() };
     let mut spans: Vec<Span> = hir
         .definitions
@@ -85,12 +85,7 @@ fn blocks(block: &Block, out: &mut Vec<Span>) {
 }
 
 /// Every resolved name of the file, as LSP's relative token encoding.
-pub(crate) fn semantic_tokens(
-    analysis: &Analysis<'_>,
-    file: FileId,
-    source: &str,
-    text: &Text<'_>,
-) -> Vec<SemanticToken> {
+pub(crate) fn semantic_tokens(analysis: &Analysis<'_>, file: FileId, source: &str, text: &Text) -> Vec<SemanticToken> {
     let Some(hir) = analysis.hir(file) else { return Vec::new() };
     // (start, end, type), absolute byte offsets.
     let mut tokens: Vec<(usize, usize, u32)> = Vec::new();

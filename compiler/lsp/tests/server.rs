@@ -828,3 +828,57 @@ fn completion_after_non_ascii_text_is_answered() {
     }
     client.shutdown();
 }
+
+#[test]
+fn a_document_of_long_chains_is_served() {
+    // The issue's 246 KB document of `a.x.x…` chains got no hover answer in a minute; chains of
+    // operators and relation steps are walked by every request too.
+    let dir = scratch("chains");
+    let mut client = Client::start(&dir, json!({}));
+    let n = 20_000;
+    let text = format!(
+        "entity A:\n    string[] a{} = 1\nend\nentity Node:\n    int v = 1\nend\nNode.next [0:1] -- Node\n\
+         implement Node using std::none\nn = Node()\nn.next = n\ny = n{}.v\nz = 1{}\nw = true{}\n",
+        ".x".repeat(n),
+        ".next".repeat(n),
+        " + 1".repeat(n),
+        " or false".repeat(n)
+    );
+    let uri = client.open(&dir.join("main.cf"), &text);
+    let document = json!({ "uri": uri });
+    let lines: Vec<&str> = text.lines().collect();
+    for (line, content) in lines.iter().enumerate() {
+        // The start, the middle and the end of every line.
+        for character in [0, content.len() / 2, content.len()] {
+            let position = json!({ "line": line, "character": character });
+            for method in [
+                "textDocument/hover",
+                "textDocument/completion",
+                "textDocument/signatureHelp",
+                "textDocument/definition",
+                "textDocument/references",
+                "textDocument/documentHighlight",
+                "textDocument/prepareRename",
+            ] {
+                let mut params = json!({ "textDocument": document, "position": position });
+                if method == "textDocument/references" {
+                    params["context"] = json!({ "includeDeclaration": true });
+                }
+                client.request(method, params);
+            }
+        }
+    }
+    for method in ["textDocument/documentSymbol", "textDocument/foldingRange", "textDocument/semanticTokens/full"] {
+        client.request(method, json!({ "textDocument": document }));
+    }
+    // Without the issue's malformed declaration the document is formatted (one edit: the
+    // chains' lines are long).
+    let valid = text.split_once("end\n").map(|(_, rest)| rest.to_owned()).unwrap();
+    client.change(&uri, 2, json!([{ "text": valid }]));
+    let formatted = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": document, "options": { "tabSize": 4, "insertSpaces": true } }),
+    );
+    assert!(formatted.is_array(), "{formatted}");
+    client.shutdown();
+}

@@ -44,6 +44,7 @@ pub(crate) fn check_file(
         failed_imports: Vec::new(),
         follow_ons: Vec::new(),
         closed_vars: Vec::new(),
+        logic_value: None,
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
@@ -101,6 +102,9 @@ pub(crate) struct Checker<'a> {
     /// The variables of nested blocks already checked (an `if` branch, a `for` body), where
     /// each is assigned: a use after its block is told why it is not found.
     pub closed_vars: Vec<(&'a str, Span)>,
+    /// The `and`/`or` expression checked last and its constant value, if it has one: the next
+    /// link of a chain reads it instead of evaluating the chain again.
+    pub logic_value: Option<(&'a Expr, Option<bool>)>,
 }
 
 impl<'a> Checker<'a> {

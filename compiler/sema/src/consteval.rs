@@ -19,6 +19,10 @@ pub fn repr(value: &Value) -> String {
 /// Operators are the same as execution's (`modelc_value::ops`); an integer literal beyond 64
 /// bits, or an operation that fails, is not decided here (execution reports it).
 pub(crate) fn eval(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
+    modelc_syntax::stack::deep(|| eval_level(expr, self_value))
+}
+
+fn eval_level(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
     Some(match &expr.kind {
         ExprKind::Int(text) => Value::Int(text.parse().ok()?),
         ExprKind::Float(f) => Value::Float(*f),

@@ -8,6 +8,10 @@ use super::*;
 impl<'a> Checker<'a> {
     /// Checks an expression and returns what is known of its value.
     pub(crate) fn check_expr(&mut self, expr: &'a Expr, hint: Option<Hint<'a>>) -> Inferred {
+        modelc_syntax::stack::deep(|| self.check_expr_level(expr, hint))
+    }
+
+    fn check_expr_level(&mut self, expr: &'a Expr, hint: Option<Hint<'a>>) -> Inferred {
         match &expr.kind {
             ExprKind::Int(_) => Inferred::definite(StaticType::Int),
             ExprKind::Float(_) => Inferred::definite(StaticType::Float),
@@ -108,7 +112,7 @@ impl<'a> Checker<'a> {
                 }
                 Inferred::definite(StaticType::Dict)
             }
-            ExprKind::Binary { op, lhs, rhs } => self.check_binary(*op, lhs, rhs),
+            ExprKind::Binary { op, lhs, rhs } => self.check_binary(expr, *op, lhs, rhs),
             ExprKind::Not(inner) => {
                 let operand = self.check_expr(inner, None);
                 if let Some(ty) = operand.certain()
@@ -270,13 +274,27 @@ impl<'a> Checker<'a> {
         self.blocks.pop();
     }
 
-    pub(super) fn check_binary(&mut self, op: BinOp, lhs: &'a Expr, rhs: &'a Expr) -> Inferred {
+    pub(super) fn check_binary(&mut self, expr: &'a Expr, op: BinOp, lhs: &'a Expr, rhs: &'a Expr) -> Inferred {
         let left = self.check_expr(lhs, None);
         if matches!(op, BinOp::And | BinOp::Or) {
+            // The constant value of the left operand: an `and`/`or` left operand was just
+            // checked and left its value behind, so a chain `a or b or …` is evaluated once.
+            let left_value = match self.logic_value.take() {
+                Some((checked, value)) if std::ptr::eq(checked, lhs) => value,
+                _ => match consteval::eval(lhs, None) {
+                    Some(modelc_value::Value::Bool(b)) => Some(b),
+                    _ => None,
+                },
+            };
             // The right operand is evaluated only when the left does not decide.
-            let decides = match consteval::eval(lhs, None) {
-                Some(modelc_value::Value::Bool(b)) => Some(b == (op == BinOp::Or)),
-                _ => None,
+            let decides = left_value.map(|b| b == (op == BinOp::Or));
+            let value = match decides {
+                Some(true) => left_value,
+                Some(false) => match consteval::eval(rhs, None) {
+                    Some(modelc_value::Value::Bool(b)) => Some(b),
+                    _ => None,
+                },
+                None => None,
             };
             let right = if decides == Some(false) {
                 self.check_expr(rhs, None)
@@ -311,6 +329,7 @@ impl<'a> Checker<'a> {
                     self.uncertain("the right operand may not be evaluated", |c| c.runtime(d))
                 }
             }
+            self.logic_value = Some((expr, value));
             return Inferred { ty: StaticType::Bool, definite: left.definite && right.definite };
         }
         let right = self.check_expr(rhs, None);

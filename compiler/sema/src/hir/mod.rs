@@ -278,10 +278,27 @@ pub struct If {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// Runs one level of a recursive walk over lowered expressions with room to grow the stack:
+/// execution's evaluator and every other walk of a chain of any length call it per level.
+#[inline]
+pub fn deep<R>(level: impl FnOnce() -> R) -> R {
+    modelc_syntax::stack::deep(level)
+}
+
+/// A lowered expression. Its `Clone`, `PartialEq`, `Debug` and `Drop` recurse through
+/// [`modelc_syntax::stack::deep`]: a chain (`a + b + …`) may be as long as its file.
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+}
+
+modelc_syntax::deep_expression_traits!(Expr);
+
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let kind = std::mem::replace(&mut self.kind, ExprKind::Null);
+        deep(|| drop(kind));
+    }
 }
 
 /// Where a variable read finds its value, counted in scopes out from where it is read.
