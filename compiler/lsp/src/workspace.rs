@@ -54,6 +54,8 @@ pub struct Workspace {
     project: Option<Project>,
     /// Open files outside the project, each checked on its own.
     loose: HashMap<FileId, ProjectInput>,
+    /// The project made for each file ever opened outside the project, kept for the next opening.
+    loose_projects: HashMap<FileId, ProjectInput>,
     pub documents: HashMap<FileId, Document>,
     /// Problems loading the project (no `main.cf`, an unreadable file), shown to the user once.
     pub load_error: Option<String>,
@@ -71,6 +73,7 @@ impl Workspace {
             std: Vec::new(),
             project: None,
             loose: HashMap::new(),
+            loose_projects: HashMap::new(),
             documents: HashMap::new(),
             load_error: None,
             module_files: modelc_exec::ModuleFiles::default(),
@@ -197,9 +200,24 @@ impl Workspace {
         if in_project {
             self.loose.remove(&id);
         } else if !self.loose.contains_key(&id) {
+            // One project per file for the server's life: salsa keeps every input, and all that
+            // was computed from it, as long as the database, so a new one at each opening of
+            // the file grew the server by a standard library's analysis every time.
             let mut modules = vec![("__config__".to_owned(), self.files[id.0 as usize].input)];
             modules.extend(self.std.iter().map(|(ns, f)| (ns.clone(), self.files[f.0 as usize].input)));
-            let input = ProjectInput::new(&self.db, modules, vec!["__config__".to_owned()]);
+            let input = match self.loose_projects.get(&id).copied() {
+                Some(input) => {
+                    if *input.modules(&self.db) != modules {
+                        input.set_modules(&mut self.db).to(modules);
+                    }
+                    input
+                }
+                None => {
+                    let input = ProjectInput::new(&self.db, modules, vec!["__config__".to_owned()]);
+                    self.loose_projects.insert(id, input);
+                    input
+                }
+            };
             self.loose.insert(id, input);
         }
     }
@@ -325,5 +343,25 @@ impl Workspace {
             }
         }
         (out, clean)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_opened_again_outside_any_project_keeps_its_project() {
+        // A new salsa input at each opening is never freed, nor is what was computed from it.
+        let mut workspace = Workspace::new(None);
+        let path = std::env::temp_dir().join(format!("modelc-loose-{}.cf", std::process::id()));
+        let mut projects = Vec::new();
+        for version in 0..3 {
+            let id = workspace.open(&path, format!("x = {version}\n"), version);
+            projects.extend(workspace.loose.get(&id).copied());
+            workspace.close(id);
+        }
+        assert_eq!(projects.len(), 3);
+        assert!(projects.iter().all(|p| *p == projects[0]), "{projects:?}");
     }
 }
