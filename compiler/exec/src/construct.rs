@@ -115,10 +115,20 @@ impl<'a> Engine<'a> {
         {
             given.push((position, Value::Instance(owner), expr.span));
         }
+        // Where each position's given value is, for the defaults and the index keys: an entity
+        // may have tens of thousands of attributes and indexes, so no search per lookup.
+        let mut given_at: Vec<Option<usize>> = vec![None; plan.names.len()];
+        for (slot, (position, ..)) in given.iter().enumerate() {
+            given_at[*position as usize].get_or_insert(slot);
+        }
+        let mut set_later = vec![false; plan.names.len()];
+        for (position, _) in &later {
+            set_later[*position as usize] = true;
+        }
         // Defaults are assigned like constructor arguments.
-        let given_count = given.len();
         for (position, value) in &plan.defaults {
-            if !given[..given_count].iter().any(|(p, ..)| p == position) && !later.iter().any(|(p, _)| p == position) {
+            if given_at[*position as usize].is_none() && !set_later[*position as usize] {
+                given_at[*position as usize] = Some(given.len());
                 given.push((*position, value.clone(), expr.span));
             }
         }
@@ -127,7 +137,7 @@ impl<'a> Engine<'a> {
         for index in &plan.indexes {
             let mut key = String::new();
             for (attr, position) in index.attributes.iter().zip(&index.positions) {
-                let Some((_, value, _)) = given.iter().find(|(p, ..)| p == position) else {
+                let Some((_, value, _)) = given_at[*position as usize].map(|slot| &given[slot]) else {
                     return Err(self.fail(
                         scope,
                         expr.span,

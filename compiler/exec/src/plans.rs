@@ -26,6 +26,8 @@ pub(crate) struct EntityPlan<'a> {
     /// Every index that applies: the entity that declares it, its attributes (sorted) and
     /// their positions.
     pub indexes: Vec<PlannedIndex<'a>>,
+    /// By position: whether the attribute is part of some index (asked per argument).
+    indexed: Vec<bool>,
     pub implements: Vec<&'a ImplementDef<'a>>,
     /// The position of `std::Entity.requires`, whose edges are recorded with their statement
     /// (`InstanceGraph::requires_sites`).
@@ -43,7 +45,7 @@ pub(crate) struct PlannedIndex<'a> {
 impl EntityPlan<'_> {
     /// Whether the attribute at `position` is part of one of the entity's indexes.
     pub(crate) fn is_indexed(&self, position: u32) -> bool {
-        self.indexes.iter().any(|index| index.positions.contains(&position))
+        self.indexed.get(position as usize).copied().unwrap_or(false)
     }
 
     pub(crate) fn position(&self, name: &str) -> Option<u32> {
@@ -109,7 +111,7 @@ fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<
     let positions: FxHashMap<&'a str, u32> = names.iter().enumerate().map(|(i, n)| (*n, i as u32)).collect();
     let defaults =
         program.defaults_of(fqn).into_iter().filter_map(|(name, value)| Some((*positions.get(name)?, value))).collect();
-    let indexes = ancestry
+    let indexes: Vec<PlannedIndex<'a>> = ancestry
         .iter()
         .flat_map(|def| def.indexes.iter().map(move |attrs| (def.fqn.as_str(), attrs.as_slice())))
         .filter_map(|(owner, attributes)| {
@@ -117,6 +119,10 @@ fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<
             Some(PlannedIndex { owner, attributes, positions })
         })
         .collect();
+    let mut indexed = vec![false; names.len()];
+    for position in indexes.iter().flat_map(|index: &PlannedIndex<'_>| &index.positions) {
+        indexed[*position as usize] = true;
+    }
     let declared = defs.iter().map(|d| program.declarations.get(&(d.owner.clone(), d.name.clone())).copied()).collect();
     let requires_at = positions.get("requires").copied().filter(|at| defs[*at as usize].owner == "std::Entity");
     EntityPlan {
@@ -127,6 +133,7 @@ fn plan<'a>(program: &'a Program<'a>, id: EntityId, fqn: &'a str) -> EntityPlan<
         defs,
         defaults,
         indexes,
+        indexed,
         implements: program.implements_of(id),
         requires_at,
         declared,

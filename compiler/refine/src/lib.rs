@@ -117,15 +117,16 @@ impl Refinery<'_> {
             .entities
             .iter()
             .map(|entity| {
-                let mut names: Vec<String> = Vec::new();
+                // A set, in first-seen order: an entity may have tens of thousands of attributes.
+                let mut names: indexmap::IndexSet<&str> = indexmap::IndexSet::new();
                 for def in program.index.ancestry(&entity.fqn) {
                     for a in def.attributes.values() {
-                        if matches!(a.kind, modelc_sema::index::AttrKind::Value { .. }) && !names.contains(&a.name) {
-                            names.push(a.name.clone());
+                        if matches!(a.kind, modelc_sema::index::AttrKind::Value { .. }) {
+                            names.insert(&a.name);
                         }
                     }
                 }
-                names
+                names.into_iter().map(str::to_owned).collect()
             })
             .collect();
         // Reserved for every instance that may be a resource: growing by doubling would hold

@@ -33,6 +33,9 @@ pub extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, stop: *mut 
     coverage::register(start, stop);
 }
 
+/// How often a running target reports its progress.
+const PROGRESS: Duration = Duration::from_secs(60);
+
 /// An input running longer than this is a hang.
 const HANG: Duration = Duration::from_secs(5);
 
@@ -115,7 +118,18 @@ fn fuzz(kind: Kind, seeds: &[Vec<u8>], options: &Options, coverage: &mut Coverag
     let mut corpus: Vec<Vec<u8>> = seeds.to_vec();
     let (mut executions, mut failures) = (0, 0);
     let started = Instant::now();
+    let mut reported = Instant::now();
     while !budget.spent(executions, started.elapsed()) {
+        // A long run says how it is going once a minute.
+        if executions % 256 == 0 && reported.elapsed() >= PROGRESS {
+            reported = Instant::now();
+            let rate = executions as f64 / started.elapsed().as_secs_f64();
+            println!(
+                "  {} {executions} executions ({rate:.0}/s), {failures} failures, corpus {}",
+                kind.name(),
+                corpus.len()
+            );
+        }
         // The seeds themselves first, then mutants of the corpus as it grows.
         let input = match seeds.get(executions as usize) {
             Some(seed) => seed.clone(),

@@ -45,9 +45,10 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
     let docstring = |doc: &Option<ast::StrLit>| doc.as_ref().and_then(ast::StrLit::as_constant);
     let mut definitions = Vec::new();
     let mut hir = FileHir::default();
-    let mut seen_implementations = Vec::new();
-    let mut seen_typedefs: Vec<String> = Vec::new();
-    let mut seen_entities = Vec::new();
+    // Sets, not lists: a file may declare hundreds of thousands of each.
+    let mut seen_implementations = std::collections::HashSet::new();
+    let mut seen_typedefs: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut seen_entities = std::collections::HashSet::new();
     let mut stmts = Vec::new();
     for item in &file.items {
         match item {
@@ -88,10 +89,9 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             ast::Item::Implementation(implementation) => {
                 let fqn = format!("{}::{}", scope.namespace, implementation.name.name);
                 let Some(id) = index.implementation_id(&fqn) else { continue };
-                if seen_implementations.contains(&id) {
+                if !seen_implementations.insert(id) {
                     continue;
                 }
-                seen_implementations.push(id);
                 let symbol = Symbol::Implementation(fqn.clone());
                 lowerer.references.push(Reference { span: implementation.name.span, symbol: symbol.clone() });
                 definitions.push(Definition {
@@ -140,10 +140,9 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             }
             ast::Item::Typedef(typedef) => {
                 let fqn = format!("{}::{}", scope.namespace, typedef.name.name);
-                if seen_typedefs.contains(&fqn) {
+                if !seen_typedefs.insert(fqn.clone()) {
                     continue;
                 }
-                seen_typedefs.push(fqn.clone());
                 let symbol = Symbol::Typedef(fqn.clone());
                 lowerer.references.push(Reference { span: typedef.name.span, symbol: symbol.clone() });
                 lowerer.path_reference(&typedef.base);
@@ -197,10 +196,9 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                         docstring: None,
                     });
                 }
-                if seen_entities.contains(&id) {
+                if !seen_entities.insert(id) {
                     continue;
                 }
-                seen_entities.push(id);
                 let defaults = entity
                     .attributes
                     .iter()
