@@ -127,4 +127,12 @@ fn rule_12_long_lines_split_their_calls_and_lists_one_element_per_line() {
     assert_eq!(fmt(short), short);
     let string = format!("x = \"{}\"\n", "s".repeat(120));
     assert_eq!(fmt(&string), string);
+    // A map lookup holds one key: it is no group to split (`d[k,]` means something else). The
+    // fuzzer found `ent[1][1]…` made a file the formatter refused, after seconds.
+    let lookups = format!("x = d{}\n", "[\"key\"]".repeat(40));
+    assert_eq!(fmt(&lookups), lookups);
+    // Every long line is split, each in its own place.
+    let lines: String = (0..3).map(|i| format!("x{i} = [{}]\n", vec!["\"element\""; 12].join(", "))).collect();
+    let formatted = fmt(&lines);
+    assert_eq!(formatted.matches("\"element\",\n").count(), 36, "{formatted}");
 }
