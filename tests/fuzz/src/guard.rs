@@ -51,7 +51,7 @@ pub fn watch(limit: Duration, hang_path: std::path::PathBuf) {
                 let _ = std::fs::write(&hang_path, &input);
                 eprintln!(
                     "HANG: an input ran over {} s; it is saved in {} ({} bytes)",
-                    limit.as_secs(),
+                    limit.as_secs_f64(),
                     hang_path.display(),
                     input.len()
                 );

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! modelc-fuzz [--seed N] [--seconds S | --executions N] [--targets parse,check,fmt,lsp]
-//!             [--corpus DIR]... [--out DIR] [--replay FILE --targets T]
+//!             [--corpus DIR]... [--out DIR] [--hang-seconds S] [--replay FILE --targets T]
 //! ```
 //! Each target gets an equal share of the budget (time or executions). The exit status is 0
 //! when no input failed, 1 when some did (each is saved in `--out`), 3 on a hang.
@@ -36,7 +36,7 @@ pub extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, stop: *mut 
 /// How often a running target reports its progress.
 const PROGRESS: Duration = Duration::from_secs(60);
 
-/// An input running longer than this is a hang.
+/// An input running longer than this is a hang (in an optimised build; `--hang-seconds`).
 const HANG: Duration = Duration::from_secs(5);
 
 struct Options {
@@ -47,6 +47,7 @@ struct Options {
     corpus: Vec<PathBuf>,
     out: PathBuf,
     replay: Option<PathBuf>,
+    hang: Duration,
 }
 
 fn options() -> Result<Options, String> {
@@ -58,6 +59,7 @@ fn options() -> Result<Options, String> {
         corpus: Vec::new(),
         out: repository_root().join("target/fuzz-findings"),
         replay: None,
+        hang: HANG,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -75,6 +77,10 @@ fn options() -> Result<Options, String> {
             "--corpus" => options.corpus.push(PathBuf::from(value()?)),
             "--out" => options.out = PathBuf::from(value()?),
             "--replay" => options.replay = Some(PathBuf::from(value()?)),
+            "--hang-seconds" => {
+                let seconds: f64 = value()?.parse().map_err(|e| format!("--hang-seconds: {e}"))?;
+                options.hang = Duration::from_secs_f64(seconds);
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -215,7 +221,7 @@ fn main() {
     }
     let _ = std::fs::create_dir_all(&options.out);
     guard::save_on_abort(&options.out.join("aborted.cf"));
-    guard::watch(HANG, options.out.join("hang.cf"));
+    guard::watch(options.hang, options.out.join("hang.cf"));
     let seeds = seeds(&options);
     let mut coverage = Coverage::new();
     let share = options.targets.len().max(1);
@@ -241,7 +247,7 @@ fn main() {
         );
     }
     // A hang ends the run where it happens (status 3), so a finished run had none.
-    println!("hangs: none (no input ran over {} s)", HANG.as_secs());
+    println!("hangs: none (no input ran over {} s)", options.hang.as_secs_f64());
     if coverage.measured() {
         let (reached, total) = coverage.edges();
         println!(
