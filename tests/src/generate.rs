@@ -6,20 +6,16 @@
 //! seed always gives the same models: the reference's results for them are recorded once
 //! (`scripts/record-parity`) and compared in CI.
 
-/// A deterministic random source (SplitMix64): no dependency, same sequence everywhere.
-pub struct Rng(u64);
+/// A deterministic random source: the fuzzer's SplitMix64, same sequence everywhere.
+pub struct Rng(modelc_fuzz::rng::Rng);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(modelc_fuzz::rng::Rng::new(seed))
     }
 
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n`.
