@@ -2,11 +2,17 @@
 //! `modelc_value::ops`, the one Python-semantics core that analysis uses too (spec §4.9).
 
 use modelc_diagnostics::{Diagnostic, Span, codes};
-use modelc_sema::hir::{BinOp, Expr};
+use modelc_sema::hir::{BinOp, Expr, ExprKind};
 use modelc_value::Value;
+use modelc_value::ops::Op;
 
 use crate::cells::{ScopeId, TaskId};
 use crate::engine::{Engine, Eval};
+
+/// Whether `expr` is itself an addition: the operand that makes `expr + x` a chain.
+fn is_sum(expr: &Expr) -> bool {
+    matches!(expr.kind, ExprKind::Binary { op: BinOp::Value(Op::Add), .. })
+}
 
 impl<'a> Engine<'a> {
     pub(crate) fn eval_binary(
@@ -18,6 +24,9 @@ impl<'a> Engine<'a> {
         span: Span,
         scope: ScopeId,
     ) -> Eval<Value> {
+        if op == BinOp::Value(Op::Add) && is_sum(lhs) {
+            return self.eval_sum(task, lhs, rhs, span, scope);
+        }
         let left = self.eval(task, lhs, scope)?;
         let op = match op {
             BinOp::Value(op) => op,
@@ -27,6 +36,41 @@ impl<'a> Engine<'a> {
         modelc_value::ops::binary(op, &left, &right).map_err(|message| {
             self.fail(scope, span, Diagnostic::new(&codes::INVALID_OPERAND, message), "invalid operands")
         })
+    }
+
+    /// A chain `a + b + c + …`, left to right as the nested operators would go, with the
+    /// strings of a run of string operands appended to one buffer: operator by operator, each
+    /// partial sum was copied again, so a sum of n strings cost n² bytes copied.
+    fn eval_sum(&mut self, task: TaskId, lhs: &'a Expr, rhs: &'a Expr, span: Span, scope: ScopeId) -> Eval<Value> {
+        let mut links = vec![(rhs, span)];
+        let mut first = lhs;
+        while let ExprKind::Binary { op: BinOp::Value(Op::Add), lhs, rhs } = &first.kind {
+            links.push((rhs, first.span));
+            first = lhs;
+        }
+        let mut sum = self.eval(task, first, scope)?;
+        // The sum so far, while it is a string being built.
+        let mut text: Option<String> = None;
+        for (operand, span) in links.into_iter().rev() {
+            let right = self.eval(task, operand, scope)?;
+            if let Value::Str(r) = &right {
+                if let Some(text) = text.as_mut() {
+                    text.push_str(r);
+                    continue;
+                }
+                if let Value::Str(l) = &sum {
+                    text = Some(format!("{l}{r}"));
+                    continue;
+                }
+            }
+            if let Some(text) = text.take() {
+                sum = Value::str(text);
+            }
+            sum = modelc_value::ops::binary(Op::Add, &sum, &right).map_err(|message| {
+                self.fail(scope, span, Diagnostic::new(&codes::INVALID_OPERAND, message), "invalid operands")
+            })?;
+        }
+        Ok(text.map_or(sum, Value::str))
     }
 
     /// `and` and `or`: short-circuit, booleans only.

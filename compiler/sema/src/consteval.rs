@@ -61,9 +61,43 @@ fn eval_level(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
             Value::Str(s) => Value::Bool(regex_match(&regex.pattern, s)?),
             _ => return None,
         },
+        ExprKind::Binary { op: BinOp::Add, lhs, .. } if matches!(lhs.kind, ExprKind::Binary { op: BinOp::Add, .. }) => {
+            sum(expr, self_value)?
+        }
         ExprKind::Binary { op, lhs, rhs } => binary(*op, lhs, rhs, self_value)?,
         _ => return None,
     })
+}
+
+/// A chain `a + b + …`, left to right, with a run of strings appended to one buffer (operator
+/// by operator, each partial sum was copied again: n² bytes for n strings).
+fn sum(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
+    let mut links = Vec::new();
+    let mut first = expr;
+    while let ExprKind::Binary { op: BinOp::Add, lhs, rhs } = &first.kind {
+        links.push(rhs);
+        first = lhs;
+    }
+    let mut total = eval(first, self_value)?;
+    let mut text: Option<String> = None;
+    for operand in links.into_iter().rev() {
+        let right = eval(operand, self_value)?;
+        if let Value::Str(r) = &right {
+            if let Some(text) = text.as_mut() {
+                text.push_str(r);
+                continue;
+            }
+            if let Value::Str(l) = &total {
+                text = Some(format!("{l}{r}"));
+                continue;
+            }
+        }
+        if let Some(text) = text.take() {
+            total = Value::str(text);
+        }
+        total = ops::binary(Op::Add, &total, &right).ok()?;
+    }
+    Some(text.map_or(total, Value::str))
 }
 
 fn binary(op: BinOp, lhs: &Expr, rhs: &Expr, self_value: Option<&Value>) -> Option<Value> {
