@@ -132,7 +132,7 @@ fn rule_12_long_lines_split_their_calls_and_lists_one_element_per_line() {
     let lookups = format!("x = d{}\n", "[\"key\"]".repeat(40));
     assert_eq!(fmt(&lookups), lookups);
     // Every long line is split, each in its own place.
-    let lines: String = (0..3).map(|i| format!("x{i} = [{}]\n", vec!["\"element\""; 12].join(", "))).collect();
+    let lines: String = (0..3).map(|i| format!("x{i} = [{}]\n", ["\"element\""; 12].join(", "))).collect();
     let formatted = fmt(&lines);
     assert_eq!(formatted.matches("\"element\",\n").count(), 36, "{formatted}");
 }
