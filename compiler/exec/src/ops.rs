@@ -48,29 +48,14 @@ impl<'a> Engine<'a> {
             links.push((rhs, first.span));
             first = lhs;
         }
-        let mut sum = self.eval(task, first, scope)?;
-        // The sum so far, while it is a string being built.
-        let mut text: Option<String> = None;
+        let mut sum = modelc_value::ops::Sum::new(self.eval(task, first, scope)?);
         for (operand, span) in links.into_iter().rev() {
             let right = self.eval(task, operand, scope)?;
-            if let Value::Str(r) = &right {
-                if let Some(text) = text.as_mut() {
-                    text.push_str(r);
-                    continue;
-                }
-                if let Value::Str(l) = &sum {
-                    text = Some(format!("{l}{r}"));
-                    continue;
-                }
-            }
-            if let Some(text) = text.take() {
-                sum = Value::str(text);
-            }
-            sum = modelc_value::ops::binary(Op::Add, &sum, &right).map_err(|message| {
+            sum.add(&right).map_err(|message| {
                 self.fail(scope, span, Diagnostic::new(&codes::INVALID_OPERAND, message), "invalid operands")
             })?;
         }
-        Ok(text.map_or(sum, Value::str))
+        Ok(sum.finish())
     }
 
     /// `and` and `or`: short-circuit, booleans only.

@@ -69,8 +69,7 @@ fn eval_level(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
     })
 }
 
-/// A chain `a + b + …`, left to right, with a run of strings appended to one buffer (operator
-/// by operator, each partial sum was copied again: n² bytes for n strings).
+/// A chain `a + b + …`, folded by `ops::Sum`.
 fn sum(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
     let mut links = Vec::new();
     let mut first = expr;
@@ -78,26 +77,11 @@ fn sum(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
         links.push(rhs);
         first = lhs;
     }
-    let mut total = eval(first, self_value)?;
-    let mut text: Option<String> = None;
+    let mut total = ops::Sum::new(eval(first, self_value)?);
     for operand in links.into_iter().rev() {
-        let right = eval(operand, self_value)?;
-        if let Value::Str(r) = &right {
-            if let Some(text) = text.as_mut() {
-                text.push_str(r);
-                continue;
-            }
-            if let Value::Str(l) = &total {
-                text = Some(format!("{l}{r}"));
-                continue;
-            }
-        }
-        if let Some(text) = text.take() {
-            total = Value::str(text);
-        }
-        total = ops::binary(Op::Add, &total, &right).ok()?;
+        total.add(&eval(operand, self_value)?).ok()?;
     }
-    Some(text.map_or(total, Value::str))
+    Some(total.finish())
 }
 
 fn binary(op: BinOp, lhs: &Expr, rhs: &Expr, self_value: Option<&Value>) -> Option<Value> {

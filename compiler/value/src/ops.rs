@@ -203,6 +203,44 @@ pub fn binary(op: Op, left: &Value, right: &Value) -> Result<Value, String> {
     })
 }
 
+/// A chain `a + b + …` folded left to right, as `binary(Op::Add, …)` would fold it, with a run
+/// of strings appended to one buffer: folding operator by operator copied every partial sum
+/// again (n² bytes for n strings).
+pub struct Sum {
+    total: Value,
+    /// The sum so far while it is a string being built; `total` is stale meanwhile.
+    text: Option<String>,
+}
+
+impl Sum {
+    pub fn new(first: Value) -> Sum {
+        Sum { total: first, text: None }
+    }
+
+    /// Adds the next operand; the error is `binary`'s.
+    pub fn add(&mut self, right: &Value) -> Result<(), String> {
+        if let Value::Str(r) = right {
+            if let Some(text) = self.text.as_mut() {
+                text.push_str(r);
+                return Ok(());
+            }
+            if let Value::Str(l) = &self.total {
+                self.text = Some(format!("{l}{r}"));
+                return Ok(());
+            }
+        }
+        if let Some(text) = self.text.take() {
+            self.total = Value::str(text);
+        }
+        self.total = binary(Op::Add, &self.total, right)?;
+        Ok(())
+    }
+
+    pub fn finish(self) -> Value {
+        self.text.map_or(self.total, Value::str)
+    }
+}
+
 /// Exact ordering of two numbers (an integer and a float compared without rounding); `None`
 /// when one is NaN.
 fn compare(a: Num, b: Num) -> Option<Ordering> {
@@ -342,6 +380,29 @@ mod tests {
         }
         let number_of = |v: Value| format!("{:?}", super::cast("number", &v, &|_| String::new()));
         assert_eq!(number_of(Value::Bool(true)), ok(Value::Int(1)));
+    }
+
+    #[test]
+    fn a_sum_folds_as_the_operator_does() {
+        let fold = |operands: Vec<Value>| {
+            let mut operands = operands.into_iter();
+            let mut sum = Sum::new(operands.next().expect("an operand"));
+            for right in operands {
+                if let Err(message) = sum.add(&right) {
+                    return format!("{:?}", Err::<Value, String>(message));
+                }
+            }
+            ok(sum.finish())
+        };
+        let strings = |n: usize| (0..n).map(|i| Value::str(i.to_string())).collect::<Vec<_>>();
+        assert_eq!(fold(strings(12)), ok(Value::str("01234567891011")));
+        assert_eq!(fold(vec![Value::Int(1), Value::Int(2), Value::Float(0.5)]), ok(Value::Float(3.5)));
+        // A string run then a number: the error `binary` gives for `"ab" + 1`.
+        assert_eq!(
+            fold(vec![Value::str("a"), Value::str("b"), Value::Int(1)]),
+            run(Op::Add, Value::str("ab"), Value::Int(1))
+        );
+        assert_eq!(fold(vec![Value::str("a"), Value::Unknown, Value::str("b")]), ok(Value::Unknown));
     }
 
     #[test]
