@@ -74,10 +74,7 @@ impl<'a> Engine<'a> {
                 }
             }
             ExprKind::Var(var) => self.read_var(var, expr.span, scope)?,
-            ExprKind::Attr { object, attr } => {
-                let object = self.eval(task, object, scope)?;
-                self.read_attribute(object, attr, scope)?
-            }
+            ExprKind::Attr { .. } => self.eval_attribute_chain(task, expr, scope)?,
             ExprKind::Call { callee, written, args } => self.eval_call(task, expr, *callee, written, args, scope)?,
             ExprKind::Construct { entity, entity_span, args } => {
                 self.construct(task, expr, *entity, *entity_span, args, scope, None)?
@@ -476,6 +473,21 @@ impl<'a> Engine<'a> {
                 "attribute of a non-entity",
             )),
         }
+    }
+
+    /// `a.b.c…`, link by link from the root outwards: a chain is long, not deep.
+    fn eval_attribute_chain(&mut self, task: TaskId, expr: &'a Expr, scope: ScopeId) -> Eval<Value> {
+        let mut links = Vec::new();
+        let mut root = expr;
+        while let ExprKind::Attr { object, attr } = &root.kind {
+            links.push(attr);
+            root = object;
+        }
+        let mut value = self.eval(task, root, scope)?;
+        for attr in links.into_iter().rev() {
+            value = self.read_attribute(value, attr, scope)?;
+        }
+        Ok(value)
     }
 
     fn read_attribute(&mut self, object: Value, attr: &Name, scope: ScopeId) -> Eval<Value> {

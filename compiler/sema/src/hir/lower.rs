@@ -35,7 +35,6 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
         attributes: HashMap::new(),
         references: Vec::new(),
         variable_entities: Vec::new(),
-        chain_entity: None,
     };
     lowerer.top_types = lowerer.local_types(top_stmts.iter().copied(), &top_level.names);
     let header = |span: modelc_diagnostics::Span| {
@@ -275,8 +274,6 @@ struct Lowerer<'a> {
     attributes: HashMap<EntityId, IndexSet<String>>,
     references: Vec<Reference>,
     variable_entities: Vec<(Symbol, String)>,
-    /// The entity of the attribute access lowered last (by its span), for the next link of a chain.
-    chain_entity: Option<(modelc_diagnostics::Span, Option<String>)>,
 }
 
 /// A block's variables while it is being lowered.
@@ -411,23 +408,6 @@ impl Lowerer<'_> {
         values.into_iter().map(|(count, entity)| entity.filter(|_| count == 1)).collect()
     }
 
-    /// The entity of a lowered expression's value, when it is certain.
-    fn static_entity(&self, expr: &Expr) -> Option<String> {
-        // A chain of attributes is followed down to its root, then back up through the index,
-        // without recursion: `n.next.next…` is lowered level by level, each asking this.
-        let mut steps = Vec::new();
-        let mut root = expr;
-        while let ExprKind::Attr { object, attr } = &root.kind {
-            steps.push(attr);
-            root = object;
-        }
-        let mut entity = self.root_entity(root)?;
-        for attr in steps.iter().rev() {
-            entity = self.relation_target(&entity, &attr.text)?;
-        }
-        Some(entity)
-    }
-
     /// The entity `owner.attribute` leads to, when `attribute` is a relation.
     fn relation_target(&self, owner: &str, attribute: &str) -> Option<String> {
         match &self.index.attribute(owner, attribute)?.kind {
@@ -436,7 +416,8 @@ impl Lowerer<'_> {
         }
     }
 
-    /// The entity of an expression that is not an attribute access, when it is certain.
+    /// The entity of an expression that is not an attribute access (a chain's root), when it is
+    /// certain.
     fn root_entity(&self, expr: &Expr) -> Option<String> {
         let scope_at = |up: u32| self.stack.len().checked_sub(1 + up as usize).and_then(|i| self.stack.get(i));
         match &expr.kind {
@@ -668,6 +649,28 @@ impl Lowerer<'_> {
         modelc_syntax::stack::deep(|| self.expr_level(expr))
     }
 
+    /// `a.b.c…`, link by link from the root outwards: a chain is long, not deep. Each link
+    /// records a reference to the attribute when its owner's entity is known statically (`self.x`,
+    /// `server.name`); the entity of the next link's owner follows from this one's relation.
+    fn attribute_chain(&mut self, expr: &ast::Expr) -> Expr {
+        let mut links = Vec::new();
+        let mut root = expr;
+        while let ast::ExprKind::Attr { object, attr } = &root.kind {
+            links.push((attr, root.span));
+            root = object;
+        }
+        let mut lowered = self.expr(root);
+        let mut owner = self.root_entity(&lowered);
+        for (attr, span) in links.into_iter().rev() {
+            if let Some(id) = owner.as_deref().and_then(|e| self.index.entity_id(e)) {
+                self.attribute_reference(id, attr);
+            }
+            owner = owner.and_then(|owner| self.relation_target(&owner, &attr.name));
+            lowered = Expr { kind: ExprKind::Attr { object: Box::new(lowered), attr: name(attr) }, span };
+        }
+        lowered
+    }
+
     fn expr_level(&mut self, expr: &ast::Expr) -> Expr {
         let kind = match &expr.kind {
             ast::ExprKind::Int(text) => match text.parse::<i64>() {
@@ -695,22 +698,7 @@ impl Lowerer<'_> {
                 self.variable_reference(&var, path.span);
                 ExprKind::Var(var)
             }
-            ast::ExprKind::Attr { object: written_object, attr } => {
-                let object = self.boxed(written_object);
-                // `self.attr`, `server.name`: an attribute of an entity known statically. The
-                // entity of a chain's previous link was just found, so `n.next.next…` costs one
-                // step a link.
-                let owner = match (&written_object.kind, self.chain_entity.take()) {
-                    (ast::ExprKind::Attr { .. }, Some((span, entity))) if span == written_object.span => entity,
-                    _ => self.static_entity(&object),
-                };
-                if let Some(id) = owner.as_deref().and_then(|e| self.index.entity_id(e)) {
-                    self.attribute_reference(id, attr);
-                }
-                let entity = owner.and_then(|owner| self.relation_target(&owner, &attr.name));
-                self.chain_entity = Some((expr.span, entity));
-                ExprKind::Attr { object, attr: name(attr) }
-            }
+            ast::ExprKind::Attr { .. } => return self.attribute_chain(expr),
             ast::ExprKind::Call { function, args } => {
                 let written = function.text();
                 self.path_reference(function);
