@@ -27,6 +27,9 @@ impl<'f> TextRenderer<'f> {
         let Some(primary) = diagnostic.primary_label().or(diagnostic.labels.first()) else {
             return self.render_without_source(diagnostic);
         };
+        if super::long_lines::touches_long_line(self.files, diagnostic) {
+            return super::long_lines::render(self.files, diagnostic, self.color);
+        }
         let (kind, primary_color) = match diagnostic.severity {
             Severity::Error => (ReportKind::Error, Color::Red),
             Severity::Warning => (ReportKind::Warning, Color::Yellow),
@@ -140,12 +143,12 @@ impl Shown {
 
 /// A character of a source text a terminal would act on rather than show (a carriage return
 /// ends a line there).
-fn needs_escape(c: char) -> bool {
+pub(super) fn needs_escape(c: char) -> bool {
     crate::terminal::needs_escape(c) && c != '\r'
 }
 
 /// The visible stand-in for a character `needs_escape` accepts.
-fn picture(c: char) -> char {
+pub(super) fn picture(c: char) -> char {
     match c {
         '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
         '\u{7f}' => '\u{2421}',
