@@ -9,7 +9,8 @@
 //! new statement, reported and left out) → `blocks` (a header's missing `:` and the `end`s
 //! a file lacks, added where its indentation says, each reported once) → the LALRPOP grammar (`grammar.lalrpop`,
 //! with `actions` building nodes and making the parse-time checks) → `depth` (caps nesting; chains are
-//! not nesting, and recursive passes walk them through [`stack::deep`]). `literals` decodes strings, f-strings and regexes.
+//! not nesting, and recursive passes walk them through [`stack::deep`]). `literals` decodes strings, f-strings and regexes;
+//! `recovery` stops a parse after a thousand syntax errors.
 
 mod actions;
 pub mod ast;
@@ -23,6 +24,7 @@ mod errors;
 mod keyword_names;
 pub mod lexer;
 mod literals;
+mod recovery;
 mod sink;
 pub mod stack;
 
@@ -34,6 +36,7 @@ lalrpop_util::lalrpop_mod!(
 use modelc_diagnostics::{Diagnostic, FileId};
 
 pub use depth::MAX_DEPTH;
+pub use recovery::MAX_SYNTAX_ERRORS;
 
 /// The result of parsing one file.
 #[derive(Debug)]
@@ -62,9 +65,11 @@ pub fn parse(file: FileId, text: &str) -> Parse {
     blocks::add_missing_colons(&mut tokens, text, &mut sink);
     blocks::close_unclosed_blocks(&mut tokens, text, &mut sink);
 
-    let mut recovered = Vec::new();
-    let result = grammar::FileParser::new().parse(&mut sink, &mut recovered, tokens.iter().copied().map(Ok));
-    let mut parse_errors: Vec<_> = recovered.into_iter().map(|r| r.error).collect();
+    let mut recovered = recovery::Recovered::default();
+    let stopped = std::cell::Cell::new(None);
+    let stream = recovered.stream(&tokens, &stopped).map(Ok);
+    let result = grammar::FileParser::new().parse(&mut sink, &mut recovered, stream);
+    let mut parse_errors: Vec<_> = recovered.errors.into_iter().map(|r| r.error).collect();
     let mut tree = match result {
         Ok(tree) => tree,
         Err(error) => {
@@ -72,7 +77,15 @@ pub fn parse(file: FileId, text: &str) -> Parse {
             ast::File::default()
         }
     };
+    // Past the cap the stream ended early: what the parser said of that end is not true.
+    let stopped = stopped.get();
+    if stopped.is_some() {
+        parse_errors.truncate(MAX_SYNTAX_ERRORS);
+    }
     errors::report_parse_errors(parse_errors, &tokens, text, &mut sink);
+    if let Some(at) = stopped {
+        recovery::report_stop(at, &mut sink);
+    }
     depth::limit_depth(&mut tree, &mut sink);
 
     let mut diagnostics = sink.diagnostics;

@@ -3,7 +3,7 @@
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use modelc_diagnostics::FileId;
-use modelc_syntax::{MAX_DEPTH, parse};
+use modelc_syntax::{MAX_DEPTH, MAX_SYNTAX_ERRORS, parse};
 
 /// A small deterministic generator (xorshift), so failures reproduce.
 struct Rng(u64);
@@ -180,4 +180,22 @@ fn long_flat_lists_and_elif_chains_are_fine() {
     assert!(parse(FileId(0), &list).diagnostics.is_empty());
     let chain = format!("if a:\n{}else:\nend\n", "elif b:\n  x = 1\n".repeat(5_000));
     assert!(parse(FileId(0), &chain).diagnostics.is_empty());
+}
+
+#[test]
+fn a_file_of_errors_is_read_up_to_the_cap_and_says_where_it_stopped() {
+    let line = "x = ) \n";
+    let text = line.repeat(MAX_SYNTAX_ERRORS + 500);
+    let parsed = parse(FileId(0), &text);
+    let stops: Vec<_> = parsed.diagnostics.iter().filter(|d| d.code.id == "E0031").collect();
+    assert_eq!(stops.len(), 1, "{:#?}", &parsed.diagnostics[parsed.diagnostics.len() - 3..]);
+    // It points at the line where reading stopped, after the errors it did report.
+    let at = stops[0].primary_label().unwrap().span.start as usize;
+    assert_eq!(at / line.len(), MAX_SYNTAX_ERRORS, "stopped at byte {at}");
+    let before = parsed.diagnostics.iter().filter(|d| d.code.id != "E0031").count();
+    assert!((MAX_SYNTAX_ERRORS..=MAX_SYNTAX_ERRORS + 1).contains(&before), "{before} errors");
+    assert!(parsed.diagnostics.iter().all(|d| d.primary_label().unwrap().span.start as usize <= at));
+    // Under the cap, nothing stops.
+    let parsed = parse(FileId(0), &line.repeat(MAX_SYNTAX_ERRORS - 1));
+    assert!(parsed.diagnostics.iter().all(|d| d.code.id != "E0031"));
 }

@@ -16,14 +16,15 @@ fn every_registered_code_is_produced_by_some_input() {
         .unwrap()
         .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
         .collect();
-    // Inputs no fixture file can hold: invalid UTF-8, a warning, excessive nesting, and a binary
-    // file.
+    // Inputs no fixture file can hold: invalid UTF-8, a warning, excessive nesting, a binary
+    // file, and more syntax errors than are read.
     std::fs::write(dir.join("latin1.cf"), b"x = \"caf\xe9\"\n").unwrap();
     std::fs::write(dir.join("warning.cf"), "x = \"a\\.b\"\n").unwrap();
     std::fs::write(dir.join("deep.cf"), format!("x = {}1{}\n", "[".repeat(300), "]".repeat(300))).unwrap();
     std::fs::write(dir.join("plus.cf"), "x = [1]\nx += 2\n").unwrap();
     std::fs::write(dir.join("binary.cf"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
-    for name in ["latin1.cf", "warning.cf", "deep.cf", "plus.cf", "binary.cf"] {
+    std::fs::write(dir.join("garbage.cf"), "x = ) \n".repeat(1_500)).unwrap();
+    for name in ["latin1.cf", "warning.cf", "deep.cf", "plus.cf", "binary.cf", "garbage.cf"] {
         inputs.push(dir.join(name).to_str().unwrap().to_owned());
     }
     // The semantic UI inputs: models and projects.

@@ -74,6 +74,7 @@ codes! {
     DEFINITION_IN_BLOCK = "E0028" "definition-in-block" Error;
     UNCLOSED_BLOCK = "E0029" "unclosed-block" Error;
     BINARY_FILE = "E0030" "binary-file" Error;
+    TOO_MANY_SYNTAX_ERRORS = "E0031" "too-many-syntax-errors" Error;
     UNKNOWN_ESCAPE = "W0001" "unknown-escape" Warning;
     INTERPOLATION_NOT_A_NAME = "W0003" "interpolation-not-a-name" Warning;
     UNKNOWN_MODULE = "E0101" "unknown-module" Error;

@@ -155,6 +155,8 @@ fn fuzz(kind: Kind, seeds: &[Vec<u8>], options: &Options, coverage: &mut Coverag
         if let Err(failure) = result {
             failures += 1;
             save_failure(kind, &input, &failure, &options.out);
+        } else if let Some(why) = target.curious() {
+            save_curious(kind, &input, why, &options.out);
         }
     }
     Report {
@@ -187,6 +189,16 @@ fn save_failure(kind: Kind, input: &[u8], failure: &str, out: &Path) {
     let _ = std::fs::write(&path, input);
     let _ = std::fs::write(path.with_extension("txt"), failure);
     eprintln!("FAILURE in {}: {failure}\n  input saved in {}", kind.name(), path.display());
+}
+
+/// Keeps an input that did not fail but that a person should read, in `curious/` beside the
+/// failures, without stopping the run.
+fn save_curious(kind: Kind, input: &[u8], why: &str, out: &Path) {
+    let dir = out.join("curious");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("{}-{:016x}.cf", kind.name(), hash(input)));
+    let _ = std::fs::write(&path, input);
+    let _ = std::fs::write(path.with_extension("txt"), why);
 }
 
 fn replay(kinds: &[Kind], file: &Path) -> i32 {

@@ -55,6 +55,12 @@ pub trait Target {
     fn notes(&self) -> String {
         String::new()
     }
+
+    /// Why the last input, which did not fail, is still worth keeping for a person to read (a
+    /// guard that caught a bug before it did harm).
+    fn curious(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The message of the last panic on any thread, kept by the hook [`quiet_panics`] installs.
@@ -101,11 +107,13 @@ impl Target for Parse {
 #[derive(Default)]
 struct Fmt {
     refused_as_changed: usize,
+    last_refused: bool,
 }
 
 impl Target for Fmt {
     fn run(&mut self, input: &[u8]) -> Result<(), String> {
         let text = text(input);
+        self.last_refused = false;
         let formatted = guarded(|| modelc_fmt::format(&text))?;
         match formatted {
             Ok(formatted) => {
@@ -119,6 +127,7 @@ impl Target for Fmt {
             // The formatter checks its own output and refuses to change a file's meaning.
             Err(modelc_fmt::Error::Changed) => {
                 self.refused_as_changed += 1;
+                self.last_refused = true;
                 Ok(())
             }
             Err(_) => Ok(()),
@@ -127,6 +136,11 @@ impl Target for Fmt {
 
     fn notes(&self) -> String {
         format!("{} refused (the layout would have changed the meaning)", self.refused_as_changed)
+    }
+
+    fn curious(&self) -> Option<&'static str> {
+        // Each refusal is a formatter bug its own check caught.
+        self.last_refused.then_some("fmt refused: its layout would have changed the meaning")
     }
 }
 
