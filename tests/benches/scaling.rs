@@ -64,11 +64,7 @@ fn inheritance_diamond(n: usize) -> Vec<(&'static str, String)> {
 }
 
 fn nested_fstrings(n: usize) -> Vec<(&'static str, String)> {
-    let mut inner = String::from("x");
-    for _ in 0..n {
-        inner = format!("f\"{{{inner}}}\"");
-    }
-    main_cf(format!("x = 1\ny = {inner}\n"))
+    main_cf(format!("x = 1\ny = {}x{}\n", "f\"{".repeat(n), "}\"".repeat(n)))
 }
 
 fn braces(n: usize) -> Vec<(&'static str, String)> {
@@ -179,6 +175,8 @@ fn write(dir: &Path, files: &[(&'static str, String)]) {
 
 /// The shortest 4N run whose ratio is reported as measured.
 const MEANINGFUL_SECONDS: f64 = 1.0;
+/// Runs at each of the two sizes compared; the fastest counts.
+const RUNS: usize = 3;
 /// How far N may grow past the quoted size looking for a second's work.
 const MAX_GROWTH: usize = 256;
 
@@ -216,7 +214,13 @@ fn main() {
             n *= 2;
             large = run(4 * n);
         }
-        let small = run(n);
+        // The ratio is of the best of three runs at each size: one slow run on a shared machine
+        // moved a ratio by a whole point.
+        let best = |first: modelc_tests::process::Measured, n: usize| {
+            (1..RUNS).map(|_| run(n)).fold(first, |a, b| if b.seconds < a.seconds { b } else { a })
+        };
+        let large = if large.code == Some(124) { large } else { best(large, 4 * n) };
+        let small = best(run(n), n);
         let (small, large) = (&small, &large);
         let ratio = large.seconds / small.seconds;
         let memory = large.peak_mib / small.peak_mib;
