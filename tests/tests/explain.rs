@@ -9,6 +9,7 @@ const NOT_ONE_FILE: &[(&str, &str)] = &[
     ("E0020", "thousands of levels of nesting"),
     ("E0027", "bytes that are not UTF-8 cannot be written in a Markdown example"),
     ("E0030", "a binary file"),
+    ("E0031", "more than a thousand syntax errors"),
     ("E0408", "it needs the `fs` and `mitogen` modules of a project"),
     ("W0108", "a module installed in a Python environment"),
     ("E0501", "a partial export into an empty store"),
