@@ -414,19 +414,14 @@ pub(crate) fn call(sink: &mut Sink, function: Expr, args: Vec<Arg>, span: Span) 
 
 /// `a.b.c` for a variable/attribute chain.
 fn chain_text(expr: &Expr) -> String {
-    let mut names = Vec::new();
-    let mut link = expr;
-    while let ExprKind::Attr { object, attr } = &link.kind {
-        names.push(attr.name.as_str());
-        link = object;
-    }
-    let mut text = match &link.kind {
+    let (root, links) = expr.attribute_links();
+    let mut text = match &root.kind {
         ExprKind::Var(path) => path.text(),
         _ => "…".to_owned(),
     };
-    for name in names.iter().rev() {
+    for link in links {
         text.push('.');
-        text.push_str(name);
+        text.push_str(&link.attr.name);
     }
     text
 }

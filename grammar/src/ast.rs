@@ -565,6 +565,14 @@ pub struct RegexLit {
     pub span: Span,
 }
 
+/// One link `object.attr` of an attribute chain; `span` covers the chain up to this link.
+#[derive(Debug, Clone, Copy)]
+pub struct AttrLink<'a> {
+    pub object: &'a Expr,
+    pub attr: &'a Ident,
+    pub span: Span,
+}
+
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Expr {
         Expr { kind, span }
@@ -573,6 +581,19 @@ impl Expr {
     /// The placeholder for input that did not parse.
     pub fn error(span: Span) -> Expr {
         Expr { kind: ExprKind::Error, span }
+    }
+
+    /// An attribute chain `root.a.b…` as its root (this expression when it is no attribute
+    /// access) and its links, root outwards. Found without recursion: a chain is long, not deep.
+    pub fn attribute_links(&self) -> (&Expr, Vec<AttrLink<'_>>) {
+        let mut links = Vec::new();
+        let mut root = self;
+        while let ExprKind::Attr { object, attr } = &root.kind {
+            links.push(AttrLink { object, attr, span: root.span });
+            root = object;
+        }
+        links.reverse();
+        (root, links)
     }
 
     /// Calls `f` on each direct sub-expression, in source order.

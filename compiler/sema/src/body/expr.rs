@@ -14,14 +14,9 @@ impl<'a> Checker<'a> {
     /// `a.b.c…`, link by link from the root outwards: a chain is long, not deep, and a
     /// recursive walk of it took a stack frame per link (640,000 links: 0.9 GB).
     fn check_attribute_chain(&mut self, expr: &'a Expr) -> Inferred {
-        let mut links = Vec::new();
-        let mut root = expr;
-        while let ExprKind::Attr { object, attr } = &root.kind {
-            links.push((&**object, attr));
-            root = object;
-        }
+        let (root, links) = expr.attribute_links();
         let mut inferred = self.check_expr(root, None);
-        for (object, attr) in links.into_iter().rev() {
+        for modelc_syntax::ast::AttrLink { object, attr, .. } in links {
             // `self.x` in an implementation may be an attribute of a subtype declared in a
             // module this compile does not load.
             let unloaded_subtype = self.is_self(object)

@@ -653,15 +653,10 @@ impl Lowerer<'_> {
     /// records a reference to the attribute when its owner's entity is known statically (`self.x`,
     /// `server.name`); the entity of the next link's owner follows from this one's relation.
     fn attribute_chain(&mut self, expr: &ast::Expr) -> Expr {
-        let mut links = Vec::new();
-        let mut root = expr;
-        while let ast::ExprKind::Attr { object, attr } = &root.kind {
-            links.push((attr, root.span));
-            root = object;
-        }
+        let (root, links) = expr.attribute_links();
         let mut lowered = self.expr(root);
         let mut owner = self.root_entity(&lowered);
-        for (attr, span) in links.into_iter().rev() {
+        for ast::AttrLink { attr, span, .. } in links {
             if let Some(id) = owner.as_deref().and_then(|e| self.index.entity_id(e)) {
                 self.attribute_reference(id, attr);
             }
@@ -838,9 +833,8 @@ fn collect_targets<'a>(stmt: &'a ast::Stmt, declared: &mut Vec<&'a str>, targets
 
 /// The variable an attribute chain starts from (`a` in `a.b.c`).
 fn root_of(expr: &ast::Expr) -> Option<&str> {
-    match &expr.kind {
+    match &expr.attribute_links().0.kind {
         ast::ExprKind::Var(path) if path.segments.len() == 1 => Some(&path.segments[0].name),
-        ast::ExprKind::Attr { object, .. } => root_of(object),
         _ => None,
     }
 }
