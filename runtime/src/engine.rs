@@ -387,7 +387,7 @@ struct Applier<'a> {
 impl Applier<'_> {
     fn context(&self, resource: &Resource, dry_run: bool, refresh: bool) -> Context<'_> {
         let timeout = resource.meta.timeout.filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
-        Context { dry_run, refresh, content: self.content, timeout }
+        Context { dry_run, refresh, content: self.content, timeout, directories: &self.plan.directories }
     }
 
     /// One run of the resource's handler.
@@ -594,7 +594,7 @@ impl<'p> Run<'p> {
             let blocked_by: Vec<String> = self.blockers[i].iter().map(|&b| self.plan.resources[b].id.clone()).collect();
             let error = format!("not deployed: it requires {}, which did not deploy", quoted(&blocked_by));
             Ready::Settled(ResourceReport { blocked_by, ..self.settled(i, Outcome::Blocked, Some(error)) })
-        } else if self.dry_run && self.unevaluated[i] {
+        } else if self.dry_run && self.unevaluated[i] && !self.plan.predictable[i] {
             Ready::Settled(self.settled(i, Outcome::NotEvaluated, None))
         } else if self.interrupt.load(std::sync::atomic::Ordering::SeqCst) {
             let error = "not started: the deploy was interrupted".to_owned();
@@ -723,8 +723,9 @@ impl<'p> Run<'p> {
         }
         let noop = self.dry_run || self.plan.resources[index].meta.noop;
         match result {
+            // Checked, not applied: what it says is what applying it would do.
             Err(error) => {
-                report.result = Outcome::Failed;
+                report.result = if noop { Outcome::WouldFail } else { Outcome::Failed };
                 report.error = Some(error);
             }
             Ok(Done { changes, refreshed, skipped }) => {

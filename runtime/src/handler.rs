@@ -1,7 +1,8 @@
 //! The handler interface: one handler per resource type reads the machine's current state,
 //! computes the difference with the desired state and, unless this is a dry run, applies it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 use modelc_ir::Resource;
 
@@ -41,6 +42,9 @@ pub struct Context<'a> {
     /// The resource's meta `timeout`: how long the commands it runs may take (a handler that
     /// runs none cannot be stopped halfway without leaving the machine half changed).
     pub timeout: Option<std::time::Duration>,
+    /// The directories that the run's resources make exist ([`Handler::creates_directory`]): a
+    /// dry run predicts that a path whose parent is one of them can be created.
+    pub directories: &'a HashSet<PathBuf>,
 }
 
 /// What a handler did.
@@ -69,6 +73,19 @@ pub trait Handler: Send + Sync {
     /// Brings the machine to `resource`'s desired state (or, in a dry run, only says what
     /// differs). An error is reported on this resource only.
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String>;
+
+    /// Whether a dry run can check this resource when something it requires would change
+    /// first: its check reads only the thing it manages, which what runs before it does not
+    /// change except by creating what it sits in (`directories` of the context say what will
+    /// exist). `false` (the default): such a resource is `not-evaluated` in a dry run.
+    fn predicts_after_requirements(&self) -> bool {
+        false
+    }
+
+    /// The directory this resource makes exist, if it does (for dry runs' predictions).
+    fn creates_directory(&self, _resource: &Resource) -> Option<PathBuf> {
+        None
+    }
 
     /// Resources of this type with the same key can be applied together by
     /// [`Handler::deploy_group`] for less work than one by one; `None` (the default): never.

@@ -3,6 +3,7 @@
 //! graph among them by position.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 
 use modelc_ir::{Resource, ResourceState};
 
@@ -78,6 +79,14 @@ pub struct Plan {
     pub groups: Vec<Vec<usize>>,
     /// Per resource, its group in `groups`.
     pub group_of: Vec<Option<usize>>,
+    /// Per resource, whether a dry run checks it even when something it requires would change
+    /// first ([`Handler::predicts_after_requirements`](crate::handler::Handler)).
+    pub predictable: Vec<bool>,
+    /// The directories the resources deployed here make exist.
+    pub directories: HashSet<PathBuf>,
+    /// The resources of the previous version deployed here that this version no longer has and
+    /// that stay on the machine: they do not say `purge_on_delete`. Ids, in that version's order.
+    pub left_behind: Vec<String>,
 }
 
 impl Plan {
@@ -139,6 +148,23 @@ impl Plan {
             pending_refresh.iter().filter_map(|id| position.get(id.as_str()).copied()).collect();
         pending_refresh.sort_unstable();
         pending_refresh.dedup();
+        let deployed = |i: usize| dispositions[i] == Disposition::Deploy;
+        let handler_of = |r: &Resource| handlers.get(&r.entity_type);
+        let predictable = resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| deployed(i) && handler_of(r).is_some_and(|h| h.predicts_after_requirements()))
+            .collect();
+        let directories = resources
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| deployed(i))
+            .filter_map(|(_, r)| handler_of(r)?.creates_directory(r))
+            .collect();
+        // A removed resource's agent may have been this machine's through an AgentConfig that
+        // went with it.
+        let previous_agents: HashSet<String> = agents.union(&selection.agents(previous)).cloned().collect();
+        let left_behind = left_behind(&resources, previous, &previous_agents);
         let mut plan = Plan {
             resources,
             dispositions,
@@ -151,6 +177,9 @@ impl Plan {
             soft: HashSet::new(),
             groups: Vec::new(),
             group_of: Vec::new(),
+            predictable,
+            directories,
+            left_behind,
         };
         plan.add_notifications();
         plan.group_of = vec![None; plan.len()];
@@ -255,6 +284,17 @@ fn not_local(resource: &Resource) -> Option<String> {
 /// Purged copies of the resources of `previous` that have `purge_on_delete` and are gone from
 /// `current`. Among them, requirements are turned around: what was deployed after something is
 /// removed before it (a file before the directory that held it).
+/// The resources of `previous` that are gone from `current`, handled here, and stay on the
+/// machine ([`Resource::stays_when_removed`]).
+fn left_behind(current: &[Resource], previous: &[Resource], agents: &HashSet<String>) -> Vec<String> {
+    let present: HashSet<&str> = current.iter().map(|r| r.id.as_str()).collect();
+    previous
+        .iter()
+        .filter(|r| !present.contains(r.id.as_str()) && agents.contains(&r.agent) && r.stays_when_removed())
+        .map(|r| r.id.clone())
+        .collect()
+}
+
 fn purged_copies(current: &[Resource], previous: &[Resource]) -> Vec<Resource> {
     let present: HashSet<&str> = current.iter().map(|r| r.id.as_str()).collect();
     let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);

@@ -21,6 +21,10 @@ pub enum Outcome {
     Guarded,
     /// Dry run: its handler found differences and changed nothing.
     WouldChange,
+    /// Dry run: its handler found that applying it would fail (a parent directory that
+    /// nothing creates, a user the machine does not have), and why; its dependents are
+    /// blocked, as in a real run.
+    WouldFail,
     /// Dry run: it requires something that would change, so checking it now would not say
     /// what a real run does. It was not checked.
     NotEvaluated,
@@ -45,6 +49,7 @@ impl Outcome {
             Outcome::Skipped => "skipped",
             Outcome::Guarded => "guarded",
             Outcome::WouldChange => "would-change",
+            Outcome::WouldFail => "would-fail",
             Outcome::NotEvaluated => "not-evaluated",
             Outcome::NoHandler => "no-handler",
             Outcome::Undeployable => "undeployable",
@@ -65,7 +70,12 @@ impl Outcome {
     pub fn is_problem(self) -> bool {
         matches!(
             self,
-            Outcome::Failed | Outcome::Blocked | Outcome::NoHandler | Outcome::Undeployable | Outcome::Interrupted
+            Outcome::Failed
+                | Outcome::WouldFail
+                | Outcome::Blocked
+                | Outcome::NoHandler
+                | Outcome::Undeployable
+                | Outcome::Interrupted
         )
     }
 }
@@ -87,6 +97,63 @@ pub struct Change {
 impl Change {
     pub fn new(field: &str, old: impl Into<serde_json::Value>, new: impl Into<serde_json::Value>) -> Change {
         Change { field: field.to_owned(), old: old.into(), new: new.into(), diff: None }
+    }
+
+    /// The change in the user's terms: "created", "removed", "mode 644 → 600", "content (2 lines
+    /// added, 1 removed)", "link to /srv/v2 (was /srv/v1)", "ran `make`", "reloaded: ran `…`".
+    /// `applied`: it happened (a real run), or only would (a dry run). The raw attributes stay
+    /// in the JSON report.
+    pub fn summary(&self, applied: bool) -> String {
+        use serde_json::Value;
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let from_to = |what: &str| match &self.old {
+            Value::Null => format!("{what} {}", text(&self.new)),
+            old => format!("{what} {} → {}", text(old), text(&self.new)),
+        };
+        match (self.field.as_str(), &self.old, &self.new) {
+            ("purged", Value::Null | Value::Bool(true), Value::Bool(false)) => "created".to_owned(),
+            ("purged", Value::Null | Value::Bool(false), Value::Bool(true)) => "removed".to_owned(),
+            ("permissions", _, _) => from_to("mode"),
+            ("owner", _, _) => from_to("owner"),
+            ("group", _, _) => from_to("group"),
+            ("hash", _, _) => format!("content ({})", self.content_summary()),
+            ("src", Value::Null, new) => format!("link to {}", text(new)),
+            ("src", old, new) => format!("link to {} (was {})", text(new), text(old)),
+            ("command", _, new) if applied => format!("ran `{}`", text(new)),
+            ("command", _, new) => format!("would run `{}`", text(new)),
+            ("reload", _, new) if applied => format!("reloaded: ran `{}`", text(new)),
+            ("reload", _, new) => format!("would reload: run `{}`", text(new)),
+            (field, Value::Null, new) => format!("{field}: {}", text(new)),
+            (field, old, new) => format!("{field}: {} → {}", text(old), text(new)),
+        }
+    }
+
+    /// What a content change does, from its diff when it has one: "12 lines" for a new file,
+    /// "2 lines added, 1 removed"; the sha1s otherwise (binary, large, or a real run).
+    fn content_summary(&self) -> String {
+        let short = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), |s| s.chars().take(10).collect());
+        let lines = |n: usize| format!("{n} line{}", if n == 1 { "" } else { "s" });
+        let counted = self.diff.as_deref().filter(|d| !d.contains("too many changes to show")).map(|diff| {
+            let body = diff.lines().filter(|l| !l.starts_with("+++") && !l.starts_with("---"));
+            body.fold((0, 0), |(added, removed), line| match line.as_bytes().first() {
+                Some(b'+') => (added + 1, removed),
+                Some(b'-') => (added, removed + 1),
+                _ => (added, removed),
+            })
+        });
+        match (counted, self.old.is_null()) {
+            (Some((added, _)), true) => lines(added),
+            (Some((added, removed)), false) => match (added, removed) {
+                (0, removed) => format!("{} removed", lines(removed)),
+                (added, 0) => format!("{} added", lines(added)),
+                (added, removed) => format!("{} added, {removed} removed", lines(added)),
+            },
+            (None, true) => format!("new, sha1 {}…", short(&self.new)),
+            (None, false) => format!("sha1 {}… → {}…", short(&self.old), short(&self.new)),
+        }
     }
 }
 

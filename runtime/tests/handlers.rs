@@ -234,11 +234,38 @@ fn a_dry_run_writes_nothing() {
     let report = d.run(true);
     assert_eq!(tree(root), before, "a dry run changed the tree");
     assert_eq!(outcome(&report, &dir), Outcome::WouldChange);
-    assert_eq!(outcome(&report, &inside), Outcome::NotEvaluated);
+    // Predicted from the desired state: the directory it sits in would be created first.
+    assert_eq!(outcome(&report, &inside), Outcome::WouldChange);
+    let content = &report.get(&inside.id).unwrap().changes[0];
+    assert_eq!((content.field.as_str(), content.old.is_null()), ("hash", true));
+    assert!(content.diff.as_deref().is_some_and(|d| d.contains("--- /dev/null") && d.contains("+a")), "{content:?}");
+    assert_eq!(content.summary(false), "content (1 line)");
     assert_eq!(outcome(&report, &existing), Outcome::WouldChange);
     assert_eq!(outcome(&report, &doomed), Outcome::WouldChange);
     assert_eq!(outcome(&report, &command), Outcome::WouldChange);
     assert!(report.converged());
+}
+
+/// What a real run would fail on, a dry run reports as `would-fail` with the reason, and the
+/// run would not converge: a file in a directory that neither exists nor is managed, a file
+/// owned by a user the machine does not have. A command after a change is not predicted.
+#[test]
+fn a_dry_run_predicts_failures_and_leaves_commands_after_changes_unevaluated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let mut d = Deploy::new();
+    let orphan = d.add_file(file(&root.join("missing/file"), "a", json!({}), &[]));
+    let stranger = d.add_file(file(&root.join("owned"), "a", json!({"owner": "no-such-user-here"}), &[]));
+    let dir = d.add(directory(&root.join("new"), json!({}), &[]));
+    let command = d.add(run_command("true", json!({}), &[&dir]));
+    let report = d.run(true);
+    assert_eq!(outcome(&report, &orphan), Outcome::WouldFail);
+    assert!(error(&report, &orphan).contains("missing does not exist, and the model does not manage it"));
+    assert_eq!(outcome(&report, &stranger), Outcome::WouldFail);
+    assert!(error(&report, &stranger).contains("no user `no-such-user-here`"), "{}", error(&report, &stranger));
+    assert_eq!(outcome(&report, &command), Outcome::NotEvaluated);
+    assert!(!report.converged(), "a real run would not converge");
+    assert_eq!(tree(root), Vec::new(), "a dry run changed the tree");
 }
 
 #[test]
@@ -407,7 +434,7 @@ fn purging_the_root_directory_is_refused() {
     let mut d = Deploy::new();
     let root = d.add(directory(Path::new("/"), json!({"purged": true}), &[]));
     let report = d.run(true);
-    assert_eq!(outcome(&report, &root), Outcome::Failed);
+    assert_eq!(outcome(&report, &root), Outcome::WouldFail);
     assert!(error(&report, &root).contains("refuses to remove it"));
 }
 

@@ -68,6 +68,7 @@ fn bench(networks: usize) {
             stdout: &mut stdout,
             stderr: &mut stderr,
             stderr_is_terminal: false,
+            stdout_is_terminal: false,
             no_color: true,
             cwd: dir.clone(),
             deploy_lock: None,

@@ -33,6 +33,7 @@ pub fn modelc_with(args: &[&str], cwd: &Path, terminal: bool, no_color: bool) ->
             stdout: &mut stdout,
             stderr: &mut stderr,
             stderr_is_terminal: terminal,
+            stdout_is_terminal: false,
             no_color,
             cwd: cwd.to_owned(),
             // The test process's own, in the temporary directory: the machine's is outside it.
@@ -100,7 +101,7 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     assert!(explicit.is_none(), "{test}: MODELC_SHARED is {}, which holds no reference material", dir.display());
-    eprintln!("skipping {test}: no reference material at {} (set MODELC_SHARED)", dir.display());
+    modelc_test_skip::skip(format!("{test}: no reference material at {} (set MODELC_SHARED)", dir.display()));
     None
 }
 
@@ -141,7 +142,7 @@ pub fn python3(what: &str) -> Option<PathBuf> {
         std::process::Command::new(python).args(["-c", "pass"]).output().is_ok_and(|o| o.status.success())
     });
     if runs.is_none() {
-        eprintln!("skipping {what}: no python3 on PATH");
+        modelc_test_skip::skip(format!("{what}: no python3 on PATH"));
     }
     runs
 }

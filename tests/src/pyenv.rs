@@ -30,7 +30,9 @@ pub fn registry_env(cache: &Path, name: &str, packages: &[&str]) -> Option<PathB
     });
     if let Err(why) = made {
         let _ = std::fs::remove_dir_all(&building);
-        eprintln!("skipping the tests with the `{name}` environment: could not install {packages:?}: {why}");
+        modelc_test_skip::skip(format!(
+            "the tests with the `{name}` environment: could not install {packages:?}: {why}"
+        ));
         return None;
     }
     std::fs::write(building.join(".modelc-packages"), &wanted).unwrap();

@@ -289,7 +289,8 @@ fn json_diagnostics_carry_their_fixes() {
     assert!(diagnostics[0].get("fixes").is_none(), "{diagnostics}");
 }
 
-/// `modelc fmt`: formats in place, `--check` lists without changing, broken files are left alone.
+/// `modelc fmt`: formats in place, `--check` shows the diffs without changing, broken files are left
+/// alone.
 #[test]
 fn fmt_formats_checks_and_leaves_broken_files_alone() {
     let dir = scratch_dir("fmt");
@@ -299,7 +300,18 @@ fn fmt_formats_checks_and_leaves_broken_files_alone() {
     std::fs::write(dir.join("clean.cf"), "y = 2\n").unwrap();
     let out = modelc(&["fmt", "--check"], &dir);
     assert_eq!(out.code, 1);
-    assert_eq!(out.stdout, "libs/m/model/_init.cf\nmain.cf\n");
+    // Each file that would change, with what would change in it.
+    assert_eq!(
+        out.stdout,
+        "libs/m/model/_init.cf\n\
+         --- libs/m/model/_init.cf (as it is)\n\
+         +++ libs/m/model/_init.cf (formatted)\n\
+         @@ -1,3 +1,3 @@\n entity A:\n-string a\n+    string a\n end\n\
+         main.cf\n\
+         --- main.cf (as it is)\n\
+         +++ main.cf (formatted)\n\
+         @@ -1 +1 @@\n-x=1 # one\n+x = 1  # one\n"
+    );
     assert_eq!(std::fs::read_to_string(dir.join("main.cf")).unwrap(), "x=1 # one\n", "--check changes nothing");
     let out = modelc(&["fmt"], &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -122,10 +122,16 @@ fn a_dry_run_changes_nothing_and_reports_differences() {
     assert_eq!(snapshot(&dir), before, "a dry run changed files (or created a store)");
     assert_eq!(code, 0);
     assert_eq!(result_of(&report, "fs::Directory"), "would-change");
-    assert_eq!(result_of(&report, "fs::File"), "not-evaluated");
+    // The file is predicted inside the directory the run would create; the command after it
+    // reads the machine, so it is not evaluated.
+    assert_eq!(result_of(&report, "fs::File"), "would-change");
     assert_eq!(result_of(&report, "exec::Run"), "not-evaluated");
+    let out = deploy(&dir, &["--dry-run"]);
+    assert!(out.stdout.contains("              created\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("content (1 line)") && out.stdout.contains("+port = 80"), "{}", out.stdout);
+    assert_eq!(out.code, 0, "{}", out.stderr);
 
-    // With the directory in place, the file is evaluated: its diff is shown.
+    // With the directory in place, the file's diff is from what is there.
     fs::create_dir_all(target.join("site")).unwrap();
     fs::set_permissions(target.join("site"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     fs::write(target.join("site/app.conf"), "port = 8080\n").unwrap();
@@ -463,4 +469,102 @@ std::Handover(name="app", requires=[made])
     let out = modelc(&["--color", "never", "deploy", "--graph", "alone.yaml"], &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(fs::read_to_string(target.join("alone")).unwrap(), "a");
+}
+
+/// Each change is said in the user's terms, the raw attributes stay in the JSON report, and a
+/// resource taken out of the model that is not purged on delete is named as staying, with how
+/// to remove it, by the deploy and by `plan` before it.
+#[test]
+fn changes_read_in_words_and_removed_resources_that_stay_are_named() {
+    let model = r#"
+fs::Directory(host=host, path="$T/d", mode=755)
+fs::File(host=host, path="$T/d/keep", content="one\ntwo\n", mode=644)
+fs::File(host=host, path="$T/d/gone", content="x\n")
+"#;
+    let Some(dir) = project("words", model) else { return };
+    let target = dir.join("target");
+    let out = deploy(&dir, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("changed       fs::Directory") && out.stdout.contains("              created\n"));
+    assert!(out.stdout.contains("              mode 755\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("purged"), "{}", out.stdout);
+
+    // Another mode and a line more; `gone` is taken out of the model.
+    write_model(
+        &dir,
+        &model
+            .replace("mode=644", "mode=600")
+            .replace("two\\n", "two\\nthree\\n")
+            .replace("fs::File(host=host, path=\"$T/d/gone\", content=\"x\\n\")\n", ""),
+    );
+    let exported = modelc(&["export"], &dir);
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    let out = deploy(&dir, &["--dry-run"]);
+    assert!(out.stdout.contains("              mode 644 → 600\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("              content (1 line added)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("+three"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("note: 1 resource removed from the model would stay on this machine")
+            && out.stderr.contains("fs::File[localhost,path=")
+            && out.stderr.contains("purged=true"),
+        "{}",
+        out.stderr
+    );
+    let (_, report) = deploy_json(&dir, &[]);
+    let left: Vec<&str> = report["left_behind"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(left.len(), 1);
+    assert!(left[0].ends_with("/d/gone]"), "{left:?}");
+    let keep = report["resources"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with("/d/keep]"));
+    let changes = keep.unwrap()["changes"].as_array().unwrap();
+    assert!(changes.iter().any(|c| c["field"] == "permissions" && c["old"] == 644 && c["new"] == 600), "{changes:?}");
+    assert!(target.join("d/gone").exists(), "no purge_on_delete: the file stays");
+}
+
+/// `--color always` colours the results and the diff lines; `never` does not.
+#[test]
+fn results_are_coloured_when_asked() {
+    let Some(dir) = project("colour", SITE) else { return };
+    let coloured = modelc(&["--color", "always", "deploy", ".", "--dry-run"], &dir);
+    assert!(coloured.stdout.contains("\x1b[33mwould-change \x1b[0m"), "{:?}", coloured.stdout);
+    assert!(coloured.stdout.contains("\x1b[32m+port = 80\x1b[0m"), "{:?}", coloured.stdout);
+    let plain = deploy(&dir, &["--dry-run"]);
+    assert!(!plain.stdout.contains('\x1b'), "{:?}", plain.stdout);
+}
+
+/// `plan`, `diff` and `show --filter` print a file's content as lines, not as two hashes, and
+/// mark the removed resources a deploy would leave on the machine.
+#[test]
+fn plan_diff_and_show_print_file_contents_as_lines() {
+    let model = r#"
+fs::File(host=host, path="$T/app.conf", content="port = 80\nhost = a\nlog = on\n")
+fs::File(host=host, path="$T/old.conf", content="x\n")
+"#;
+    let Some(dir) = project("contents", model) else { return };
+    assert_eq!(modelc(&["export"], &dir).code, 0);
+    write_model(
+        &dir,
+        &model
+            .replace("port = 80", "port = 443")
+            .replace("fs::File(host=host, path=\"$T/old.conf\", content=\"x\\n\")\n", ""),
+    );
+    let plan = modelc(&["plan"], &dir);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(plan.stdout.contains("    content (sha1 "), "{}", plan.stdout);
+    assert!(plan.stdout.contains("      -port = 80\n      +port = 443\n       host = a\n"), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains("old.conf] (stays on the machine: it does not set purge_on_delete)"),
+        "{}",
+        plan.stdout
+    );
+    assert!(plan.stdout.contains("note: a deploy leaves 1 of the removed resources on the machine"), "{}", plan.stdout);
+
+    assert_eq!(modelc(&["export"], &dir).code, 0);
+    let diff = modelc(&["diff", "1", "2"], &dir);
+    assert!(diff.stdout.contains("      -port = 80\n      +port = 443\n"), "{}", diff.stdout);
+    let show = modelc(&["show", "--filter", "app.conf"], &dir);
+    assert!(show.stdout.contains("  content:\n") && show.stdout.contains("    +port = 443\n"), "{}", show.stdout);
+    // The JSON view keeps the raw attributes.
+    let json = modelc(&["--format", "json", "diff", "1", "2"], &dir);
+    let document: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(document["changed"][0]["attributes"]["hash"].is_array(), "{document:#}");
 }

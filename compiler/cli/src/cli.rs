@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-/// modelc: a compiler and toolchain for the .cf infrastructure modelling language.
+/// modelc: a compiler, toolchain and runtime for the .cf infrastructure modelling language.
+/// Check and compile models, export them to a store as versions of desired state (`export`,
+/// `plan`, `diff`), and apply them to this machine (`deploy`).
 #[derive(Debug, Parser)]
 #[command(name = "modelc", version, about, propagate_version = true)]
 pub struct Cli {
@@ -12,10 +14,12 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 
-    /// The output format. Diagnostics: `human` on stderr, or `json` (an array on stdout).
+    /// The output format: `human` (the default; diagnostics on stderr) or `json` (on stdout).
     /// `compile` also takes `reference` (with `-o`: the reference exporter's `export -j` list);
-    /// `graph` takes `dot` (the default) or `mermaid`.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    /// `graph` takes `dot` (its default) or `mermaid`.
+    // One global flag for every command, so its values are listed here in words: clap's list
+    // would offer every command the formats only `compile` and `graph` take.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Human, hide_possible_values = true)]
     pub format: Format,
 
     /// Print only diagnostics: no summaries or confirmations on stderr.

@@ -196,7 +196,15 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
                 let _ = writeln!(io.stdout, "{kind} would change nothing against {against}");
             } else {
                 let _ = writeln!(io.stdout, "{kind} against {against} would be accepted and change:");
-                let text = plan.changes.to_string();
+                let mut changes = plan.changes.clone();
+                add_stored_contents(&mut changes, &store_path);
+                let new_texts = changes.content_hashes().into_iter().filter_map(|hash| {
+                    let text = ir.files.get(&hash)?.as_bytes().to_vec();
+                    Some((hash, text))
+                });
+                let new_texts: Vec<(String, Vec<u8>)> = new_texts.collect();
+                changes.add_contents(new_texts);
+                let text = changes.to_string();
                 // The diff's first line names versions; the plan said what it compares.
                 for line in text.lines().skip(1) {
                     let _ = writeln!(io.stdout, "{line}");
@@ -389,7 +397,8 @@ pub(crate) fn show(
     io: &mut Io<'_>,
 ) -> u8 {
     let path = store_path(store, None, &io.cwd);
-    let mut snapshot = match SqliteStore::open_existing(&path).and_then(|s| s.snapshot(version)) {
+    let opened = SqliteStore::open_existing(&path);
+    let mut snapshot = match opened.as_ref().map_err(Clone::clone).and_then(|s| s.snapshot(version)) {
         Ok(snapshot) => snapshot,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
@@ -428,6 +437,16 @@ pub(crate) fn show(
             let _ = writeln!(io.stdout, "{} ({place})", resource.id);
             for (name, value) in &resource.attributes {
                 let _ = writeln!(io.stdout, "  {name}: {value}");
+                let content = (name == modelc_store::diff::CONTENT_ATTRIBUTE)
+                    .then(|| value.as_str().zip(opened.as_ref().ok()))
+                    .flatten()
+                    .and_then(|(hash, store)| stored_text(store, hash));
+                if let Some(lines) = content {
+                    let _ = writeln!(io.stdout, "  content:");
+                    for line in lines.lines() {
+                        let _ = writeln!(io.stdout, "    {line}");
+                    }
+                }
             }
             if !resource.requires.is_empty() {
                 let _ = writeln!(io.stdout, "  requires: {}", resource.requires.join(", "));
@@ -469,13 +488,36 @@ pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, col
         Ok(changes) => changes,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
-    let diff = modelc_store::diff::diff(from, &changes.before, to, &changes.after);
+    let mut diff = modelc_store::diff::diff(from, &changes.before, to, &changes.after);
+    if !format.json_diagnostics() {
+        add_stored_contents(&mut diff, &path);
+    }
     if format.json_diagnostics() {
         let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&diff).unwrap_or_default());
     } else {
         let _ = writeln!(io.stdout, "{diff}");
     }
     EXIT_OK
+}
+
+/// Puts in `diff` the texts of the file contents it names that the store at `path` holds (the
+/// diff shows hashes for the others).
+fn add_stored_contents(diff: &mut modelc_store::diff::Diff, path: &Path) {
+    let hashes = diff.content_hashes();
+    if hashes.is_empty() {
+        return;
+    }
+    if let Ok(contents) = SqliteStore::open_read_only(path).and_then(|store| store.contents(&hashes)) {
+        diff.add_contents(contents);
+    }
+}
+
+/// A file content shown by `show --filter`: its lines as a diff from nothing (bounded as every
+/// content diff is), or `None` when the store does not hold it as text.
+fn stored_text(store: &SqliteStore, hash: &str) -> Option<String> {
+    let bytes = store.contents(&[hash.to_owned()]).ok()?.remove(hash)?;
+    let text = String::from_utf8(bytes).ok()?;
+    Some(modelc_ir::text_diff::unified("", &text, None, 0))
 }
 
 /// Compares names the way people read them: `network-2` before `network-10`.

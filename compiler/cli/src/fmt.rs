@@ -1,5 +1,5 @@
 //! `modelc fmt [PATH…] [--check]`: the canonical layout (`modelc-fmt`) applied to files, each
-//! replaced atomically, or, with `--check`, the list of files that would change.
+//! replaced atomically, or, with `--check`, the files that would change with a diff of each.
 
 use std::path::{Path, PathBuf};
 
@@ -37,8 +37,13 @@ pub(crate) fn fmt(paths: &[PathBuf], check: bool, json: bool, io: &mut Io<'_>) -
             Ok(formatted) => {
                 changed += 1;
                 if check {
+                    // The file, and what formatting would change in it (as `rustfmt --check`
+                    // shows it).
                     if !json {
                         let _ = writeln!(io.stdout, "{shown}");
+                        let names = (format!("{shown} (as it is)"), format!("{shown} (formatted)"));
+                        let diff = modelc_ir::text_diff::unified(&source, &formatted, Some((&names.0, &names.1)), 3);
+                        let _ = write!(io.stdout, "{diff}");
                     }
                     changed_files.push(shown);
                 } else if let Err(error) = replace(file, &formatted) {

@@ -41,6 +41,9 @@ pub struct Io<'a> {
     pub stderr: &'a mut dyn Write,
     /// Whether stderr is a terminal (for `--color auto`).
     pub stderr_is_terminal: bool,
+    /// Whether stdout is a terminal (`--color auto` for what a command prints there: deploy's
+    /// results).
+    pub stdout_is_terminal: bool,
     /// Whether `NO_COLOR` is set (non-empty).
     pub no_color: bool,
     pub cwd: PathBuf,
@@ -66,6 +69,7 @@ fn run_process() -> std::process::ExitCode {
     let (mut stdout, mut stderr) = (std::io::stdout(), std::io::stderr());
     let mut io = Io {
         stderr_is_terminal: std::io::stderr().is_terminal(),
+        stdout_is_terminal: std::io::stdout().is_terminal(),
         no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         deploy_lock: std::env::var_os("MODELC_DEPLOY_LOCK").map(PathBuf::from),
@@ -146,14 +150,16 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
     }
     // What these commands print as text echoes the store and the model (ids, messages, values):
     // escaped on its way to the terminal, by the rule diagnostics follow. JSON escapes by itself;
-    // what a model prints (`compile`) stays byte-exact.
-    let echoes_data = matches!(name, "versions" | "show" | "diff" | "status" | "deploy" | "plan" | "prune" | "export");
+    // what a model prints (`compile`) stays byte-exact. `deploy` escapes its results itself
+    // (`deploy/progress.rs`), so that they can be coloured.
+    let echoes_data = matches!(name, "versions" | "show" | "diff" | "status" | "plan" | "prune" | "export");
     if echoes_data && cli.format == Format::Human {
         let mut safe = modelc_diagnostics::terminal::SafeWriter::new(&mut *io.stdout);
         let mut safe_io = Io {
             stdout: &mut safe,
             stderr: &mut *io.stderr,
             stderr_is_terminal: io.stderr_is_terminal,
+            stdout_is_terminal: io.stdout_is_terminal,
             no_color: io.no_color,
             cwd: io.cwd.clone(),
             deploy_lock: io.deploy_lock.clone(),
@@ -217,6 +223,12 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 converged_timeout,
                 max_runtime,
                 interrupt: interrupt_on_ctrl_c(),
+                // The results go to stdout: coloured on a terminal there, or when asked.
+                color_results: match cli.color {
+                    ColorChoice::Always => true,
+                    ColorChoice::Never => false,
+                    ColorChoice::Auto => io.stdout_is_terminal && !io.no_color,
+                },
             };
             deploy::deploy(&request, cli.format, color, io)
         }

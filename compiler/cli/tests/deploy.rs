@@ -53,7 +53,7 @@ fn a_second_deploy_waits_for_the_first_and_says_so() {
 fn a_lock_held_by_another_user_is_reported_not_waited_on() {
     use std::os::unix::fs::PermissionsExt;
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipping: holding a lock as another user needs root");
+        modelc_test_skip::skip("holding a lock as another user needs root");
         return;
     }
     let dir = scratch("foreign-lock");
@@ -108,7 +108,7 @@ fn the_default_lock_directory_is_private() {
     if nix::unistd::geteuid().is_root() {
         // Root's is /run/modelc, outside any temporary directory; the directory checks are
         // unit tests of the lock module.
-        eprintln!("skipping: root's deploy lock directory is /run/modelc");
+        modelc_test_skip::skip("root's deploy lock directory is /run/modelc, outside any temporary directory");
         return;
     }
     let output = deploy(&dir);
@@ -207,7 +207,7 @@ fn a_deploy_killed_at_any_moment_converges_when_run_again() {
 fn the_local_site_example_deploys_into_the_directory_it_is_given() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/local-site");
     if !example.join("../../../shared/corpus/inmanta-modules/fs").is_dir() && !example.join("libs/fs").is_dir() {
-        eprintln!("skipping: the local-site example needs the fs, exec and mitogen modules");
+        modelc_test_skip::skip("the local-site example needs the fs, exec and mitogen modules");
         return;
     }
     let dir = scratch("local-site");

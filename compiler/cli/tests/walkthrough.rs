@@ -5,9 +5,10 @@
 //! copy has no file git does not know about (what the walkthroughs write is ignored).
 //!
 //! Skipped, each with a message: a command that pipes into Graphviz's `dot` where `dot` is not
-//! installed; the commands that deploy the local-site example where the public modules it uses
-//! are not there (the shared reference material beside the repository, or `$MODELC_SHARED`); the
-//! `git clone`s that fetch those modules where they are there (the README says "elsewhere").
+//! installed; the pip route to the public modules (a virtual environment, `pip install`) where
+//! Python's `venv` or the package registry is missing (a failure with `CI=true`); the commands
+//! that deploy the local-site example where neither that route nor the shared reference material
+//! beside the repository (or `$MODELC_SHARED`) gives the modules it uses.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test code")]
 
 use std::path::{Path, PathBuf};
@@ -45,6 +46,10 @@ fn claims() -> Vec<(&'static str, &'static str, Check)> {
         ("README.md", "versions --store examples/catalogue", |r, _| {
             expect(r.stdout.contains("      1  ") && r.stdout.contains("first version"), r)
         }),
+        ("README.md", "python3 -m venv examples/local-site/.venv", |_, root| {
+            expect_file(root, "examples/local-site/.venv/pyvenv.cfg")
+        }),
+        ("README.md", "pip install --no-deps inmanta-module-fs", |_, root| installed_modules(root)),
         ("README.md", "deploy examples/local-site --dry-run", |r, _| {
             expect(r.stderr.contains("dry run, nothing changed") && r.stdout.contains("would-change"), r)
         }),
@@ -84,6 +89,10 @@ fn claims() -> Vec<(&'static str, &'static str, Check)> {
             };
             expect(network(0, 2) && network(1, 3) && network(2, 2), r)
         }),
+        ("examples/local-site/README.md", "python3 -m venv examples/local-site/.venv", |_, root| {
+            expect_file(root, "examples/local-site/.venv/pyvenv.cfg")
+        }),
+        ("examples/local-site/README.md", "pip install --no-deps inmanta-module-fs", |_, root| installed_modules(root)),
         ("examples/local-site/README.md", "export SITE_ROOT", |_, _| Ok(())),
         ("examples/local-site/README.md", "deploy examples/local-site --dry-run   # what", |r, _| {
             expect(r.stdout.contains("would-change"), r)
@@ -124,6 +133,25 @@ fn claims() -> Vec<(&'static str, &'static str, Check)> {
     ]
 }
 
+fn expect_file(root: &Path, path: &str) -> Result<(), String> {
+    if root.join(path).is_file() { Ok(()) } else { Err(format!("{path} is not there")) }
+}
+
+/// The three modules' models are in the example's virtual environment, where modelc looks.
+fn installed_modules(root: &Path) -> Result<(), String> {
+    let lib = root.join("examples/local-site/.venv/lib");
+    let site = std::fs::read_dir(&lib)
+        .map_err(|e| format!("{}: {e}", lib.display()))?
+        .flatten()
+        .map(|python| python.path().join("site-packages/inmanta_plugins"))
+        .find(|dir| dir.is_dir())
+        .ok_or("no inmanta_plugins package was installed")?;
+    match ["fs", "exec", "mitogen"].iter().find(|m| !site.join(m).join("model/_init.cf").is_file()) {
+        Some(missing) => Err(format!("module `{missing}` is not installed in {}", site.display())),
+        None => Ok(()),
+    }
+}
+
 fn expect(holds: bool, ran: &Ran) -> Result<(), String> {
     if holds { Ok(()) } else { Err(format!("its output is not what the README says:\n{}{}", ran.stdout, ran.stderr)) }
 }
@@ -144,6 +172,12 @@ fn every_walkthrough_command_does_what_its_readme_says() {
         std::os::unix::fs::symlink(shared, scratch.join("shared")).unwrap();
     }
     let has_dot = Command::new("dot").arg("-V").output().is_ok_and(|o| o.status.success());
+    // The pip route to the public modules needs Python's venv and the package registry. In CI
+    // it must run: a walkthrough that cannot install what its README installs is broken there.
+    let registry = registry_reachable();
+    if let Err(why) = &registry {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true, but the pip route cannot run: {why}");
+    }
 
     let mut ran: Vec<Ran> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
@@ -153,15 +187,19 @@ fn every_walkthrough_command_does_what_its_readme_says() {
             let mut commands = Vec::new();
             for line in block.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
                 let skip = if line.starts_with("./scripts/test") {
-                    Some("the test command itself")
-                } else if line.starts_with("git clone") && modules.is_some() {
-                    Some("the modules are in the shared material")
+                    Some("the test command itself".to_owned())
+                } else if is_pip_route(line) {
+                    registry.as_ref().err().cloned()
                 } else if (line.contains("local-site") || *readme == "examples/local-site/README.md")
                     && modules.is_none()
+                    && registry.is_err()
                 {
-                    Some("the public fs, exec and mitogen modules are not here")
+                    Some(
+                        "the public fs, exec and mitogen modules are not here, and the registry is not reachable"
+                            .to_owned(),
+                    )
                 } else if line.contains("| dot ") && !has_dot {
-                    Some("Graphviz's dot is not installed")
+                    Some("Graphviz's dot is not installed".to_owned())
                 } else {
                     None
                 };
@@ -177,7 +215,7 @@ fn every_walkthrough_command_does_what_its_readme_says() {
         }
     }
     for message in &skipped {
-        eprintln!("skipped {message}");
+        modelc_test_skip::skip(message);
     }
 
     let mut wrong = Vec::new();
@@ -215,6 +253,27 @@ fn every_walkthrough_command_does_what_its_readme_says() {
     assert!(ran.len() >= 12, "only {} commands ran", ran.len());
     drop(modules);
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// A command of the pip route to the public modules: it makes a virtual environment or installs
+/// into one.
+fn is_pip_route(line: &str) -> bool {
+    line.contains("-m venv") || line.contains("pip install")
+}
+
+/// Whether the pip route can run here: `python3` with its `venv` and `ensurepip` modules, and the
+/// Python package registry answering. `Err` says why not.
+fn registry_reachable() -> Result<(), String> {
+    let probe = "import venv, ensurepip, urllib.request\n\
+                 urllib.request.urlopen('https://pypi.org/simple/inmanta-module-fs/', timeout=20).read(1)";
+    match Command::new("python3").args(["-c", probe]).output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => {
+            let why = String::from_utf8_lossy(&out.stderr);
+            Err(format!("the pip route: {}", why.trim().lines().last().unwrap_or("python3 failed")))
+        }
+        Err(error) => Err(format!("the pip route: no python3 ({error})")),
+    }
 }
 
 /// The bodies of the ```sh blocks of a Markdown text.

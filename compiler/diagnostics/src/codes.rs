@@ -119,6 +119,7 @@ codes! {
     DUPLICATE_RESOURCE_DECLARATION = "E0221" "duplicate-resource-declaration" Error;
     INVALID_META_PARAMETER = "E0222" "invalid-meta-parameter" Error;
     IMPOSSIBLE_MULTIPLICITY = "W0201" "impossible-multiplicity" Warning;
+    SHELL_SYNTAX_WITHOUT_SHELL = "W0202" "shell-syntax-without-shell" Warning;
     DOUBLE_SET = "E0301" "double-set" Error;
     UNSET_ATTRIBUTE = "E0302" "unset-attribute" Error;
     NO_IMPLEMENTATION = "E0303" "no-implementation" Error;

@@ -73,7 +73,9 @@ pub fn reference(loaded: &mut Loaded, module: &str) -> Option<modelc_doc::Refere
 /// An unknown module: where modelc looked for it.
 fn note_module_path(loaded: &Loaded, diagnostics: &mut [Diagnostic]) {
     let note = if loaded.module_paths.is_empty() {
-        "there is no module path: modules are found through a project.yml with `modulepath`".to_owned()
+        "modelc looked only among the packages installed in the Python environment: there is no module path \
+         (modules are also found in the directories of a project.yml's `modulepath`)"
+            .to_owned()
     } else {
         let dirs: Vec<String> = loaded
             .module_paths
@@ -85,7 +87,14 @@ fn note_module_path(loaded: &Loaded, diagnostics: &mut [Diagnostic]) {
                 if dir.is_dir() { shown } else { format!("{shown} (does not exist)") }
             })
             .collect();
-        format!("modelc looked in the `modulepath` of project.yml: {}", dirs.join(", "))
+        // Modules installed as Python packages are found in the Python environment
+        // (`--python`, project.yml's `python:`, the active virtual environment, or python3 on
+        // PATH). It is not named by its path, so that the message reads the same everywhere.
+        format!(
+            "modelc looked in the `modulepath` of project.yml: {}, and among the packages installed in the \
+             Python environment",
+            dirs.join(", ")
+        )
     };
     for d in diagnostics.iter_mut().filter(|d| d.code == &modelc_diagnostics::codes::UNKNOWN_MODULE) {
         d.notes.push(note.clone());

@@ -304,12 +304,30 @@ impl<'a> Engine<'a> {
     fn validate(&mut self, ty: &ValueType, value: &Value, cell: CellId, scope: ScopeId, span: Span) -> Eval<()> {
         match self.check_type(ty, value) {
             Ok(()) => Ok(()),
-            Err(Misfit::Invalid(message)) => Err(self.fail(
-                scope,
-                span,
-                Diagnostic::new(&codes::TYPE_MISMATCH, format!("could not set {}: {message}", self.owner_text(cell))),
-                "invalid value",
-            )),
+            Err(Misfit::Invalid(message)) => {
+                // The checker's wording for the same mistake (`type_mismatch`), where the value
+                // is an attribute's; the owner says which instance.
+                let Some(attribute) = self.attribute_name(cell) else {
+                    let d = Diagnostic::new(
+                        &codes::TYPE_MISMATCH,
+                        format!("could not set {}: {message}", self.owner_text(cell)),
+                    );
+                    return Err(self.fail(scope, span, d, "invalid value"));
+                };
+                let shown = modelc_value::py_repr(value, &|id| self.describe(id));
+                let index = &self.program.index;
+                let mismatch = modelc_sema::type_mismatch::type_mismatch(index, attribute, ty, value, &shown);
+                let mut d = Diagnostic::new(&codes::TYPE_MISMATCH, mismatch.message)
+                    .note(format!("while setting {}", self.owner_text(cell)));
+                // A computed value: the fix is where it is computed, not here.
+                if let Some(conversion) = mismatch.conversion {
+                    d = d.help(format!(
+                        "as a `{ty}` it would be `{}`: convert the value where it is computed",
+                        conversion.replacement
+                    ));
+                }
+                Err(self.fail(scope, span, d, &mismatch.label))
+            }
             Err(Misfit::Violated { typedef, value, .. })
                 if let Some(problem) = modelc_sema::meta_params::problem(&typedef, &value) =>
             {

@@ -422,6 +422,16 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The name of the attribute `cell` holds, when it holds one.
+    pub(crate) fn attribute_name(&self, cell: CellId) -> Option<&'a str> {
+        match self.owner_of(cell) {
+            crate::cells::Owner::Attribute { instance, position } => {
+                Some(self.plan_of_instance(instance).names[position as usize])
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn owner_text(&self, cell: CellId) -> String {
         match self.owner_of(cell) {
             crate::cells::Owner::Variable(name) => {

@@ -86,6 +86,21 @@ pub struct Resource {
     pub notify: Vec<Notify>,
 }
 
+/// How to remove from a machine what a resource that [stays when removed](Resource::stays_when_removed)
+/// left there.
+pub const HOW_TO_PURGE: &str =
+    "to remove one, deploy it once with `purged=true`, or set `purge_on_delete=true` before taking it out of the model";
+
+impl Resource {
+    /// Whether taking this resource out of the model leaves what it manages on the machine: it
+    /// is purgeable (it has `purge_on_delete`) but not purged on delete, and not purged already.
+    /// `plan` and `deploy` say so; a resource with `purge_on_delete=true` is purged instead.
+    pub fn stays_when_removed(&self) -> bool {
+        let flag = |name: &str| self.attributes.get(name).and_then(serde_json::Value::as_bool);
+        flag("purge_on_delete") == Some(false) && flag("purged") != Some(true)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceState {

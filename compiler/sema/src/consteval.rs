@@ -19,21 +19,28 @@ pub fn repr(value: &Value) -> String {
 /// Operators are the same as execution's (`modelc_value::ops`); an integer literal beyond 64
 /// bits, or an operation that fails, is not decided here (execution reports it).
 pub(crate) fn eval(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
-    modelc_syntax::stack::deep(|| eval_level(expr, self_value))
+    eval_with(expr, &|name| if name == "self" { self_value.cloned() } else { None })
 }
 
-fn eval_level(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
+/// [`eval`], with the value of each plain name (`x`, `self`) that `names` knows.
+pub(crate) fn eval_with(expr: &Expr, names: &dyn Fn(&str) -> Option<Value>) -> Option<Value> {
+    modelc_syntax::stack::deep(|| eval_level(expr, names))
+}
+
+type Names<'n> = &'n dyn Fn(&str) -> Option<Value>;
+
+fn eval_level(expr: &Expr, names: Names<'_>) -> Option<Value> {
     Some(match &expr.kind {
         ExprKind::Int(text) => Value::Int(text.parse().ok()?),
         ExprKind::Float(f) => Value::Float(*f),
         ExprKind::Bool(b) => Value::Bool(*b),
         ExprKind::Null => Value::Null,
         ExprKind::Str(s) => Value::str(s.as_constant()?),
-        ExprKind::Var(path) if path.segments.len() == 1 && path.segments[0].name == "self" => self_value?.clone(),
+        ExprKind::Var(path) if path.segments.len() == 1 => names(&path.segments[0].name)?,
         ExprKind::List(items) => {
             let mut out = Vec::new();
             for item in items {
-                match eval(item, self_value)? {
+                match eval_with(item, names)? {
                     // List literals flatten one level.
                     Value::List(inner) => out.extend(inner.iter().cloned()),
                     other => out.push(other),
@@ -44,59 +51,59 @@ fn eval_level(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
         ExprKind::Dict(entries) => {
             let mut out = modelc_value::IndexMap::new();
             for entry in entries {
-                out.insert(entry.key.as_constant()?, eval(&entry.value, self_value)?);
+                out.insert(entry.key.as_constant()?, eval_with(&entry.value, names)?);
             }
             Value::dict(out)
         }
-        ExprKind::Not(inner) => match eval(inner, self_value)? {
+        ExprKind::Not(inner) => match eval_with(inner, names)? {
             Value::Bool(b) => Value::Bool(!b),
             _ => return None,
         },
-        ExprKind::Conditional { condition, then, otherwise } => match eval(condition, self_value)? {
-            Value::Bool(true) => eval(then, self_value)?,
-            Value::Bool(false) => eval(otherwise, self_value)?,
+        ExprKind::Conditional { condition, then, otherwise } => match eval_with(condition, names)? {
+            Value::Bool(true) => eval_with(then, names)?,
+            Value::Bool(false) => eval_with(otherwise, names)?,
             _ => return None,
         },
-        ExprKind::Regex(regex) => match self_value? {
-            Value::Str(s) => Value::Bool(regex_match(&regex.pattern, s)?),
+        ExprKind::Regex(regex) => match names("self")? {
+            Value::Str(s) => Value::Bool(regex_match(&regex.pattern, &s)?),
             _ => return None,
         },
         ExprKind::Binary { op: BinOp::Add, lhs, .. } if matches!(lhs.kind, ExprKind::Binary { op: BinOp::Add, .. }) => {
-            sum(expr, self_value)?
+            sum(expr, names)?
         }
-        ExprKind::Binary { op, lhs, rhs } => binary(*op, lhs, rhs, self_value)?,
+        ExprKind::Binary { op, lhs, rhs } => binary(*op, lhs, rhs, names)?,
         _ => return None,
     })
 }
 
 /// A chain `a + b + …`, folded by `ops::Sum`.
-fn sum(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
+fn sum(expr: &Expr, names: Names<'_>) -> Option<Value> {
     let mut links = Vec::new();
     let mut first = expr;
     while let ExprKind::Binary { op: BinOp::Add, lhs, rhs } = &first.kind {
         links.push(rhs);
         first = lhs;
     }
-    let mut total = ops::Sum::new(eval(first, self_value)?);
+    let mut total = ops::Sum::new(eval_with(first, names)?);
     for operand in links.into_iter().rev() {
-        total.add(&eval(operand, self_value)?).ok()?;
+        total.add(&eval_with(operand, names)?).ok()?;
     }
     Some(total.finish())
 }
 
-fn binary(op: BinOp, lhs: &Expr, rhs: &Expr, self_value: Option<&Value>) -> Option<Value> {
-    let left = eval(lhs, self_value)?;
+fn binary(op: BinOp, lhs: &Expr, rhs: &Expr, names: Names<'_>) -> Option<Value> {
+    let left = eval_with(lhs, names)?;
     if matches!(op, BinOp::And | BinOp::Or) {
         let Value::Bool(l) = left else { return None };
         if (op == BinOp::And && !l) || (op == BinOp::Or && l) {
             return Some(Value::Bool(l));
         }
-        return match eval(rhs, self_value)? {
+        return match eval_with(rhs, names)? {
             Value::Bool(r) => Some(Value::Bool(r)),
             _ => None,
         };
     }
-    let right = eval(rhs, self_value)?;
+    let right = eval_with(rhs, names)?;
     ops::binary(Op::from_symbol(op.symbol())?, &left, &right).ok()
 }
 

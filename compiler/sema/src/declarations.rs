@@ -32,7 +32,15 @@ impl<'a> Checker<'a> {
                 let top = |m: &str| m.split("::").next().unwrap_or(m).to_owned();
                 self.failed_imports.push(top(&module));
                 self.failed_imports.extend(suggestions.iter().map(|s| top(s)));
-                if suggestions.is_empty() {
+                let published = crate::registry::package(&top(&module));
+                if let Some(package) = published {
+                    d = d.help(format!(
+                        "`{}` is published on the Python package registry: `pip install --no-deps {package}` \
+                         into the project's virtual environment (named by `python:` in project.yml, or the \
+                         active one)",
+                        top(&module)
+                    ));
+                } else if suggestions.is_empty() {
                     d = d.help("modules are looked up in the directories of `modulepath` in project.yml");
                 }
                 d = crate::suggest::suggest(d, self.file, import.module.span, &suggestions);

@@ -23,9 +23,11 @@ pub mod hir;
 pub mod index;
 pub mod loading;
 pub mod meta_params;
+mod registry;
 pub mod resolve;
 pub mod resources;
 mod suggest;
+pub mod type_mismatch;
 pub mod types;
 
 use modelc_db::{Db, FileInput, ProjectInput, imports, parse};

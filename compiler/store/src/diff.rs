@@ -16,6 +16,14 @@ pub struct Diff {
     /// Ids, in the older version's order.
     pub removed: Vec<String>,
     pub changed: Vec<Change>,
+    /// The removed resources that a deploy leaves on the machine
+    /// ([`Resource::stays_when_removed`]), in the older version's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_behind: Vec<String>,
+    /// The texts of the file contents the changes name (`hash` attributes), by sha1, where the
+    /// caller has them ([`Diff::content_hashes`]): shown as a unified diff instead of two hashes.
+    #[serde(skip)]
+    pub contents: IndexMap<String, String>,
 }
 
 /// One resource in both versions, different.
@@ -37,7 +45,32 @@ impl Diff {
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }
+
+    /// The sha1s of the file contents that the changed `hash` attributes name, both sides, each
+    /// once: the texts to look up and put in [`Diff::contents`].
+    pub fn content_hashes(&self) -> Vec<String> {
+        let mut hashes: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+        for change in &self.changed {
+            if let Some((old, new)) = change.attributes.get(CONTENT_ATTRIBUTE) {
+                hashes.extend([old, new].into_iter().filter_map(|v| v.as_str().map(str::to_owned)));
+            }
+        }
+        hashes.into_iter().collect()
+    }
+
+    /// Keeps the contents that are text (UTF-8), by sha1, for the diff to show.
+    pub fn add_contents(&mut self, contents: impl IntoIterator<Item = (String, Vec<u8>)>) {
+        for (hash, bytes) in contents {
+            if let Ok(text) = String::from_utf8(bytes) {
+                self.contents.insert(hash, text);
+            }
+        }
+    }
 }
+
+/// The attribute that names a resource's file content by its sha1 (the fs module's `hash`; the
+/// store keeps the content, and prune keeps what a row names this way).
+pub const CONTENT_ATTRIBUTE: &str = "hash";
 
 /// The difference from `old` (version `from`) to `new` (version `to`).
 pub fn diff(from: u64, old: &[Resource], to: u64, new: &[Resource]) -> Diff {
@@ -69,7 +102,12 @@ pub fn diff(from: u64, old: &[Resource], to: u64, new: &[Resource]) -> Diff {
             });
         }
     }
-    Diff { from, to, added, removed, changed }
+    let left_behind = old
+        .iter()
+        .filter(|r| !new_by_id.contains_key(r.id.as_str()) && r.stays_when_removed())
+        .map(|r| r.id.clone())
+        .collect();
+    Diff { from, to, added, removed, changed, left_behind, contents: IndexMap::new() }
 }
 
 /// Attribute → (old, new) for every attribute that differs, in the new order then the removed
@@ -99,11 +137,30 @@ impl std::fmt::Display for Diff {
             writeln!(f, "+ {id}")?;
         }
         for id in &self.removed {
-            writeln!(f, "- {id}")?;
+            if self.left_behind.contains(id) {
+                writeln!(f, "- {id} (stays on the machine: it does not set purge_on_delete)")?;
+            } else {
+                writeln!(f, "- {id}")?;
+            }
         }
         for change in &self.changed {
             writeln!(f, "~ {}", change.id)?;
             for (name, (old, new)) in &change.attributes {
+                let texts = |v: &Value| v.as_str().and_then(|hash| self.contents.get(hash));
+                if name == CONTENT_ATTRIBUTE
+                    && let (Some(a), Some(b)) = (texts(old), texts(new))
+                {
+                    writeln!(
+                        f,
+                        "    content (sha1 {} -> {}):",
+                        old.as_str().unwrap_or(""),
+                        new.as_str().unwrap_or("")
+                    )?;
+                    for line in modelc_ir::text_diff::unified(a, b, None, 2).lines() {
+                        writeln!(f, "      {line}")?;
+                    }
+                    continue;
+                }
                 match (old.as_str(), new.as_str()) {
                     // Text over several lines: a unified diff of its lines.
                     (Some(a), Some(b)) if a.contains('\n') || b.contains('\n') => {
@@ -127,7 +184,16 @@ impl std::fmt::Display for Diff {
                 writeln!(f, "    set: {} -> {}", show(old), show(new))?;
             }
         }
-        write!(f, "{} added, {} removed, {} changed", self.added.len(), self.removed.len(), self.changed.len())
+        write!(f, "{} added, {} removed, {} changed", self.added.len(), self.removed.len(), self.changed.len())?;
+        if !self.left_behind.is_empty() {
+            write!(
+                f,
+                "\nnote: a deploy leaves {} of the removed resources on the machine; {}",
+                self.left_behind.len(),
+                modelc_ir::HOW_TO_PURGE
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -150,7 +216,15 @@ mod tests {
             requires_removed: Vec::new(),
             resource_set: None,
         };
-        let diff = Diff { from: 1, to: 2, added: Vec::new(), removed: Vec::new(), changed: vec![change] };
+        let diff = Diff {
+            from: 1,
+            to: 2,
+            added: Vec::new(),
+            removed: Vec::new(),
+            changed: vec![change],
+            left_behind: Vec::new(),
+            contents: IndexMap::new(),
+        };
         let text = diff.to_string();
         assert!(text.contains("    content:\n"), "{text}");
         assert!(text.contains("      -port = 80\n      +port = 443\n       host = a\n"), "{text}");

@@ -3,6 +3,7 @@
 //! removes it with everything in it.
 
 use std::fs;
+use std::path::PathBuf;
 
 use modelc_ir::Resource;
 
@@ -34,6 +35,9 @@ impl Handler for DirectoryHandler {
         attributes.validate()?;
         let mut changes = Vec::new();
         if current.is_none() {
+            if context.dry_run {
+                posix::parent_will_exist(&path, context)?;
+            }
             changes.push(Change::new("purged", true, false));
         }
         changes.extend(attributes.changes(current.as_ref()));
@@ -46,5 +50,16 @@ impl Handler for DirectoryHandler {
         }
         attributes.apply(&path, &changes)?;
         Ok(Done::changed(changes))
+    }
+
+    fn predicts_after_requirements(&self) -> bool {
+        true
+    }
+
+    fn creates_directory(&self, resource: &Resource) -> Option<PathBuf> {
+        if flag(resource, "purged").unwrap_or(true) {
+            return None;
+        }
+        absolute_path(resource, "path").ok()
     }
 }

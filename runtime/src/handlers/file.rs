@@ -21,6 +21,10 @@ impl Handler for FileHandler {
         deploy_file(resource, context, None)
     }
 
+    fn predicts_after_requirements(&self) -> bool {
+        true
+    }
+
     /// Files in one directory: their contents are staged beside them, flushed to disk in one
     /// call, renamed into place, and the directory flushed once: two flushes for the group
     /// instead of two per file.
@@ -91,6 +95,9 @@ fn deploy_file(
         return posix::purge(&path, current.is_some(), context.dry_run, |p| fs::remove_file(p));
     }
     attributes.validate()?;
+    if current.is_none() && context.dry_run {
+        posix::parent_will_exist(&path, context)?;
+    }
     let hash = string(resource, "hash")?;
     let current_hash = current.as_ref().map(|_| posix::sha1_file(&path)).transpose()?;
     let mut changes = Vec::new();

@@ -292,6 +292,19 @@ pub(crate) fn existing_parent(path: &Path) -> Result<&Path, String> {
     }
 }
 
+/// Whether `path`, which does not exist, can be created in this run: its parent exists and may
+/// be written through ([`existing_parent`]), or a resource of the run creates it (a dry run
+/// predicts; in a real run that resource has deployed first, so its directory exists).
+pub(crate) fn parent_will_exist(path: &Path, context: &crate::handler::Context<'_>) -> Result<(), String> {
+    if let Some(parent) = path.parent()
+        && context.directories.contains(parent)
+        && lstat(parent)?.is_none()
+    {
+        return Ok(());
+    }
+    existing_parent(path).map(|_| ())
+}
+
 /// Refuses to write `target` in `dir` when a user other than root and the one deploying could
 /// change a directory on the way (as OpenSSH's StrictModes reasons): such a user could replace
 /// a directory with a link and send a root deploy's write anywhere (`site/dlink → /etc`). Each
@@ -546,7 +559,7 @@ mod tests {
         existing_parent(&root.join("sticky/ours/f.txt")).unwrap();
         existing_parent(&root.join("sticky/new.txt")).unwrap();
         if !nix::unistd::geteuid().is_root() {
-            eprintln!("skipping the other-user cases: they need root to give a directory away");
+            modelc_test_skip::skip("the other-user cases: they need root to give a directory away");
             return;
         }
         let nobody = Some(Uid::from_raw(65534));

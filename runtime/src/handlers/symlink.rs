@@ -35,6 +35,9 @@ impl Handler for SymlinkHandler {
         if target.as_deref() == Some(Path::new(src)) {
             return Ok(Done::unchanged());
         }
+        if target.is_none() && context.dry_run {
+            posix::parent_will_exist(&dst, context)?;
+        }
         let old = target.map(|t| t.display().to_string());
         if !context.dry_run {
             posix::existing_parent(&dst)?;
@@ -47,5 +50,9 @@ impl Handler for SymlinkHandler {
             }
         }
         Ok(Done::changed(vec![Change::new("src", old, src)]))
+    }
+
+    fn predicts_after_requirements(&self) -> bool {
+        true
     }
 }

@@ -33,7 +33,7 @@ mod watch;
 pub(crate) use status::status;
 
 use lock::lock;
-use output::{print_json, print_summary};
+use output::{print_json, print_left_behind, print_summary};
 use progress::Progress;
 use record::record;
 
@@ -61,6 +61,8 @@ pub(crate) struct Request {
     pub max_runtime: Option<f64>,
     /// Set by Ctrl-C: running resources finish, no more start.
     pub interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Colour the results printed on stdout.
+    pub color_results: bool,
 }
 
 /// What is deployed, and where it came from.
@@ -141,7 +143,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     };
     let started = modelc_store::utc_now();
     let report = {
-        let progress = Progress::new(io, format, plan.len());
+        let progress = Progress::new(io, format, plan.len(), request.color_results);
         if format == Format::Human {
             progress.header(&desired, &agents, &plan, &options);
         }
@@ -165,7 +167,10 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     }
     match format {
         Format::Json => print_json(io, &desired, &plan, &report, &agents, request.dry_run),
-        _ => print_summary(io, &report, request.dry_run),
+        _ => {
+            print_summary(io, &report, request.dry_run);
+            print_left_behind(io, &plan, request.dry_run);
+        }
     }
     if request.interrupt.load(std::sync::atomic::Ordering::SeqCst) {
         let _ = writeln!(io.stderr, "interrupted: running resources finished, no more were started");

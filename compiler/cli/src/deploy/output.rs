@@ -8,6 +8,7 @@ pub(super) fn print_summary(io: &mut Io<'_>, report: &RunReport, dry_run: bool) 
         Outcome::WouldChange,
         Outcome::Unchanged,
         Outcome::NotEvaluated,
+        Outcome::WouldFail,
         Outcome::Failed,
         Outcome::Blocked,
         Outcome::Skipped,
@@ -39,6 +40,30 @@ pub(super) fn print_summary(io: &mut Io<'_>, report: &RunReport, dry_run: bool) 
     let _ = writeln!(io.stderr, "{verdict}: {counts} in {took}");
 }
 
+/// The resources the model no longer has that stay on the machine (they are not purged on
+/// delete), and how to remove them.
+pub(super) fn print_left_behind(io: &mut Io<'_>, plan: &Plan, dry_run: bool) {
+    if plan.left_behind.is_empty() {
+        return;
+    }
+    let one = plan.left_behind.len() == 1;
+    let stay = match (dry_run, one) {
+        (true, _) => "would stay",
+        (false, true) => "stays",
+        (false, false) => "stay",
+    };
+    let _ = writeln!(
+        io.stderr,
+        "note: {} removed from the model {stay} on this machine: {} not set `purge_on_delete`",
+        modelc_diagnostics::count(plan.left_behind.len() as u64, "resource"),
+        if one { "it does" } else { "they do" },
+    );
+    for id in &plan.left_behind {
+        let _ = writeln!(io.stderr, "  {}", modelc_diagnostics::terminal::escape(id));
+    }
+    let _ = writeln!(io.stderr, "  {}", modelc_ir::HOW_TO_PURGE);
+}
+
 pub(super) fn print_json(
     io: &mut Io<'_>,
     desired: &Desired,
@@ -67,6 +92,7 @@ pub(super) fn print_json(
         Outcome::Skipped,
         Outcome::Guarded,
         Outcome::WouldChange,
+        Outcome::WouldFail,
         Outcome::NotEvaluated,
         Outcome::NoHandler,
         Outcome::Undeployable,
@@ -84,6 +110,7 @@ pub(super) fn print_json(
         "duration_ms": report.duration_ms,
         "summary": summary,
         "pending_refreshes": report.pending_refreshes,
+        "left_behind": plan.left_behind,
         "notifications": report.notifications,
         "resources": resources,
     });

@@ -10,12 +10,14 @@ pub(super) struct Progress<'a, 'io> {
     total: usize,
     done: RefCell<usize>,
     live: bool,
+    /// Colour the results (`--color`, or a terminal without NO_COLOR).
+    color: bool,
 }
 
 impl<'a, 'io> Progress<'a, 'io> {
-    pub(super) fn new(io: &'a mut Io<'io>, format: Format, total: usize) -> Progress<'a, 'io> {
+    pub(super) fn new(io: &'a mut Io<'io>, format: Format, total: usize, color: bool) -> Progress<'a, 'io> {
         let live = io.stderr_is_terminal && format == Format::Human;
-        Progress { io: RefCell::new(io), format, total, done: RefCell::new(0), live }
+        Progress { io: RefCell::new(io), format, total, done: RefCell::new(0), live, color }
     }
 
     pub(super) fn header(&self, desired: &Desired, agents: &[String], plan: &Plan, options: &Options) {
@@ -74,7 +76,7 @@ impl Observer for Progress<'_, '_> {
         if self.live {
             let _ = write!(io.stderr, "\r\x1b[K");
         }
-        let _ = write!(io.stdout, "{}", describe(report));
+        let _ = write!(io.stdout, "{}", describe(report, self.color));
     }
 
     fn notified(&self, report: &NotificationReport) {
@@ -90,42 +92,74 @@ impl Observer for Progress<'_, '_> {
             Outcome::Failed => "refresh failed",
             _ => "refreshed",
         };
+        let verb = paint(&format!("{verb:<13}"), outcome_colour(report.result), self.color);
         let _ = writeln!(
             io.stdout,
-            "{verb:<13} {} ({} notification from {})",
-            report.receiver,
+            "{verb} {} ({} notification from {})",
+            escape(&report.receiver),
             report.timing.as_str(),
-            report.senders.join(", ")
+            escape(&report.senders.join(", "))
         );
         if let Some(error) = &report.error {
-            let _ = writeln!(io.stdout, "              {error}");
+            let _ = writeln!(io.stdout, "              {}", escape(error));
         }
     }
 }
 
+/// The ANSI colour of an outcome: problems red, changes yellow, the rest green or dim.
+fn outcome_colour(outcome: Outcome) -> &'static str {
+    match outcome {
+        _ if outcome.is_problem() => "1;31",
+        Outcome::Changed | Outcome::WouldChange => "33",
+        Outcome::Unchanged | Outcome::Guarded => "32",
+        _ => "2",
+    }
+}
+
+/// `text` in ANSI colour `code` when `color`.
+fn paint(text: &str, code: &str, color: bool) -> String {
+    if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_owned() }
+}
+
+/// A line of a unified diff, escaped and coloured as `git diff` colours it.
+fn diff_line(line: &str, color: bool) -> String {
+    let code = match line.as_bytes().first() {
+        _ if line.starts_with("+++") || line.starts_with("---") => "1",
+        Some(b'+') => "32",
+        Some(b'-') => "31",
+        Some(b'@') => "36",
+        _ => return escape(line).into_owned(),
+    };
+    paint(&escape(line), code, color)
+}
+
+/// What the model and the machine put in a line, made safe for a terminal. Deploy's results
+/// are escaped here, piece by piece, rather than by the escaping writer other commands print
+/// through, so that the colours around them reach the terminal.
+fn escape(text: &str) -> std::borrow::Cow<'_, str> {
+    modelc_diagnostics::terminal::escape(text)
+}
+
 /// A finished resource as a few lines: result, id, why, and what changed.
-pub(super) fn describe(report: &ResourceReport) -> String {
-    let mut text = format!("{:<13} {}", report.result.as_str(), report.id);
+pub(super) fn describe(report: &ResourceReport, color: bool) -> String {
+    let result = paint(&format!("{:<13}", report.result.as_str()), outcome_colour(report.result), color);
+    let mut text = format!("{result} {}", escape(&report.id));
     if report.refreshed {
         text.push_str(" (refreshed)");
     }
     if let Some(leader) = report.group.as_ref().filter(|leader| **leader != report.id) {
-        text.push_str(&format!(" (applied with {leader})"));
+        text.push_str(&format!(" (applied with {})", escape(leader)));
     }
     text.push('\n');
     if let Some(error) = &report.error {
-        text.push_str(&format!("              {error} ({})\n", report.source));
+        text.push_str(&format!("              {} ({})\n", escape(error), escape(&report.source)));
     }
+    let applied = report.result == Outcome::Changed;
     for change in &report.changes {
-        let show = |v: &serde_json::Value| match v {
-            serde_json::Value::Null => "(none)".to_owned(),
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        text.push_str(&format!("              {}: {} → {}\n", change.field, show(&change.old), show(&change.new)));
+        text.push_str(&format!("              {}\n", escape(&change.summary(applied))));
         if let Some(diff) = &change.diff {
             for line in diff.lines() {
-                text.push_str(&format!("                {line}\n"));
+                text.push_str(&format!("                {}\n", diff_line(line, color)));
             }
         }
     }

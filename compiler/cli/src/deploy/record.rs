@@ -57,7 +57,9 @@ pub(super) fn record(
             continue;
         }
         if in_version.contains(resource.id.as_str()) {
-            if flag(resource, "purge_on_delete") && !flag(resource, "purged") {
+            // Every purgeable resource is remembered, whether or not it is purged on delete:
+            // the next run purges those that are, and says that the others stay.
+            if resource.attributes.contains_key("purge_on_delete") && !flag(resource, "purged") {
                 purgeable.push(resource.clone());
             }
         } else if !matches!(report.result, Outcome::Changed | Outcome::Unchanged) {

@@ -91,7 +91,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     let mut current = Some(number);
     let mut record_failed = None;
     let stop = {
-        let progress = Progress::new(io, format, 0);
+        let progress = Progress::new(io, format, 0, request.color_results);
         let stop = modelc_runtime::watch::run(
             &mut continuous,
             &mut versions,

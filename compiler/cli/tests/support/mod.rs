@@ -25,6 +25,6 @@ pub(crate) fn modules() -> Option<PathBuf> {
     }
     // Told where the material is, the suite must run, not skip.
     assert!(explicit.is_none(), "MODELC_SHARED names no module corpus at {}", modules.display());
-    eprintln!("skipping: no module corpus at {} (set MODELC_SHARED)", modules.display());
+    modelc_test_skip::skip(format!("no module corpus at {} (set MODELC_SHARED)", modules.display()));
     None
 }

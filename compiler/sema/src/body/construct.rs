@@ -78,6 +78,7 @@ impl<'a> Checker<'a> {
                         self.check_expr(value, None);
                         continue;
                     };
+                    self.check_shell_syntax(&entity, &name.name, value);
                     // The reference checks the types of nested constructors statically, except
                     // for index attributes, which it evaluates before the instance exists.
                     let in_index = self.index.indexes(&entity).iter().any(|i| i.contains(&name.name));

@@ -18,6 +18,7 @@ mod calls;
 mod construct;
 mod expr;
 mod names;
+mod shell;
 
 /// What the context expects of an expression's value: the attribute it is assigned to.
 #[derive(Clone, Copy)]
@@ -190,14 +191,32 @@ impl<'a> Checker<'a> {
                         self.runtime(d);
                     }
                 }
-                self.uncertain("an if branch runs only when its condition holds", |c| {
-                    for (_, body) in &if_.branches {
-                        c.check_block(body, None);
+                // The branch that certainly runs, when the conditions are constants.
+                let here = self.blocks.len().saturating_sub(1);
+                let mut taken = Some(if_.branches.len());
+                for (i, (condition, _)) in if_.branches.iter().enumerate() {
+                    match self.constant_value(condition, 0, here) {
+                        Some(modelc_value::Value::Bool(false)) => {}
+                        Some(modelc_value::Value::Bool(true)) => {
+                            taken = Some(i);
+                            break;
+                        }
+                        _ => {
+                            taken = None;
+                            break;
+                        }
                     }
-                    if let Some(body) = &if_.else_body {
-                        c.check_block(body, None);
+                }
+                let bodies = if_.branches.iter().map(|(_, body)| body).chain(if_.else_body.as_ref());
+                for (i, body) in bodies.enumerate() {
+                    if taken == Some(i) {
+                        self.check_block(body, None);
+                    } else {
+                        self.uncertain("an if branch runs only when its condition holds", |c| {
+                            c.check_block(body, None);
+                        });
                     }
-                });
+                }
             }
             Stmt::Expr(expr) => {
                 self.check_expr(expr, None);
@@ -274,20 +293,38 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// "entity E has no attribute x", with a suggestion among E's attributes.
-    pub(crate) fn unknown_attribute(&self, entity: &str, attr: &Ident) -> Diagnostic {
+    /// "entity E has no attribute x", with a suggestion among E's attributes. When an import of
+    /// this file failed and nothing is close to `x`, it is a follow-on, dropped: any module can
+    /// add a relation to any entity (mitogen adds `std::Host.via`), so the missing module may
+    /// well declare it.
+    pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Ident) -> Diagnostic {
         let names: Vec<&str> = self.index.attribute_names(entity).into_iter().collect();
+        let suggestions = crate::suggest::similar(&attr.name, names.into_iter());
+        if suggestions.is_empty() && !self.failed_imports.is_empty() {
+            self.follow_ons.push(attr.span);
+        }
         let d =
             Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{}`", attr.name))
                 .primary(self.file, attr.span, "no such attribute");
-        crate::suggest::suggest(d, self.file, attr.span, &crate::suggest::similar(&attr.name, names.into_iter()))
+        crate::suggest::suggest(d, self.file, attr.span, &suggestions)
     }
 
     /// A value assigned to an attribute: constants must fit its type.
     pub(super) fn check_value_fits(&mut self, def: &AttrDef, value: &Expr, inferred: &Inferred, setting: Setting) {
         match &def.kind {
             AttrKind::Value { ty, .. } => {
-                let Some(constant) = consteval::eval(value, None) else { return };
+                let here = self.blocks.len().saturating_sub(1);
+                let Some(constant) = self.constant_value(value, 0, here) else {
+                    // `c ? a : b` with a condition known only at run time: each branch that is
+                    // a constant must fit, if it is the one chosen.
+                    if let ExprKind::Conditional { then, otherwise, .. } = &value.kind {
+                        self.uncertain("a conditional expression's branch is chosen by its condition", |c| {
+                            c.check_value_fits(def, then, inferred, setting);
+                            c.check_value_fits(def, otherwise, inferred, setting);
+                        });
+                    }
+                    return;
+                };
                 match consteval::validate(self.index, ty, &constant) {
                     Ok(()) => {}
                     // A number set again after an equal one is a no-op whatever its type
@@ -300,16 +337,23 @@ impl<'a> Checker<'a> {
                                     | modelc_value::Value::Float(_)
                                     | modelc_value::Value::Bool(_)
                             ) => {}
-                    Err(Violation::Type(message)) => {
-                        let d = Diagnostic::new(
-                            &codes::TYPE_MISMATCH,
-                            format!(
-                                "can not set attribute `{}` of type `{ty}` to {}",
-                                def.name,
-                                consteval::repr(&constant)
-                            ),
-                        )
-                        .primary(self.file, value.span, message);
+                    Err(Violation::Type(_)) => {
+                        let shown = consteval::repr(&constant);
+                        let mismatch =
+                            crate::type_mismatch::type_mismatch(self.index, &def.name, ty, &constant, &shown);
+                        let mut d = Diagnostic::new(&codes::TYPE_MISMATCH, mismatch.message).primary(
+                            self.file,
+                            value.span,
+                            mismatch.label,
+                        );
+                        if let Some(conversion) = mismatch.conversion {
+                            d = d.help(conversion.help);
+                            // The fix rewrites a literal; a computed value is only explained.
+                            if is_literal(value) {
+                                let applicability = modelc_diagnostics::Applicability::MaybeIncorrect;
+                                d = d.replace(self.file, value.span, conversion.replacement, applicability);
+                            }
+                        }
                         self.runtime(d);
                     }
                     Err(Violation::Constraint { typedef, value: shown, .. })
@@ -435,4 +479,9 @@ pub(super) enum Setting {
     First,
     /// A statement `x.a = v`: an equal value may have been set before.
     MaybeAgain,
+}
+
+/// A literal written in the source (a fix can replace it with another literal).
+fn is_literal(expr: &Expr) -> bool {
+    matches!(&expr.kind, ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
 }

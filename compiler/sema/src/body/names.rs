@@ -174,16 +174,13 @@ impl<'a> Checker<'a> {
     /// The constant value of an expression written in block `level`, following variables
     /// assigned exactly once (each resolved from the block it is written in).
     pub(super) fn constant_value(&self, expr: &Expr, depth: usize, level: usize) -> Option<modelc_value::Value> {
-        if let ExprKind::Var(path) = &expr.kind
-            && let [name] = path.segments.as_slice()
-        {
-            if depth >= INFER_DEPTH {
-                return None;
-            }
-            let (found_at, value) = self.visible_var(&name.name, level)?;
-            return self.constant_value(value?, depth + 1, found_at);
+        if depth >= INFER_DEPTH {
+            return None;
         }
-        consteval::eval(expr, None)
+        consteval::eval_with(expr, &|name| {
+            let (found_at, value) = self.visible_var(name, level)?;
+            self.constant_value(value?, depth + 1, found_at)
+        })
     }
 
     /// The variable `name` as seen from block `level`: the block declaring it and its value.

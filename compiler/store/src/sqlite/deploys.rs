@@ -3,7 +3,8 @@
 //! * `contents`: file content by sha1, with the version that first stored it;
 //! * `deploy_runs` and `deploy_results`: one row per deploy and per resource of it;
 //! * `pending_refreshes`: receivers owed a refresh, by agent;
-//! * `deployed_purgeable`: the `purge_on_delete` resources last deployed, by agent;
+//! * `deployed_purgeable`: the purgeable resources (those with `purge_on_delete`, true or false)
+//!   last deployed, by agent;
 //! * `retry_counts`: continuous mode's failed runs per resource, by agent.
 
 use std::collections::HashMap;
@@ -149,7 +150,7 @@ impl SqliteStore {
         Ok(counts)
     }
 
-    /// The resources with `purge_on_delete` last deployed by `agents`.
+    /// The purgeable resources (with `purge_on_delete`, true or false) last deployed by `agents`.
     pub fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError> {
         let mut query = self.db.prepare_cached("SELECT data FROM deployed_purgeable WHERE agent = ?1 ORDER BY rid")?;
         let mut resources = Vec::new();
