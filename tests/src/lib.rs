@@ -101,7 +101,8 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     assert!(explicit.is_none(), "{test}: MODELC_SHARED is {}, which holds no reference material", dir.display());
-    modelc_test_skip::skip(format!("{test}: no reference material at {} (set MODELC_SHARED)", dir.display()));
+    eprintln!("{test}: looked for the reference material at {}", dir.display());
+    modelc_test_skip::skip(modelc_test_skip::NO_REFERENCE_MATERIAL);
     None
 }
 
@@ -142,7 +143,8 @@ pub fn python3(what: &str) -> Option<PathBuf> {
         std::process::Command::new(python).args(["-c", "pass"]).output().is_ok_and(|o| o.status.success())
     });
     if runs.is_none() {
-        modelc_test_skip::skip(format!("{what}: no python3 on PATH"));
+        eprintln!("{what} needs python3");
+        modelc_test_skip::skip("no python3 on PATH");
     }
     runs
 }

@@ -207,7 +207,7 @@ fn a_deploy_killed_at_any_moment_converges_when_run_again() {
 fn the_local_site_example_deploys_into_the_directory_it_is_given() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/local-site");
     if !example.join("../../../shared/corpus/inmanta-modules/fs").is_dir() && !example.join("libs/fs").is_dir() {
-        modelc_test_skip::skip("the local-site example needs the fs, exec and mitogen modules");
+        modelc_test_skip::skip(modelc_test_skip::NO_REFERENCE_MATERIAL);
         return;
     }
     let dir = scratch("local-site");

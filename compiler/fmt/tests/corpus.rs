@@ -74,7 +74,7 @@ fn shared() -> Option<PathBuf> {
 #[test]
 fn the_corpus_and_the_conformance_cases_keep_their_meaning_and_are_stable() {
     let Some(shared) = shared() else {
-        modelc_test_skip::skip("no reference material at ../shared: the corpus is not formatted");
+        modelc_test_skip::skip(modelc_test_skip::NO_REFERENCE_MATERIAL);
         return;
     };
     let mut files = Vec::new();

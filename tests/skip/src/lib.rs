@@ -18,6 +18,11 @@ use std::path::Path;
 /// The environment variable naming the file that skips are appended to.
 pub const LOG_VAR: &str = "MODELC_SKIP_LOG";
 
+/// The reason of every test that needs the shared reference material and does not find it, so
+/// that the list at the end of the test command gives it one line.
+pub const NO_REFERENCE_MATERIAL: &str =
+    "no reference material in ../shared beside the repository (set MODELC_SHARED to where it is)";
+
 /// Records that the running test (or the part of it named in `reason`) is skipped.
 pub fn skip(reason: impl Display) {
     let test = current_test();
