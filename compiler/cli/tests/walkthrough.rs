@@ -186,9 +186,12 @@ fn every_walkthrough_command_does_what_its_readme_says() {
         for block in sh_blocks(&text) {
             let mut commands = Vec::new();
             for line in block.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-                let skip = if line.starts_with("./scripts/test") {
-                    Some("the test command itself".to_owned())
-                } else if is_pip_route(line) {
+                // The test command itself is not run by a test (nor listed as skipped: it is not
+                // something this machine lacks).
+                if line.starts_with("./scripts/test") {
+                    continue;
+                }
+                let skip = if is_pip_route(line) {
                     registry.as_ref().err().cloned()
                 } else if (line.contains("local-site") || *readme == "examples/local-site/README.md")
                     && modules.is_none()
