@@ -241,3 +241,47 @@ impl RunReport {
         self.resources.iter().find(|r| r.id == id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn change(field: &str, old: Value, new: Value) -> Change {
+        Change::new(field, old, new)
+    }
+
+    #[test]
+    fn changes_are_said_in_the_users_terms() {
+        let said = |c: Change| c.summary(true);
+        assert_eq!(said(change("purged", Value::Bool(true), Value::Bool(false))), "created");
+        assert_eq!(said(change("purged", Value::Bool(false), Value::Bool(true))), "removed");
+        assert_eq!(said(change("permissions", Value::from(644), Value::from(600))), "mode 644 → 600");
+        assert_eq!(said(change("permissions", Value::Null, Value::from(755))), "mode 755");
+        assert_eq!(said(change("owner", Value::from("root"), Value::from("www"))), "owner root → www");
+        assert_eq!(said(change("src", Value::Null, Value::from("/srv/v1"))), "link to /srv/v1");
+        assert_eq!(
+            said(change("src", Value::from("/srv/v1"), Value::from("/srv/v2"))),
+            "link to /srv/v2 (was /srv/v1)"
+        );
+        assert_eq!(said(change("command", Value::Null, Value::from("make"))), "ran `make`");
+        assert_eq!(change("command", Value::Null, Value::from("make")).summary(false), "would run `make`");
+        assert_eq!(said(change("reload", Value::Null, Value::from("sh -c 'x'"))), "reloaded: ran `sh -c 'x'`");
+        assert_eq!(said(change("other", Value::from(1), Value::from(2))), "other: 1 → 2");
+    }
+
+    #[test]
+    fn content_is_counted_in_lines_from_its_diff() {
+        let mut c = change("hash", Value::from("2789aa00112233"), Value::from("c696bb00112233"));
+        c.diff = Some("--- a\n+++ b\n@@ -1,2 +1,3 @@\n-port = 80\n+port = 443\n+log = on\n host = a\n".to_owned());
+        assert_eq!(c.summary(false), "content (2 lines added, 1 removed)");
+        c.diff = Some("@@ -1 +1,2 @@\n x\n+y\n".to_owned());
+        assert_eq!(c.summary(false), "content (1 line added)");
+        c.diff = None;
+        assert_eq!(c.summary(true), "content (sha1 2789aa0011… → c696bb0011…)");
+        let mut new = change("hash", Value::Null, Value::from("c696bb00112233"));
+        assert_eq!(new.summary(true), "content (new, sha1 c696bb0011…)");
+        new.diff = Some("--- /dev/null\n+++ f\n@@ -0,0 +1,3 @@\n+a\n+b\n+c\n".to_owned());
+        assert_eq!(new.summary(false), "content (3 lines)");
+    }
+}

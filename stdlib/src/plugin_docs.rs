@@ -75,7 +75,7 @@ pub static DOCS: &[(&str, &str)] = &[
     ),
     (
         "getfact",
-        "A fact the orchestrator discovered about `resource` (its `fact_name`), else `default_value`, else unknown. modelc compiles without a server, so no fact is known yet.",
+        "A fact the orchestrator discovered about `resource` (its `fact_name`), else `default_value`, else unknown. A fact belongs to an environment: without one configured (modelc compiles without a server) the call fails, default or not, as in the reference.",
     ),
     ("hostname", "The part of a fully qualified name before its first dot: `\"web.example.com\"` gives `\"web\"`."),
     ("inlineif", "`a` when `conditional` is true, else `b`. Write `conditional ? a : b` instead."),
@@ -137,7 +137,7 @@ pub static DOCS: &[(&str, &str)] = &[
     ),
     (
         "server_token",
-        "An authentication token for the given client types from the orchestration server. modelc compiles without a server, so the call fails.",
+        "An authentication token for the given client types from the orchestration server. Without a server (modelc compiles without one) it is `\"\"`, as in the reference.",
     ),
     ("source", "The text of a file of a module's `files/` directory, `\"module/path\"`, read at compile time."),
     ("split", "The parts of `string_list` between the occurrences of `delim`."),

@@ -341,8 +341,9 @@ impl PluginContext for Host<'_, '_> {
         ServerSettings::default()
     }
 
+    /// No server, no token: the reference gives `""` then.
     fn server_token(&mut self, _client_types: &[String]) -> Result<String, String> {
-        Err("no server is configured".to_owned())
+        Ok(String::new())
     }
 
     fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {

@@ -563,6 +563,16 @@ impl ModelIndex {
     }
 
     /// The entity and all its descendants.
+    /// The entities an unqualified constructor `name` may mean as the value of a relation typed
+    /// `target` when `name` does not resolve where it is written (spec §4.5): `target` and its
+    /// subtypes whose simple name is `name`, sorted. One is the entity; several are ambiguous.
+    pub fn constructor_candidates<'s>(&'s self, name: &str, target: &'s str) -> Vec<&'s str> {
+        let mut candidates: Vec<&str> =
+            self.subtypes(target).into_iter().filter(|e| e.rsplit("::").next() == Some(name)).collect();
+        candidates.sort_unstable();
+        candidates
+    }
+
     pub fn subtypes<'s>(&'s self, entity: &'s str) -> Vec<&'s str> {
         let mut seen: IndexSet<&str> = IndexSet::new();
         let mut stack = vec![entity];

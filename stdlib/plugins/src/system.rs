@@ -121,8 +121,10 @@ pub(crate) fn server_token(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Res
     ctx.server_token(&types).map(Value::from).map_err(|m| PluginError::external("Exception", m))
 }
 
-/// The fact, else the default when one is given, else unknown.
+/// The fact, else the default when one is given, else unknown. A fact belongs to a resource of
+/// an environment: without one configured it fails, default or not, as the reference does.
 pub(crate) fn getfact(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<Value> {
+    environment(ctx)?;
     let name = args.str_arg("fact_name")?;
     let default = args.value("default_value")?;
     Ok(match ctx.fact(args.value("resource")?, name) {
@@ -252,6 +254,7 @@ mod tests {
     #[test]
     fn facts_default_to_unknown() {
         let mut ctx = TestContext::new();
+        ctx.environment_id = Some("env".into());
         let res = ctx.instance("__config__::R", &[]);
         ctx.facts.push((res.clone(), "size".into(), Value::Int(3)));
         let fact = |ctx: &mut TestContext, name: &str, default: Value| {
@@ -264,6 +267,13 @@ mod tests {
         assert!(fact(&mut ctx, "size", Value::Null).py_eq(&Value::Int(3)));
         assert!(fact(&mut ctx, "other", Value::Null).is_unknown());
         assert_eq!(fact(&mut ctx, "other", Value::str("d")).as_str(), Some("d"));
+        // No environment: no fact, whatever the default.
+        ctx.environment_id = None;
+        let args = BoundArgs::new().with("resource", res.clone()).with("fact_name", "size").with("default_value", "d");
+        assert_eq!(
+            getfact(&args, &mut ctx).unwrap_err().to_string(),
+            "Exception: The environment of this model should be configured in config>environment"
+        );
     }
 
     #[test]

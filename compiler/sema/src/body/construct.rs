@@ -127,14 +127,7 @@ impl<'a> Checker<'a> {
         if written.namespace.is_empty()
             && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
         {
-            let mut candidates: Vec<&str> = self
-                .index
-                .subtypes(target)
-                .into_iter()
-                .filter(|e| e.rsplit("::").next() == Some(text.as_str()))
-                .collect();
-            candidates.sort_unstable();
-            match candidates.as_slice() {
+            match self.index.constructor_candidates(&text, target).as_slice() {
                 [one] => return Some((*one).to_owned()),
                 [] => {}
                 many => {

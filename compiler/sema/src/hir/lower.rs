@@ -35,6 +35,7 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
         attributes: HashMap::new(),
         references: Vec::new(),
         variable_entities: Vec::new(),
+        constructor_target: None,
     };
     lowerer.top_types = lowerer.local_types(top_stmts.iter().copied(), &top_level.names);
     let header = |span: modelc_diagnostics::Span| {
@@ -274,6 +275,10 @@ struct Lowerer<'a> {
     attributes: HashMap<EntityId, IndexSet<String>>,
     references: Vec<Reference>,
     variable_entities: Vec<(Symbol, String)>,
+    /// While a relation argument of a constructor is lowered: the relation's type, among whose
+    /// subtypes an unqualified constructor that does not resolve is found (spec §4.5), as the
+    /// checker finds it (`body/construct.rs`).
+    constructor_target: Option<String>,
 }
 
 /// A block's variables while it is being lowered.
@@ -452,6 +457,19 @@ impl Lowerer<'_> {
     fn entity(&self, written: &ast::TypeRef) -> Option<EntityId> {
         match self.scope.resolve_type(self.index, &written.text()) {
             Ok(r) if r.kind == TypeKind::Entity => self.index.entity_id(&r.fqn),
+            _ => None,
+        }
+    }
+
+    /// The entity a constructor makes: as written, or, unqualified and not found, the one
+    /// candidate among the enclosing relation argument's type and its subtypes.
+    fn constructed(&self, written: &ast::TypeRef) -> Option<EntityId> {
+        if let Some(id) = self.entity(written) {
+            return Some(id);
+        }
+        let target = self.constructor_target.as_deref().filter(|_| written.namespace.is_empty())?;
+        match self.index.constructor_candidates(&written.text(), target).as_slice() {
+            [one] => self.index.entity_id(one),
             _ => None,
         }
     }
@@ -646,7 +664,31 @@ impl Lowerer<'_> {
     }
 
     fn expr(&mut self, expr: &ast::Expr) -> Expr {
-        modelc_syntax::stack::deep(|| self.expr_level(expr))
+        // A relation argument's type reaches constructors through lists and conditionals, as
+        // the checker's hint does, and no further.
+        let passes_on = matches!(
+            expr.kind,
+            ast::ExprKind::Construct { .. }
+                | ast::ExprKind::List(_)
+                | ast::ExprKind::ListComp { .. }
+                | ast::ExprKind::Conditional { .. }
+        );
+        let saved = if passes_on { None } else { self.constructor_target.take() };
+        let lowered = modelc_syntax::stack::deep(|| self.expr_level(expr));
+        if saved.is_some() {
+            self.constructor_target = saved;
+        }
+        lowered
+    }
+
+    /// The value of keyword argument `attribute` of a constructor of `entity`: with the
+    /// relation's type as the target of the constructors in it.
+    fn keyword_value(&mut self, entity: EntityId, attribute: &str, value: &ast::Expr) -> Expr {
+        let target = self.relation_target(self.index.entity_name(entity), attribute);
+        let saved = std::mem::replace(&mut self.constructor_target, target);
+        let lowered = self.expr(value);
+        self.constructor_target = saved;
+        lowered
     }
 
     /// `a.b.c…`, link by link from the root outwards: a chain is long, not deep. Each link
@@ -711,8 +753,10 @@ impl Lowerer<'_> {
                 };
                 ExprKind::Call { callee, written, args: self.args(args) }
             }
-            ast::ExprKind::Construct { entity, args } => match self.entity(entity) {
+            ast::ExprKind::Construct { entity, args } => match self.constructed(entity) {
                 Some(id) => {
+                    // Its own arguments have their own targets.
+                    let outer = self.constructor_target.take();
                     self.type_reference(entity);
                     let args = args
                         .iter()
@@ -724,11 +768,12 @@ impl Lowerer<'_> {
                                     name(n)
                                 },
                                 position: self.position(id, &n.name),
-                                value: self.expr(e),
+                                value: self.keyword_value(id, &n.name, e),
                             },
                             ast::Arg::Splat(e) => ConstructArg::Splat(self.expr(e)),
                         })
                         .collect();
+                    self.constructor_target = outer;
                     ExprKind::Construct { entity: id, entity_span: entity.span, args }
                 }
                 None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
