@@ -81,6 +81,9 @@ const FILTERS: &[&str] = &[
     "upper",
     "validate_type",
 ];
+/// The std plugins usable as filters that need more than their arguments: the instance
+/// attributes the template reads, or the time (`FilterContext`).
+const CONTEXT_FILTERS: &[&str] = &["attr", "getattr", "key_sort", "select", "timestamp"];
 
 pub(crate) fn template(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<Value> {
     let path = args.str_arg("path")?;
@@ -89,6 +92,8 @@ pub(crate) fn template(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<
         .read_module_file(module, ModuleDir::Templates, rel)
         .map_err(|m| PluginError::external("TemplateNotFound", m))?;
     let shared = Shared::default();
+    // One time for the whole template, as one call of the reference's filter sees.
+    shared.lock().now = ctx.unix_time();
     let kwargs = if args.var_kwargs.is_empty() {
         None
     } else {
@@ -206,7 +211,7 @@ fn environment<'s>(shared: &Shared) -> Environment<'s> {
         let text = formatter_shared.py_str(value);
         out.write_str(&text).map_err(Error::from)
     });
-    for &name in FILTERS {
+    for &name in FILTERS.iter().chain(CONTEXT_FILTERS) {
         let filter_shared = shared.clone();
         env.add_filter(format!("std.{name}"), move |value: MjValue, rest: Rest<MjValue>| {
             filter_shared.call_filter(name, value, rest.0)
@@ -234,6 +239,8 @@ struct Lookups {
     failure: Option<PluginError>,
     /// Variables looked up and not found, in order.
     undefined_names: Vec<String>,
+    /// The time the template started rendering (`std.timestamp`).
+    now: i64,
 }
 
 impl Lookups {
@@ -348,10 +355,124 @@ impl Shared {
         let fail = |message: String| Error::new(ErrorKind::InvalidOperation, message);
         let sig = lookup(name).ok_or_else(|| fail(format!("no plugin std::{name}")))?;
         let args = bind(sig, positional, keywords).map_err(|e| fail(e.message(&format!("std::{name}"))))?;
-        let result = super::call_pure(name, &args)
-            .unwrap_or_else(|| Err(PluginError::invalid(format!("std::{name} can not be used as a filter"))))
-            .map_err(|e| fail(format!("std::{name}: {e}")))?;
+        let result = match super::call_pure(name, &args) {
+            Some(result) => result,
+            None if CONTEXT_FILTERS.contains(&name) => super::call(name, args, &mut FilterContext(self.clone())),
+            None => Err(PluginError::invalid(format!("std::{name} can not be used as a filter"))),
+        };
+        let result = result.map_err(|e| fail(format!("std::{name}: {e}")))?;
         Ok(self.to_mj(&result))
+    }
+}
+
+/// What a std plugin used as a filter may ask of the compile: the instance attributes, read as
+/// the template reads them (one not read yet is asked for, and this pass of the filter fails,
+/// as a template's own read does; the next pass has it), and the time the template started.
+/// Nothing else: such a filter does not read files, variables or the environment.
+struct FilterContext(Shared);
+
+impl FilterContext {
+    fn unavailable(what: &str) -> String {
+        format!("{what} is not available to a template filter")
+    }
+}
+
+impl PluginContext for FilterContext {
+    fn attribute(&mut self, instance: InstanceId, attribute: &str) -> std::result::Result<Value, AttributeError> {
+        let key = (instance, attribute.to_string());
+        let found = {
+            let mut l = self.0.lock();
+            match l.attrs.get(&key) {
+                Some(Ok(value)) => Ok(value.clone()),
+                Some(Err(error)) => Err(error.to_string()),
+                None => {
+                    if l.asked.insert(key.clone()) {
+                        l.missing_attrs.push(key);
+                    }
+                    return Err(AttributeError::NotYetSet);
+                }
+            }
+        };
+        match found {
+            Ok(value) => Ok(self.0.export(&value, 0)),
+            Err(message) => Err(AttributeError::NotFound(message)),
+        }
+    }
+
+    fn entity_name(&self, instance: InstanceId) -> String {
+        self.display_instance(instance)
+    }
+
+    fn is_instance_of(&self, _instance: InstanceId, _entity: &str) -> std::result::Result<bool, String> {
+        Err(Self::unavailable("the type of an instance"))
+    }
+
+    fn display_instance(&self, instance: InstanceId) -> String {
+        self.0.lock().displays.get(&instance).cloned().unwrap_or_else(|| format!("instance {}", instance.0))
+    }
+
+    fn print(&mut self, _line: &str) {}
+
+    fn warn(&mut self, _message: &str) {}
+
+    fn read_module_file(&mut self, _: &str, _: ModuleDir, _: &str) -> std::result::Result<String, String> {
+        Err(Self::unavailable("a module's file"))
+    }
+
+    fn module_file_path(&mut self, _: &str, _: ModuleDir, _: &str) -> std::result::Result<String, String> {
+        Err(Self::unavailable("a module's file"))
+    }
+
+    fn list_module_dir(&mut self, _: &str, _: ModuleDir, _: &str) -> std::result::Result<Vec<String>, String> {
+        Err(Self::unavailable("a module's directory"))
+    }
+
+    fn env_var(&self, _name: &str) -> Option<String> {
+        None
+    }
+
+    fn unix_time(&self) -> i64 {
+        self.0.lock().now
+    }
+
+    fn random_alphanumeric(&mut self, _length: usize) -> String {
+        String::new()
+    }
+
+    fn stored_password(&mut self, _id: &str) -> std::result::Result<Option<String>, String> {
+        Err(Self::unavailable("a password"))
+    }
+
+    fn store_password(&mut self, _id: &str, _password: &str) -> std::result::Result<(), String> {
+        Err(Self::unavailable("a password"))
+    }
+
+    fn environment_id(&self) -> Option<String> {
+        None
+    }
+
+    fn environment_name(&mut self) -> Option<String> {
+        None
+    }
+
+    fn environment_server(&mut self) -> Option<String> {
+        None
+    }
+
+    fn server_settings(&self) -> super::context::ServerSettings {
+        super::context::ServerSettings::default()
+    }
+
+    fn server_token(&mut self, _client_types: &[String]) -> std::result::Result<String, String> {
+        Err(Self::unavailable("a server token"))
+    }
+
+    fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {
+        None
+    }
+
+    fn scope_variable(&mut self, name: &str) -> std::result::Result<Value, AttributeError> {
+        Err(AttributeError::NotFound(format!("variable {name} not found")))
     }
 }
 
@@ -574,6 +695,28 @@ mod tests {
             "{{ prefix | std.hostname | std.upper }}:{% for i in items %}{% if i.on %}{{ i.name }}{% else %}-{{ i.name | upper }}{% endif %}{% endfor %}",
         );
         assert_eq!(text(run(&mut ctx, "m/t.j2", &[])), "HOST:a-B");
+    }
+
+    /// std plugins that read instances or the time are filters too: `{{ none | std.timestamp }}`,
+    /// `{{ items | std.key_sort("name") }}` (the reference registers every std plugin).
+    #[test]
+    fn plugins_that_read_instances_or_the_time_are_filters() {
+        let mut ctx = TestContext::new();
+        let c = ctx.instance("__config__::A", &[("name", Value::str("c"))]);
+        let a = ctx.instance("__config__::A", &[("name", Value::str("a"))]);
+        let b = ctx.instance("__config__::A", &[("name", Value::str("b"))]);
+        ctx.scope.insert("items".into(), Ok(Value::list(vec![c, a, b])));
+        ctx.file(
+            "m",
+            ModuleDir::Templates,
+            "t.j2",
+            "{% for i in items | std.key_sort(\"name\") %}{{ i.name }}{% endfor %} {{ none | std.timestamp }}",
+        );
+        assert_eq!(text(run(&mut ctx, "m/t.j2", &[])), "abc 1700000000");
+        // What a filter cannot read is said, not guessed.
+        ctx.file("m", ModuleDir::Templates, "bad.j2", "{{ items | std.key_sort(\"nope\") }}");
+        let error = run(&mut ctx, "m/bad.j2", &[]).unwrap_err().to_string();
+        assert!(error.contains("nope"), "{error}");
     }
 
     #[test]
