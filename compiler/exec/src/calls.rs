@@ -4,7 +4,7 @@
 
 use modelc_diagnostics::{Diagnostic, codes};
 use modelc_sema::hir::{Arg, Callee, Expr};
-use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext, PluginError, ServerSettings};
+use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext, PluginError};
 use modelc_value::{InstanceId, Value};
 
 use crate::ForeignError;
@@ -325,29 +325,9 @@ impl PluginContext for Host<'_, '_> {
         Ok(())
     }
 
-    fn environment_id(&self) -> Option<String> {
-        None
-    }
-
-    fn environment_name(&mut self) -> Option<String> {
-        None
-    }
-
-    fn environment_server(&mut self) -> Option<String> {
-        None
-    }
-
-    fn server_settings(&self) -> ServerSettings {
-        ServerSettings::default()
-    }
-
     /// No server, no token: the reference gives `""` then.
     fn server_token(&mut self, _client_types: &[String]) -> Result<String, String> {
         Ok(String::new())
-    }
-
-    fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {
-        None
     }
 
     fn scope_variable(&mut self, name: &str) -> Result<Value, AttributeError> {

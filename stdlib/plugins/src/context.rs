@@ -76,24 +76,37 @@ pub trait PluginContext {
     /// Stores (persists) password `id`.
     fn store_password(&mut self, id: &str, password: &str) -> Result<(), String>;
 
+    // What a server would give. modelc compiles without one: the defaults say so (no
+    // environment, no name, no address, default transport settings, no facts).
+
     /// The configured environment id, if any.
-    fn environment_id(&self) -> Option<String>;
+    fn environment_id(&self) -> Option<String> {
+        None
+    }
 
     /// The environment's name from the server; `None` when it cannot be had (the plugin then
     /// returns unknown).
-    fn environment_name(&mut self) -> Option<String>;
+    fn environment_name(&mut self) -> Option<String> {
+        None
+    }
 
     /// The server's address; `None` when it cannot be had.
-    fn environment_server(&mut self) -> Option<String>;
+    fn environment_server(&mut self) -> Option<String> {
+        None
+    }
 
     /// The compiler's transport settings.
-    fn server_settings(&self) -> ServerSettings;
+    fn server_settings(&self) -> ServerSettings {
+        ServerSettings::default()
+    }
 
     /// A token for the given client types (`server_token`); `Err` with a message on failure.
     fn server_token(&mut self, client_types: &[String]) -> Result<String, String>;
 
     /// The fact `name` of `resource`, if the server (or a mock) has it.
-    fn fact(&mut self, resource: &Value, name: &str) -> Option<Value>;
+    fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {
+        None
+    }
 
     /// The variable `name` as seen from the call site (`std::template` without keyword
     /// arguments).

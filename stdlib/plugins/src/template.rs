@@ -447,28 +447,8 @@ impl PluginContext for FilterContext {
         Err(Self::unavailable("a password"))
     }
 
-    fn environment_id(&self) -> Option<String> {
-        None
-    }
-
-    fn environment_name(&mut self) -> Option<String> {
-        None
-    }
-
-    fn environment_server(&mut self) -> Option<String> {
-        None
-    }
-
-    fn server_settings(&self) -> super::context::ServerSettings {
-        super::context::ServerSettings::default()
-    }
-
     fn server_token(&mut self, _client_types: &[String]) -> std::result::Result<String, String> {
         Err(Self::unavailable("a server token"))
-    }
-
-    fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {
-        None
     }
 
     fn scope_variable(&mut self, name: &str) -> std::result::Result<Value, AttributeError> {
