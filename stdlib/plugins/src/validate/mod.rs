@@ -10,12 +10,14 @@
 //!   `PositiveFloat`, `NegativeFloat`, `NonNegativeFloat`, `NonPositiveFloat`, `FiniteFloat`,
 //!   `StrictInt`, `StrictFloat`, `StrictBool`, `StrictStr`;
 //! * the parametrised `pydantic.constr` (see [`text::constr`]), `pydantic.conint` and
-//!   `pydantic.confloat` (`gt`, `ge`, `lt`, `le`, `multiple_of`, `strict`, `allow_inf_nan`).
+//!   `pydantic.confloat` (`gt`, `ge`, `lt`, `le`, `multiple_of`, `strict`, `allow_inf_nan`), and
+//!   `pydantic.condecimal` (those and `max_digits`, `decimal_places`; exact, see `decimal.rs`).
 //!
 //! Any other name gives false. Lax mode converts as pydantic does: `"5"`, `5.0` and `true` are
 //! integers, numeric strings are floats, and only strings are strings.
 
 mod datetime;
+mod decimal;
 mod text;
 
 use indexmap::IndexMap;
@@ -63,6 +65,7 @@ fn check(name: &str, v: &Value, params: &IndexMap<String, Value>) -> Result<bool
         "pydantic.constr" => text::constr(v, params)?,
         "pydantic.conint" => conint(v, params)?,
         "pydantic.confloat" => confloat(v, params)?,
+        "pydantic.condecimal" => decimal::condecimal(v, params)?,
         "pydantic.StrictStr" => s.is_some(),
         "pydantic.StrictInt" => matches!(v, Value::Int(_)),
         "pydantic.StrictBool" => matches!(v, Value::Bool(_)),
