@@ -187,6 +187,36 @@ std::print(config::absolute_path(config::resolve_path(p)))
     assert_eq!(printed, reference);
 }
 
+/// The yaml module's plugins import std's `get_file_content` helper, and read a module's file
+/// with it (yaml 1.0.0 from the registry, with PyYAML).
+#[test]
+fn the_yaml_module_reads_a_modules_file_through_stds_helper() {
+    let packages = ["inmanta-module-yaml==1.0.0", "PyYAML==6.0.4"];
+    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "yaml", &packages) else { return };
+    let dir = scratch_dir("python-yaml");
+    let model = "import yaml
+import m
+
+c = yaml::load(\"m/conf.yml\")
+std::print(c[\"port\"])
+std::print(c[\"hosts\"])
+std::print(yaml::loads(\"a: [1, 2]\"))
+";
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            ("main.cf", model),
+            ("libs/m/model/_init.cf", ""),
+            ("libs/m/files/conf.yml", "port: 8080\nhosts:\n  - a\n  - b\n"),
+        ],
+    );
+    let out = modelc(&["--python", &env.display().to_string(), "compile"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The lines the reference printed (in another order: it promises none between these).
+    assert_eq!(out.stdout, "8080\n@['a', 'b']\n@{'a': [1, 2]}\n");
+}
+
 const GRADUAL_PLUGINS: &str = r#"from inmanta.plugins import plugin
 from inmanta.execute.proxy import DynamicProxy
 
