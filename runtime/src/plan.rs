@@ -281,9 +281,6 @@ fn not_local(resource: &Resource) -> Option<String> {
     }
 }
 
-/// Purged copies of the resources of `previous` that have `purge_on_delete` and are gone from
-/// `current`. Among them, requirements are turned around: what was deployed after something is
-/// removed before it (a file before the directory that held it).
 /// The resources of `previous` that are gone from `current`, handled here, and stay on the
 /// machine ([`Resource::stays_when_removed`]).
 fn left_behind(current: &[Resource], previous: &[Resource], agents: &HashSet<String>) -> Vec<String> {
@@ -295,6 +292,9 @@ fn left_behind(current: &[Resource], previous: &[Resource], agents: &HashSet<Str
         .collect()
 }
 
+/// Purged copies of the resources of `previous` that have `purge_on_delete` and are gone from
+/// `current`. Among them, requirements are turned around: what was deployed after something is
+/// removed before it (a file before the directory that held it).
 fn purged_copies(current: &[Resource], previous: &[Resource]) -> Vec<Resource> {
     let present: HashSet<&str> = current.iter().map(|r| r.id.as_str()).collect();
     let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);

@@ -196,14 +196,16 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
                 let _ = writeln!(io.stdout, "{kind} would change nothing against {against}");
             } else {
                 let _ = writeln!(io.stdout, "{kind} against {against} would be accepted and change:");
+                // Old contents from the store, new ones from the compile.
                 let mut changes = plan.changes.clone();
-                add_stored_contents(&mut changes, &store_path);
-                let new_texts = changes.content_hashes().into_iter().filter_map(|hash| {
-                    let text = ir.files.get(&hash)?.as_bytes().to_vec();
-                    Some((hash, text))
-                });
-                let new_texts: Vec<(String, Vec<u8>)> = new_texts.collect();
-                changes.add_contents(new_texts);
+                if let Ok(store) = SqliteStore::open_read_only(&store_path) {
+                    add_stored_contents(&mut changes, &store);
+                }
+                for hash in changes.content_hashes() {
+                    if let Some(text) = ir.files.get(&hash) {
+                        changes.contents.insert(hash, text.clone());
+                    }
+                }
                 let text = changes.to_string();
                 // The diff's first line names versions; the plan said what it compares.
                 for line in text.lines().skip(1) {
@@ -484,13 +486,14 @@ pub(crate) fn show(
 pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let path = store_path(store, None, &io.cwd);
     // Only what changed between the two is read, not the two whole versions.
-    let changes = match SqliteStore::open_existing(&path).and_then(|s| s.changes(from, to)) {
+    let opened = SqliteStore::open_existing(&path);
+    let changes = match opened.as_ref().map_err(Clone::clone).and_then(|s| s.changes(from, to)) {
         Ok(changes) => changes,
         Err(error) => return store_failure(io, format, color, &error, &path),
     };
     let mut diff = modelc_store::diff::diff(from, &changes.before, to, &changes.after);
-    if !format.json_diagnostics() {
-        add_stored_contents(&mut diff, &path);
+    if let (Ok(store), false) = (&opened, format.json_diagnostics()) {
+        add_stored_contents(&mut diff, store);
     }
     if format.json_diagnostics() {
         let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&diff).unwrap_or_default());
@@ -500,14 +503,14 @@ pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, col
     EXIT_OK
 }
 
-/// Puts in `diff` the texts of the file contents it names that the store at `path` holds (the
-/// diff shows hashes for the others).
-fn add_stored_contents(diff: &mut modelc_store::diff::Diff, path: &Path) {
+/// Puts in `diff` the texts of the file contents it names that `store` holds (the diff shows
+/// hashes for the others).
+fn add_stored_contents(diff: &mut modelc_store::diff::Diff, store: &SqliteStore) {
     let hashes = diff.content_hashes();
     if hashes.is_empty() {
         return;
     }
-    if let Ok(contents) = SqliteStore::open_read_only(path).and_then(|store| store.contents(&hashes)) {
+    if let Ok(contents) = store.contents(&hashes) {
         diff.add_contents(contents);
     }
 }
