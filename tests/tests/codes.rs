@@ -77,6 +77,45 @@ fn every_registered_code_is_produced_by_some_input() {
     } else {
         produced.insert("E0312".to_owned());
     }
+    // A module's resource class: one modelc cannot read (E0409, no Python runs), and one whose
+    // mapper raises (E0410).
+    let classes = [
+        ("unusable", "fields = PurgeableResource.fields + (\"path\",)\n", None),
+        (
+            "raising",
+            "fields = (\"path\", \"mode\")\n\n    @staticmethod\n    def get_mode(exporter, obj):\n        return int(obj.path)\n",
+            Some("E0410"),
+        ),
+    ];
+    for (name, body, needs_python) in classes {
+        let project = dir.join(name);
+        std::fs::create_dir_all(project.join("libs/conf/model")).unwrap();
+        std::fs::create_dir_all(project.join("libs/conf/plugins")).unwrap();
+        std::fs::write(project.join("project.yml"), "name: c\nmodulepath: libs\n").unwrap();
+        std::fs::write(project.join("main.cf"), "import conf\nconf::Config(path=\"/a\", agent=\"local\")\n").unwrap();
+        std::fs::write(
+            project.join("libs/conf/model/_init.cf"),
+            "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\nimplement Config using std::none\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join("libs/conf/plugins/__init__.py"),
+            format!(
+                "from inmanta.resources import PurgeableResource, resource\n\n@resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\nclass Config(PurgeableResource):\n    {body}"
+            ),
+        )
+        .unwrap();
+        match needs_python {
+            Some(code) if modelc_tests::python3(&format!("{code}'s case")).is_none() => {
+                produced.insert(code.to_owned());
+            }
+            _ => {
+                let out = modelc(&["--format", "json", "compile", project.to_str().unwrap()], &dir);
+                let diagnostics: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+                produced.extend(diagnostics.iter().map(|d| d["code"].as_str().unwrap().to_owned()));
+            }
+        }
+    }
     // A module installed in a Python environment and on the module path (the environment is
     // only read, never run: it needs no Python).
     let shadowed = dir.join("shadowed");

@@ -5,7 +5,9 @@
 //! the same resources: same ids, attributes and requires. The reference orders the list, the
 //! fields and `requires` arbitrarily (Python sets), so they are compared as sets.
 //!
-//! A model that imports the public `fs`, `exec` or `mitogen` modules is compiled as a project
+//! A case with a `project.yml` is a project with modules of its own under `libs/` (their Python
+//! runs: it needs python3). A model that imports the public `fs`, `exec` or `mitogen` modules is
+//! compiled as a project
 //! whose module path is the corpus of those modules in the shared reference material; without
 //! it, those cases are skipped with a message.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
@@ -40,7 +42,16 @@ fn resources_match_the_reference_exporter() {
     for case in cases {
         let name = case.file_name().unwrap().to_str().unwrap().to_owned();
         let reference = std::fs::read_to_string(case.join("reference.json")).unwrap();
-        let out = if uses_public_modules(&case) {
+        let out = if case.join("project.yml").is_file() {
+            // A project with modules of its own, whose Python runs: compiled in a copy, so that
+            // Python's caches are not written into the fixture.
+            if modelc_tests::python3(&format!("differential case {name}")).is_none() {
+                continue;
+            }
+            let project = scratch.join(&name);
+            copy_tree(&case, &project);
+            modelc(&["compile", ".", "--format", "reference"], &project)
+        } else if uses_public_modules(&case) {
             let Some(shared) = modelc_tests::shared_dir(&format!("differential case {name}")) else { continue };
             let project = scratch.join(&name);
             std::fs::create_dir_all(&project).unwrap();
@@ -64,6 +75,19 @@ fn resources_match_the_reference_exporter() {
         );
         for (id, resource) in &theirs {
             assert_eq!(&ours[id], resource, "{name}: {id} differs");
+        }
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
         }
     }
 }

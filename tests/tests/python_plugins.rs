@@ -510,11 +510,14 @@ fn what_modelc_does_not_provide_is_named() {
     let message = found[0]["message"].as_str().unwrap();
     assert_eq!(found[0]["code"], "E0312");
     assert!(message.contains("plugin m::f") && message.contains("'NoSuchThing'"), "{message}");
-    let stand_in = "from inmanta.plugins import plugin\nfrom inmanta.resources import Id\n\n@plugin\ndef f() -> \"string\":\n    return \"id: %s\" % Id.parse_id(\"x\")\n";
+    let stand_in = "from inmanta.plugins import plugin\nfrom inmanta.resources import HostNotFoundException\n\n@plugin\ndef f() -> \"string\":\n    return \"id: %s\" % HostNotFoundException.of(\"x\")\n";
     let dir = v1_project("python-stand-in", "import m\nx = m::f()\n", "", stand_in);
     let found = diagnostics(&modelc(&["--format", "json", "compile"], &dir).stdout);
     let message = found[0]["message"].as_str().unwrap();
-    assert!(message.contains("plugin m::f") && message.contains("inmanta.resources.Id.parse_id"), "{message}");
+    assert!(
+        message.contains("plugin m::f") && message.contains("inmanta.resources.HostNotFoundException.of"),
+        "{message}"
+    );
 }
 
 /// A v2 module's source tree (its Python in `inmanta_plugins/<module>/` beside `model/`), with

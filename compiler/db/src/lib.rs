@@ -16,7 +16,7 @@ use modelc_syntax::Parse;
 
 pub use summary::{
     AgentSummary, AttributeSummary, Bounds, DefaultSummary, EntitySummary, FieldSourceSummary, ImportSummary,
-    ItemSummary, RelationEndSummary, RelationSummary, ResourceSummary, TypedefSummary,
+    ItemSummary, PythonOrigin, RelationEndSummary, RelationSummary, ResourceSummary, TypedefSummary,
 };
 
 /// One source file: its text, and the name and id diagnostics use for it.
@@ -45,6 +45,12 @@ pub struct ProjectInput {
     #[default]
     #[returns(ref)]
     pub python_plugins: Vec<(String, &'static [modelc_stdlib::PluginSignature])>,
+    /// The resource shapes modules declare in Python (`@resource` classes), read from the
+    /// source by the driver; a model's own `resource` declaration and the ones modelc ships
+    /// come first.
+    #[default]
+    #[returns(ref)]
+    pub python_resources: Vec<ResourceSummary>,
 }
 
 /// The database every query runs against. The concrete one lives in the driver.

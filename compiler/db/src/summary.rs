@@ -37,6 +37,23 @@ pub struct ResourceSummary {
     pub export_if: Option<String>,
     pub directory: Option<String>,
     pub paths: Option<Vec<String>>,
+    /// The module's Python class this declaration was read from (`@resource`), when it was.
+    pub python: Option<PythonOrigin>,
+}
+
+/// The `@resource` class of a module's Python that declares a resource shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PythonOrigin {
+    /// The module whose Python defines it (`files`).
+    pub module: String,
+    /// The class, dotted (`inmanta_plugins.files.Directory`).
+    pub class: String,
+    /// Where it is, as messages name it.
+    pub file: String,
+    pub line: u32,
+    /// Why modelc cannot use it (its fields or bases cannot be read without running it): its
+    /// entity's resources are not exported then, never given a guessed shape.
+    pub unusable: Option<String>,
 }
 
 /// Where a resource's agent comes from.
@@ -57,6 +74,8 @@ pub enum FieldSourceSummary {
     Path(Vec<String>),
     /// An export function applied to paths (`hash=file_content(content, prefix_content)`).
     Call(String, Vec<Vec<String>>),
+    /// A mapper of the module's Python class (`get_<field>`, `map`) computes it at export.
+    Python,
 }
 
 impl ResourceSummary {

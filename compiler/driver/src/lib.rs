@@ -15,7 +15,7 @@ mod sources;
 pub use database::RootDatabase;
 pub use module_files::module_files;
 pub use project::{LoadError, Project, Target, locate};
-pub use python::{python_host, python_signatures};
+pub use python::{PythonDeclarations, python_host, python_signatures};
 pub use sources::{Loaded, load, load_with_python};
 
 use modelc_diagnostics::{Diagnostic, SourceFiles};
@@ -57,6 +57,7 @@ fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::Pr
     python.diagnostics.extend(python::shadowed_modules(loaded, &top_levels));
     use salsa::Setter;
     project.set_python_plugins(&mut db).to(std::mem::take(&mut python.signatures));
+    project.set_python_resources(&mut db).to(std::mem::take(&mut python.resources));
     (db, project, python)
 }
 
@@ -155,6 +156,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     let top_levels: Vec<&str> = modules.files.keys().filter(|ns| !ns.contains("::")).map(String::as_str).collect();
     world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
     world.record_merges = refine.is_some_and(|options| options.partial);
+    let foreign = world.foreign.clone();
     let mut outcome = modelc_exec::execute(&program, world);
     merge::merge_run(&mut diagnostics, std::mem::take(&mut outcome.diagnostics));
     let (mut resources, mut refine_time) = (None, None);
@@ -163,7 +165,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     {
         let started = std::time::Instant::now();
         outcome.graph.model_file_names = loaded.model_file_names();
-        let mut refined = modelc_refine::refine(&program, &outcome.graph, options);
+        let mut refined = modelc_refine::refine(&program, &outcome.graph, options, foreign.as_deref());
         refine_time = Some(started.elapsed());
         // `check` already warned of the resource types without identity it could see.
         refined.diagnostics.retain(|d| {

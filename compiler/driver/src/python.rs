@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use modelc_db::{AgentSummary, FieldSourceSummary, PythonOrigin, ResourceSummary};
 use modelc_diagnostics::{Diagnostic, codes};
 use modelc_stdlib::PluginSignature;
 
@@ -17,12 +18,16 @@ pub(crate) struct ModuleSignatures {
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// The modules whose plugins were read, in load order.
     pub(crate) modules: Vec<String>,
+    /// The resource shapes their `@resource` classes declare.
+    pub(crate) resources: Vec<ResourceSummary>,
 }
 
 /// The plugins of the `modules` a compile loads (top-level names), read from their Python
 /// files (each file's signatures are kept by its hash for the process's life).
 pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> ModuleSignatures {
     let mut found = ModuleSignatures::default();
+    // Every file's classes, for the resource shapes (their bases may be in other modules).
+    let mut classes: Vec<(&str, String, String, Arc<modelc_pyplugins::PyFile>)> = Vec::new();
     for module in loaded.module_python.iter().filter(|m| modules.contains(&m.module)) {
         found.modules.push(module.module.clone());
         for (namespace, path) in &module.files {
@@ -30,6 +35,13 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
             let relative = loaded.base.as_deref().and_then(|base| path.strip_prefix(base).ok());
             let shown = relative.unwrap_or(path).display().to_string();
             let read = std::fs::read_to_string(path).map_err(|e| e.to_string());
+            let dotted = format!("inmanta_plugins.{}", namespace.replace("::", "."));
+            let package = path.file_name().is_some_and(|name| name == "__init__.py");
+            if let Ok(source) = &read
+                && let Ok(file) = modelc_pyplugins::classes(&dotted, package, source, &shown)
+            {
+                classes.push((&module.module, dotted, shown.clone(), file));
+            }
             match read.and_then(|source| modelc_pyplugins::signatures(namespace, &source, &shown)) {
                 Ok([]) => {}
                 Ok(signatures) => found.signatures.push((namespace.clone(), signatures)),
@@ -44,7 +56,77 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
             }
         }
     }
+    let files: Vec<modelc_pyplugins::ReadFile<'_>> = classes
+        .iter()
+        .map(|(module, dotted, shown, file)| modelc_pyplugins::ReadFile { module, dotted: dotted.clone(), shown, file })
+        .collect();
+    for resolved in modelc_pyplugins::resolve_resources(&files) {
+        match resolved {
+            Ok(resource) => found.resources.push(resource_summary(resource)),
+            Err(error) => match error.entity.clone() {
+                Some(entity) => found.resources.push(ResourceSummary {
+                    entity,
+                    python: Some(PythonOrigin {
+                        module: String::new(),
+                        class: error.class,
+                        file: error.file,
+                        line: error.line,
+                        unusable: Some(error.cause),
+                    }),
+                    ..ResourceSummary::default()
+                }),
+                None => found.diagnostics.push(
+                    Diagnostic::new(
+                        &codes::UNREADABLE_PYTHON,
+                        format!(
+                            "the resource class `{}` ({}:{}) could not be read",
+                            error.class, error.file, error.line
+                        ),
+                    )
+                    .note(error.cause)
+                    .help("its entity's resources are exported as if it had no class"),
+                ),
+            },
+        }
+    }
     found
+}
+
+/// A module's resource class as the type table keeps resource declarations: the id attribute,
+/// the agent path, each field with where its value comes from. inmanta-core's `managed` field
+/// drops an unmanaged resource, as `export_if` does.
+fn resource_summary(resource: modelc_pyplugins::PyResource) -> ResourceSummary {
+    use modelc_pyplugins::FieldSource;
+    let managed = resource.fields.iter().any(|(_, source)| *source == FieldSource::Managed);
+    let fields = resource
+        .fields
+        .into_iter()
+        .map(|(name, source)| {
+            let source = match source {
+                FieldSource::Mapped => FieldSourceSummary::Python,
+                FieldSource::Attribute | FieldSource::SendEvent | FieldSource::ReceiveEvents | FieldSource::Managed => {
+                    FieldSourceSummary::Same
+                }
+            };
+            (name, source)
+        })
+        .collect();
+    ResourceSummary {
+        entity: resource.entity,
+        id: Some(resource.id_attribute),
+        agent: Some(AgentSummary::Path(resource.agent.split('.').map(str::to_owned).collect())),
+        fields: Some(fields),
+        export_if: managed.then(|| "managed".to_owned()),
+        directory: None,
+        paths: None,
+        python: Some(PythonOrigin {
+            module: resource.module,
+            class: resource.class,
+            file: resource.file,
+            line: resource.line,
+            unusable: None,
+        }),
+    }
 }
 
 /// W0108 for each module the compile loads from the Python environment while the module path
@@ -110,8 +192,17 @@ pub fn python_host(
 
 /// The plugins of every module of `loaded` that has Python (the language server's view: it
 /// checks modules nothing imports yet too), with W0107 for files that could not be read.
-pub fn python_signatures(loaded: &Loaded) -> (Vec<(String, &'static [PluginSignature])>, Vec<Diagnostic>) {
+pub fn python_signatures(loaded: &Loaded) -> PythonDeclarations {
     let modules: Vec<String> = loaded.module_python.iter().map(|m| m.module.clone()).collect();
     let found = read_module_signatures(loaded, &modules);
-    (found.signatures, found.diagnostics)
+    PythonDeclarations { plugins: found.signatures, resources: found.resources, diagnostics: found.diagnostics }
+}
+
+/// What the modules' Python declares, read from the source.
+#[derive(Debug, Default)]
+pub struct PythonDeclarations {
+    pub plugins: Vec<(String, &'static [PluginSignature])>,
+    pub resources: Vec<ResourceSummary>,
+    /// W0107 for each file (or resource class) that could not be read.
+    pub diagnostics: Vec<Diagnostic>,
 }

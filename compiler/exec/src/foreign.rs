@@ -4,7 +4,7 @@
 
 use modelc_std_plugins::PluginContext;
 use modelc_stdlib::PluginSignature;
-use modelc_value::Value;
+use modelc_value::{InstanceId, Value};
 
 /// Runs the plugins of modules' Python. Shared by reference: one interpreter serves a compile.
 pub trait ForeignPlugins: Send + Sync + std::fmt::Debug {
@@ -21,6 +21,60 @@ pub trait ForeignPlugins: Send + Sync + std::fmt::Debug {
         keywords: &[(String, Value)],
         context: &mut dyn PluginContext,
     ) -> Result<Value, ForeignError>;
+
+    /// Runs the mappers of a module's resource class (`get_<field>`, `map`) for every item of
+    /// `batch`, at export; what they read of the model goes through `context`. `Err` when the
+    /// class could not be run at all (its module's Python did not load, no interpreter).
+    fn map_resources(&self, batch: &MapBatch<'_>, context: &mut dyn PluginContext) -> Result<MapAnswer, MapFailure> {
+        let _ = context;
+        Err(MapFailure {
+            message: format!("the Python of module {} is not run by this compile", batch.module),
+            detail: None,
+        })
+    }
+}
+
+/// One resource type's instances, to map.
+#[derive(Debug)]
+pub struct MapBatch<'a> {
+    /// The module whose Python registers the class.
+    pub module: &'a str,
+    /// The entity the class is registered for.
+    pub entity: &'a str,
+    /// The mapped fields, in the order of the answer's values.
+    pub fields: &'a [String],
+    /// The id attribute, when a mapper computes it too (mapped on its own, as the reference does).
+    pub id: Option<&'a str>,
+    /// Each instance, with its entity's name.
+    pub items: Vec<(InstanceId, String)>,
+}
+
+/// The mappers' answer for a batch: per item, in order, and the files they uploaded.
+#[derive(Debug, Default)]
+pub struct MapAnswer {
+    pub mapped: Vec<Mapped>,
+    /// Uploaded files by sha1: their text, `None` for content that is not UTF-8.
+    pub files: Vec<(String, Option<String>)>,
+}
+
+/// What became of one instance.
+#[derive(Debug, Clone)]
+pub enum Mapped {
+    /// The mapped fields' values, and the id's text when it is mapped.
+    Values { id: Option<String>, values: Vec<Value> },
+    /// Its mapped id is unknown: it is not exported.
+    UnknownId,
+    /// A mapper raised `IgnoreResourceException`: it is not exported.
+    Ignored,
+    /// A mapper raised: the field, the exception and Python's traceback.
+    Raised { field: Option<String>, kind: String, message: String, traceback: String },
+}
+
+/// Why a whole batch could not be mapped, and the detail (a traceback) when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapFailure {
+    pub message: String,
+    pub detail: Option<String>,
 }
 
 /// Why a foreign plugin call gave no value.

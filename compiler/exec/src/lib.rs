@@ -39,7 +39,7 @@ use modelc_diagnostics::Diagnostic;
 use crate::engine::Engine;
 
 pub use engine::{Passwords, Probe, World};
-pub use foreign::{ForeignError, ForeignPlugins, NotRun};
+pub use foreign::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure, Mapped, NotRun};
 pub use graph::{InstanceGraph, InstanceNode};
 pub use module_files::{ModuleFile, ModuleFiles};
 pub use program::{Program, Unit};

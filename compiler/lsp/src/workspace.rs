@@ -164,9 +164,12 @@ impl Workspace {
             }
             None => ProjectInput::new(&self.db, modules, vec!["__config__".to_owned()]),
         };
-        let (plugins, _unreadable) = modelc_driver::python_signatures(&loaded);
-        if input.python_plugins(&self.db) != &plugins {
-            input.set_python_plugins(&mut self.db).to(plugins);
+        let python = modelc_driver::python_signatures(&loaded);
+        if input.python_plugins(&self.db) != &python.plugins {
+            input.set_python_plugins(&mut self.db).to(python.plugins);
+        }
+        if input.python_resources(&self.db) != &python.resources {
+            input.set_python_resources(&mut self.db).to(python.resources);
         }
         self.project = Some(Project { root, target, input, namespaces });
         self.update_roots();

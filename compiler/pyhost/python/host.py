@@ -128,6 +128,8 @@ def main():
         try:
             if message.get("op") == "call":
                 send(runtime.call(message))
+            elif message.get("op") == "map":
+                send(runtime.map(message))
             else:
                 send({"failed": "unknown message " + str(message.get("op"))})
         except Exception as error:

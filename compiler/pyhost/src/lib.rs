@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use modelc_exec::{ForeignError, ForeignPlugins};
+use modelc_exec::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure, Mapped};
 use modelc_pyplugins::{ModulePython, PythonEnv};
 use modelc_std_plugins::{AttributeError, PluginContext, PluginError};
 use modelc_stdlib::PluginSignature;
@@ -175,15 +175,14 @@ fn host_error(message: impl Into<String>) -> ForeignError {
     ForeignError::Host { message: message.into(), detail: None }
 }
 
-impl ForeignPlugins for PythonHost {
-    fn call(
+impl PythonHost {
+    /// Sends `request` to the interpreter (started on first need) and answers its questions
+    /// until it gives its final message. A host that stopped fails this and every later request.
+    fn exchange(
         &self,
-        plugin: &PluginSignature,
-        caller: &str,
-        positional: &[Value],
-        keywords: &[(String, Value)],
+        request: &serde_json::Value,
         context: &mut dyn PluginContext,
-    ) -> Result<Value, ForeignError> {
+    ) -> Result<serde_json::Value, String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if matches!(*state, State::NotStarted) {
             *state = match self.start() {
@@ -193,19 +192,12 @@ impl ForeignPlugins for PythonHost {
         }
         let (process, started) = match &mut *state {
             State::Running(process, started) => (process, started.clone()),
-            State::Failed(why, _) => return Err(host_error(why.clone())),
-            State::NotStarted => return Err(host_error("the interpreter did not start")),
+            State::Failed(why, _) => return Err(why.clone()),
+            State::NotStarted => return Err("the interpreter did not start".to_owned()),
         };
-        let request = json!({
-            "op": "call",
-            "p": plugin.fqn(),
-            "caller": caller,
-            "args": positional.iter().map(|v| codec::encode(v, context)).collect::<Vec<_>>(),
-            "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
-        });
         let deadline = Instant::now() + self.timeout;
-        let silence = match converse(process, &request, deadline, context) {
-            Ok(answer) => return answer,
+        let silence = match converse(process, request, deadline, context) {
+            Ok(answer) => return Ok(answer),
             Err(silence) => silence,
         };
         let why = match silence {
@@ -223,44 +215,111 @@ impl ForeignPlugins for PythonHost {
             }
         };
         *state = State::Failed(format!("the Python interpreter had stopped earlier: {why}"), Some(started));
-        Err(host_error(why))
+        Err(why)
     }
 }
 
-/// One call: the request, then the host's questions answered until it gives the result.
+impl ForeignPlugins for PythonHost {
+    fn call(
+        &self,
+        plugin: &PluginSignature,
+        caller: &str,
+        positional: &[Value],
+        keywords: &[(String, Value)],
+        context: &mut dyn PluginContext,
+    ) -> Result<Value, ForeignError> {
+        let request = json!({
+            "op": "call",
+            "p": plugin.fqn(),
+            "caller": caller,
+            "args": positional.iter().map(|v| codec::encode(v, context)).collect::<Vec<_>>(),
+            "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
+        });
+        let message = self.exchange(&request, context).map_err(host_error)?;
+        let text = |key: &str| message.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        if let Some(result) = message.get("result") {
+            return codec::decode(result).map_err(|why| host_error(format!("its result could not be read: {why}")));
+        }
+        if message.get("wait").is_some() {
+            return Err(ForeignError::NotYetSet);
+        }
+        if let Some(raised) = message.get("raised") {
+            let field = |key: &str| raised.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+            return Err(ForeignError::Raised {
+                kind: field("kind"),
+                message: field("message"),
+                traceback: field("traceback"),
+                explicit: raised.get("explicit").and_then(|v| v.as_bool()).unwrap_or(false),
+            });
+        }
+        let detail = message.get("detail").and_then(|v| v.as_str()).map(str::to_owned);
+        Err(ForeignError::Host { message: text("failed"), detail })
+    }
+
+    fn map_resources(&self, batch: &MapBatch<'_>, context: &mut dyn PluginContext) -> Result<MapAnswer, MapFailure> {
+        let request = json!({
+            "op": "map",
+            "module": batch.module,
+            "entity": batch.entity,
+            "fields": batch.fields,
+            "id": batch.id,
+            "items": batch.items.iter().map(|(i, t)| json!([i.0, t])).collect::<Vec<_>>(),
+        });
+        let failure = |message: String| MapFailure { message, detail: None };
+        let message = self.exchange(&request, context).map_err(failure)?;
+        let Some(mapped) = message.get("mapped").and_then(|v| v.as_array()) else {
+            let text = message.get("failed").and_then(|v| v.as_str()).unwrap_or("the plugin host did not answer");
+            let detail = message.get("detail").and_then(|v| v.as_str()).map(str::to_owned);
+            return Err(MapFailure { message: text.to_owned(), detail });
+        };
+        let mapped = mapped.iter().map(mapped_item).collect::<Result<Vec<_>, _>>().map_err(failure)?;
+        let files = message
+            .get("files")
+            .and_then(|v| v.as_object())
+            .map(|files| files.iter().map(|(hash, text)| (hash.clone(), text.as_str().map(str::to_owned))).collect())
+            .unwrap_or_default();
+        Ok(MapAnswer { mapped, files })
+    }
+}
+
+/// One instance's answer from the host's `map`.
+fn mapped_item(item: &serde_json::Value) -> Result<Mapped, String> {
+    if let Some(values) = item.get("v").and_then(|v| v.as_array()) {
+        let values = values.iter().map(codec::decode).collect::<Result<Vec<_>, _>>()?;
+        let id = item.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+        return Ok(Mapped::Values { id, values });
+    }
+    if item.get("ignored").is_some() {
+        return Ok(Mapped::Ignored);
+    }
+    if item.get("unknown_id").is_some() {
+        return Ok(Mapped::UnknownId);
+    }
+    let raised = item.get("raised").ok_or_else(|| format!("the plugin host answered {item}"))?;
+    let text = |key: &str| raised.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    Ok(Mapped::Raised {
+        field: raised.get("field").and_then(|v| v.as_str()).map(str::to_owned),
+        kind: text("kind"),
+        message: text("message"),
+        traceback: text("traceback"),
+    })
+}
+
+/// One request: sent, then the host's questions answered until it gives its final message.
 fn converse(
     process: &mut Process,
     request: &serde_json::Value,
     deadline: Instant,
     context: &mut dyn PluginContext,
-) -> Result<Result<Value, ForeignError>, Silence> {
+) -> Result<serde_json::Value, Silence> {
     process.send(request, deadline)?;
     loop {
         let message = process.receive(deadline)?;
-        let text = |key: &str| message.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-        if let Some(result) = message.get("result") {
-            return Ok(codec::decode(result).map_err(|why| host_error(format!("its result could not be read: {why}"))));
-        }
-        if message.get("wait").is_some() {
-            return Ok(Err(ForeignError::NotYetSet));
-        }
-        if let Some(raised) = message.get("raised") {
-            let field = |key: &str| raised.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-            return Ok(Err(ForeignError::Raised {
-                kind: field("kind"),
-                message: field("message"),
-                traceback: field("traceback"),
-                explicit: raised.get("explicit").and_then(|v| v.as_bool()).unwrap_or(false),
-            }));
-        }
-        if message.get("failed").is_some() {
-            let detail = message.get("detail").and_then(|v| v.as_str()).map(str::to_owned);
-            return Ok(Err(ForeignError::Host { message: text("failed"), detail }));
-        }
         let answer = match message.get("op").and_then(|v| v.as_str()) {
             Some("get") => read_attribute(&message, context),
             Some("std") => call_std(&message, context),
-            _ => json!({ "error": format!("modelc does not understand {message}") }),
+            Some(_) => json!({ "error": format!("modelc does not understand {message}") }),
+            None => return Ok(message),
         };
         process.send(&answer, deadline)?;
     }

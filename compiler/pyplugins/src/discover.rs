@@ -6,6 +6,7 @@ use std::sync::{Mutex, OnceLock};
 
 use modelc_stdlib::{Param, PluginSignature};
 
+use crate::classes::{PyFile, read_classes};
 use crate::env::PythonEnv;
 use crate::signature::read_plugins;
 
@@ -124,6 +125,24 @@ pub fn signatures(namespace: &str, source: &str, file_name: &str) -> Result<&'st
     let signatures: &'static [PluginSignature] = Box::leak(signatures.into_boxed_slice());
     cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, signatures);
     Ok(signatures)
+}
+
+/// Classes by (dotted module name, the file's text).
+type ClassCache = HashMap<(String, String), std::sync::Arc<PyFile>>;
+
+/// The classes of one Python file (see [`read_classes`]), kept by the file's text as
+/// [`signatures`] are. `dotted` is the file's module name (`inmanta_plugins.files.base`),
+/// `package` whether it is a package's `__init__.py`.
+pub fn classes(dotted: &str, package: bool, source: &str, file_name: &str) -> Result<std::sync::Arc<PyFile>, String> {
+    static CACHE: OnceLock<Mutex<ClassCache>> = OnceLock::new();
+    let key = (dotted.to_owned(), source.to_owned());
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(found.clone());
+    }
+    let file = std::sync::Arc::new(read_classes(source, file_name, dotted, package)?);
+    cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, file.clone());
+    Ok(file)
 }
 
 #[cfg(test)]

@@ -29,6 +29,8 @@ pub(crate) struct FieldContext<'a> {
     /// ones included).
     pub plain_attributes: &'a [Vec<String>],
     pub files: &'a mut IndexMap<String, String>,
+    /// The values the module's Python mappers computed for this resource (`Field::Python`).
+    pub mapped: &'a [Value],
 }
 
 /// A field's value, and whether it is known; an error says why it cannot be computed.
@@ -40,6 +42,24 @@ pub(crate) fn field(
     let graph = context.graph;
     match field {
         Field::Attribute(at) => Ok(field_value(&graph.values(instance)[*at])),
+        Field::Flag(at, default) => {
+            let flag = match graph.values(instance)[*at] {
+                Value::Bool(b) => b,
+                _ => *default,
+            };
+            Ok((serde_json::Value::Bool(flag), true))
+        }
+        Field::Python(at) => match context.mapped.get(*at) {
+            Some(Value::Instance(id)) => {
+                Err(format!("its mapper returned an instance of `{}`, which is not a value", graph.entity_of(*id).fqn))
+            }
+            Some(value) => Ok(field_value(value)),
+            None => Err("its mapper gave no value".to_owned()),
+        },
+        Field::Missing => Err(format!(
+            "`{}` has no attribute of that name, and no mapper of its Python class computes it",
+            graph.entity_of(instance).fqn
+        )),
         Field::Path(path) => Ok(field_value(&follow(graph, instance, path)?)),
         Field::Call(function, args) => {
             let values = args.iter().map(|path| follow(graph, instance, path)).collect::<Result<Vec<_>, _>>()?;

@@ -21,25 +21,42 @@ pub enum Identity {
     Invalid(String),
 }
 
-pub fn identify(graph: &InstanceGraph, shapes: &Shapes<'_>, instance: InstanceId, shape: &ResourceShape) -> Identity {
-    let values = graph.values(instance);
-    let agent = match &shape.agent {
-        Agent::Literal(agent) => agent.clone(),
+/// The resource's agent, or why it has none.
+pub fn agent(graph: &InstanceGraph, instance: InstanceId, shape: &ResourceShape) -> Result<String, Identity> {
+    match &shape.agent {
+        Agent::Literal(agent) => Ok(agent.clone()),
         Agent::Path(path) => match follow(graph, instance, path) {
-            Ok(Value::Str(agent)) => agent.to_string(),
-            Ok(Value::Unknown) => return Identity::Unknown,
-            Ok(other) => {
-                return Identity::Invalid(format!(
-                    "its agent `{}` is {}, not a string",
-                    path.join("."),
-                    describe(graph, &other)
-                ));
-            }
-            Err(reason) => return Identity::Invalid(reason),
+            Ok(Value::Str(agent)) => Ok(agent.to_string()),
+            Ok(Value::Unknown) => Err(Identity::Unknown),
+            Ok(other) => Err(Identity::Invalid(format!(
+                "its agent `{}` is {}, not a string",
+                path.join("."),
+                describe(graph, &other)
+            ))),
+            Err(reason) => Err(Identity::Invalid(reason)),
         },
+    }
+}
+
+/// The resource's id; `mapped_id` is the id attribute's text when a Python mapper computes it.
+pub fn identify(
+    graph: &InstanceGraph,
+    shapes: &Shapes<'_>,
+    instance: InstanceId,
+    shape: &ResourceShape,
+    mapped_id: Option<&str>,
+) -> Identity {
+    let values = graph.values(instance);
+    let agent = match agent(graph, instance, shape) {
+        Ok(agent) => agent,
+        Err(identity) => return identity,
     };
     let mut key = Vec::new();
     match &shape.key {
+        Key::Mapped(name) => match mapped_id {
+            Some(value) => key.push((name.clone(), value.to_owned())),
+            None => return Identity::Unknown,
+        },
         Key::Declared(name, at) => match text(graph, &values[*at]) {
             Some(value) => key.push((name.clone(), value)),
             None => return Identity::Unknown,
@@ -87,13 +104,19 @@ fn push_key(
     Ok(())
 }
 
-/// Follows `path` from `instance`: every step but the last leads to one instance.
+/// Follows `path` from `instance`: every step but the last leads to one instance (of a list,
+/// the first, as the reference's agent lookup takes it).
 fn follow(graph: &InstanceGraph, instance: InstanceId, path: &[String]) -> Result<Value, String> {
     let mut at = instance;
     for (i, step) in path.iter().enumerate() {
-        let value = graph.attribute(at, step).cloned().unwrap_or(Value::Null);
+        let mut value = graph.attribute(at, step).cloned().unwrap_or(Value::Null);
         if i + 1 == path.len() {
             return Ok(value);
+        }
+        if let Value::List(items) = &value
+            && let Some(first) = items.first()
+        {
+            value = first.clone();
         }
         match value {
             Value::Instance(next) => at = next,

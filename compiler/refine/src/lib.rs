@@ -16,6 +16,7 @@ mod directories;
 mod edge_sites;
 mod functions;
 pub mod identity;
+mod mappers;
 mod notifications;
 mod ownership;
 mod requires;
@@ -60,8 +61,16 @@ pub struct Options {
     pub partial: bool,
 }
 
-/// Refines an executed model into resources, grouped and validated.
-pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) -> Refined {
+pub use mappers::ExportContext;
+
+/// Refines an executed model into resources, grouped and validated. `foreign` runs the mappers
+/// of modules' Python resource classes.
+pub fn refine(
+    program: &Program<'_>,
+    graph: &InstanceGraph,
+    options: Options,
+    foreign: Option<&dyn modelc_exec::ForeignPlugins>,
+) -> Refined {
     let mut refinery = Refinery {
         graph,
         diagnostics: Vec::new(),
@@ -73,7 +82,8 @@ pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options) ->
         files: IndexMap::new(),
     };
     let shapes = Shapes::new(program, graph);
-    let resources = refinery.queue(program, &shapes);
+    let mapped = mappers::run_mappers(program, graph, &shapes, foreign);
+    let resources = refinery.queue(program, &shapes, mapped);
     let mut ir = Ir::new(resources, Vec::new());
     ir.files = std::mem::take(&mut refinery.files);
     refinery.requires(&mut ir);
@@ -109,7 +119,12 @@ pub(crate) struct Refinery<'g> {
 
 impl Refinery<'_> {
     /// The resource queue: every exported resource, in creation order.
-    fn queue(&mut self, program: &Program<'_>, shapes: &Shapes<'_>) -> Vec<Resource> {
+    fn queue(
+        &mut self,
+        program: &Program<'_>,
+        shapes: &Shapes<'_>,
+        mut mapped: mappers::MappedInstances,
+    ) -> Vec<Resource> {
         let graph = self.graph;
         // Per entity of the graph, its attributes that are not relations (inherited ones
         // included): computed once, not for every resource whose context is serialised.
@@ -139,6 +154,9 @@ impl Refinery<'_> {
         // One `Source` per entity and place: a loop makes many resources at one statement.
         let mut sources: rustc_hash::FxHashMap<_, std::sync::Arc<Source>> = rustc_hash::FxHashMap::default();
         let mut without_identity: IndexMap<u32, ()> = IndexMap::new();
+        let mut unusable_reported: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
+        let mut failures_reported: rustc_hash::FxHashSet<usize> = rustc_hash::FxHashSet::default();
+        self.add_uploaded_files(std::mem::take(&mut mapped.files));
         self.fates = Vec::with_capacity(graph.instances.len());
         for i in 0..graph.instances.len() as u32 {
             let instance = InstanceId(i);
@@ -153,7 +171,42 @@ impl Refinery<'_> {
                 self.fates.push(Fate::Dropped);
                 continue;
             }
-            let id = match identity::identify(graph, shapes, instance, shape) {
+            if let Some(cause) = &shape.unusable {
+                if unusable_reported.insert(node.entity) {
+                    self.report_unusable_class(instance, shape, cause);
+                }
+                self.fates.push(Fate::Dropped);
+                continue;
+            }
+            let mut mapped_values: Vec<Value> = Vec::new();
+            let mut mapped_id: Option<String> = None;
+            match mapped.outcomes.remove(&instance) {
+                None => {}
+                Some(mappers::Outcome::BatchFailed(at)) => {
+                    if failures_reported.insert(at) {
+                        let (entity, failure) = &mapped.failures[at];
+                        self.report_failed_batch(instance, entity, failure);
+                    }
+                    self.fates.push(Fate::Dropped);
+                    continue;
+                }
+                Some(mappers::Outcome::Mapped(outcome)) => match outcome {
+                    modelc_exec::Mapped::Values { id, values } => {
+                        mapped_values = values;
+                        mapped_id = id;
+                    }
+                    modelc_exec::Mapped::UnknownId | modelc_exec::Mapped::Ignored => {
+                        self.fates.push(Fate::Dropped);
+                        continue;
+                    }
+                    modelc_exec::Mapped::Raised { field, kind, message, traceback } => {
+                        self.report_mapper_raised(instance, shape, field.as_deref(), &kind, &message, &traceback);
+                        self.fates.push(Fate::Dropped);
+                        continue;
+                    }
+                },
+            }
+            let id = match identity::identify(graph, shapes, instance, shape, mapped_id.as_deref()) {
                 Identity::Id(id) => id,
                 Identity::Unknown => {
                     self.fates.push(Fate::Dropped);
@@ -173,8 +226,12 @@ impl Refinery<'_> {
             };
             let mut attributes = modelc_ir::Attributes::with_capacity(shape.fields.len());
             let mut state = ResourceState::Available;
-            let mut context =
-                functions::FieldContext { graph, plain_attributes: &plain_attributes, files: &mut self.files };
+            let mut context = functions::FieldContext {
+                graph,
+                plain_attributes: &plain_attributes,
+                files: &mut self.files,
+                mapped: &mapped_values,
+            };
             let mut failed = None;
             for (name, field) in &shape.fields {
                 match functions::field(&mut context, instance, field) {
@@ -311,6 +368,85 @@ impl Refinery<'_> {
             short(fqn),
             short(fqn)
         ));
+        self.diagnostics.push(d);
+    }
+
+    /// The files mappers uploaded go to the content table; content that is not text cannot.
+    fn add_uploaded_files(&mut self, files: Vec<(String, Option<String>)>) {
+        for (hash, text) in files {
+            match text {
+                Some(text) => {
+                    self.files.insert(hash, text);
+                }
+                None => self.diagnostics.push(Diagnostic::new(
+                    &codes::RESOURCE_MAPPER_FAILED,
+                    format!(
+                        "a resource mapper uploaded a file ({hash}) that is not UTF-8 text, which modelc cannot store"
+                    ),
+                )),
+            }
+        }
+    }
+
+    fn python_origin(shape: &shapes::ResourceShape) -> String {
+        shape
+            .python
+            .as_ref()
+            .map_or_else(String::new, |p| format!("`{}` ({}:{})", p.origin.class, p.origin.file, p.origin.line))
+    }
+
+    fn report_unusable_class(&mut self, instance: InstanceId, shape: &shapes::ResourceShape, cause: &str) {
+        let node = self.graph.get(instance);
+        let d = Diagnostic::new(
+            &codes::UNUSABLE_RESOURCE_CLASS,
+            format!(
+                "resources of `{}` are not exported: its module's resource class {} cannot be used",
+                shape.entity_type,
+                Self::python_origin(shape)
+            ),
+        )
+        .primary(node.file, node.span, "a resource of this type")
+        .note(cause.to_owned())
+        .help("write its `fields` as a literal tuple of names, and derive it from classes modelc can find");
+        self.diagnostics.push(d);
+    }
+
+    fn report_failed_batch(&mut self, instance: InstanceId, entity: &str, failure: &modelc_exec::MapFailure) {
+        let node = self.graph.get(instance);
+        let mut d = Diagnostic::new(
+            &codes::RESOURCE_MAPPER_FAILED,
+            format!("resources of `{entity}` cannot be exported: {}", failure.message),
+        )
+        .primary(node.file, node.span, "a resource of this type");
+        if let Some(detail) = &failure.detail {
+            d = d.note(detail.trim_end().to_owned());
+        }
+        self.diagnostics.push(d);
+    }
+
+    fn report_mapper_raised(
+        &mut self,
+        instance: InstanceId,
+        shape: &shapes::ResourceShape,
+        field: Option<&str>,
+        kind: &str,
+        message: &str,
+        traceback: &str,
+    ) {
+        let node = self.graph.get(instance);
+        let what = field.map_or_else(|| "a field".to_owned(), |f| format!("field `{f}`"));
+        let mut d = Diagnostic::new(
+            &codes::RESOURCE_MAPPER_FAILED,
+            format!(
+                "resource {} cannot be exported: the mapper of its {what} raised {kind}: {message}",
+                self.describe(instance)
+            ),
+        )
+        .primary(node.file, node.span, "this resource")
+        .note(format!("the resource class is {}", Self::python_origin(shape)));
+        if !traceback.is_empty() {
+            d = d.note(traceback.trim_end().to_owned());
+        }
         self.diagnostics.push(d);
     }
 

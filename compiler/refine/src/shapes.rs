@@ -12,6 +12,10 @@
 //!   declaration's `fields` if it gives them, else its own plain attributes; names the export
 //!   format reserves are left out.
 //! * **export_if** conditions of every declaration in the ancestry must all hold.
+//! * A module's **Python class** (`@resource`) gives its fields in full; the ones its mappers
+//!   compute are `Field::Python`, run at export through [`crate::ResourceMappers`].
+//! * `send_event` and `receive_events` read as inmanta-core's mappers read them: a value that
+//!   is not a known boolean is `false` and `true`.
 
 use indexmap::IndexMap;
 use modelc_db::{AgentSummary, FieldSourceSummary, ResourceSummary};
@@ -32,6 +36,25 @@ pub enum Field {
     Path(Vec<String>),
     /// An export function (see `crate::functions`) applied to paths.
     Call(String, Vec<Vec<String>>),
+    /// `send_event`, `receive_events`: the attribute at this position when it is a known
+    /// boolean, else the default (inmanta-core's mappers read them so).
+    Flag(usize, bool),
+    /// Computed by the module's Python mapper: its position among the shape's mapped fields.
+    Python(usize),
+    /// A field of a module's Python class that the entity has no attribute for and no mapper
+    /// computes: exporting fails, as the reference's does.
+    Missing,
+}
+
+/// A resource shape a module declares in Python.
+#[derive(Debug, Clone)]
+pub struct PythonShape {
+    /// The module whose Python loads the class, the class (dotted), and where it is.
+    pub origin: modelc_db::PythonOrigin,
+    /// The entity the class is registered for (the resources' type).
+    pub entity: String,
+    /// The fields its mappers compute, in the order of `Field::Python`.
+    pub mapped: Vec<String>,
 }
 
 /// Where a resource's agent comes from: a string, or a path of attributes.
@@ -55,6 +78,10 @@ pub struct ResourceShape {
     pub requires: Option<usize>,
     pub send_event: Option<usize>,
     pub receive_events: Option<usize>,
+    /// The module's Python class, when it declares the shape.
+    pub python: Option<PythonShape>,
+    /// Why the module's Python class cannot shape these resources: they are not exported.
+    pub unusable: Option<String>,
 }
 
 /// What identifies a resource.
@@ -62,6 +89,8 @@ pub struct ResourceShape {
 pub enum Key {
     /// A declared `id`: one attribute (name, position).
     Declared(String, usize),
+    /// The id attribute of a module's Python class that a mapper computes (its name).
+    Mapped(String),
     /// The attributes of the entity's first index, in written order (name, position).
     Index(Vec<(String, usize)>),
     /// Neither: the instances cannot be identified (W0403: not exported).
@@ -121,7 +150,15 @@ impl<'a> Shapes<'a> {
         let (type_at, entity_type, key) =
             match ancestry.iter().enumerate().find_map(|(at, d)| Some((at, d, declared(d)?.id.as_ref()?))) {
                 Some((at, def, id)) => {
-                    (at, def.fqn.clone(), position(id).map_or(Key::Missing, |p| Key::Declared(id.clone(), p)))
+                    let mapped = declared(def).and_then(|d| d.fields.as_ref()).is_some_and(|fields| {
+                        fields.iter().any(|(name, source)| name == id && *source == FieldSourceSummary::Python)
+                    });
+                    let key = if mapped {
+                        Key::Mapped(id.clone())
+                    } else {
+                        position(id).map_or(Key::Missing, |p| Key::Declared(id.clone(), p))
+                    };
+                    (at, def.fqn.clone(), key)
                 }
                 None => {
                     let key = self
@@ -140,7 +177,13 @@ impl<'a> Shapes<'a> {
         // A subtype is exported as the type that declares the resource, with that type's
         // fields only: the fields come from the type and its ancestors.
         let mut fields: Vec<(std::sync::Arc<str>, Field)> = Vec::new();
-        for def in &ancestry[type_at..] {
+        let declaring = ancestry.get(type_at).and_then(declared);
+        let python = declaring.and_then(|d| Some((d.python.clone()?, d.entity.clone())));
+        let unusable = python.as_ref().and_then(|(origin, _)| origin.unusable.clone());
+        let mut mapped: Vec<String> = Vec::new();
+        // A Python class lists all its fields, inherited ones included.
+        let contributing = if python.is_some() { &ancestry[type_at..=type_at] } else { &ancestry[type_at..] };
+        for def in contributing {
             let own: Vec<(String, FieldSourceSummary)> = match declared(def).and_then(|d| d.fields.clone()) {
                 Some(listed) => listed,
                 None => def
@@ -155,10 +198,18 @@ impl<'a> Shapes<'a> {
                     continue;
                 }
                 let field = match source {
-                    FieldSourceSummary::Same => match position(&name) {
-                        Some(at) => Field::Attribute(at),
-                        None => continue,
+                    FieldSourceSummary::Same => match (position(&name), name.as_str()) {
+                        (Some(at), "send_event") => Field::Flag(at, false),
+                        (Some(at), "receive_events") => Field::Flag(at, true),
+                        (Some(at), _) => Field::Attribute(at),
+                        // A Python class's field must be there; a declaration's is optional.
+                        (None, _) if python.is_some() => Field::Missing,
+                        (None, _) => continue,
                     },
+                    FieldSourceSummary::Python => {
+                        mapped.push(name.clone());
+                        Field::Python(mapped.len() - 1)
+                    }
                     FieldSourceSummary::Path(path) if path.len() == 1 => match position(&path[0]) {
                         Some(at) => Field::Attribute(at),
                         None => continue,
@@ -187,6 +238,8 @@ impl<'a> Shapes<'a> {
             requires: position("requires"),
             send_event: position("send_event"),
             receive_events: position("receive_events"),
+            python: python.map(|(origin, entity)| PythonShape { origin, entity, mapped }),
+            unusable,
         })
     }
 }

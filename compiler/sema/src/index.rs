@@ -147,7 +147,8 @@ pub struct ModelIndex {
     pub resource_declarations: IndexMap<String, Vec<String>>,
     /// Entity → its resource declaration (the first one, in load order), then the ones modelc
     /// ships for the public modules' entities (`modelc_stdlib::MODULE_SHAPES`) that the model
-    /// does not declare itself. Names in it are attribute names of the entity.
+    /// does not declare itself, then the ones modules declare in Python (`@resource` classes).
+    /// Names in it are attribute names of the entity.
     pub resources: IndexMap<String, ResourceSummary>,
     /// Some `implement` statement names no entity the index knows.
     pub implements_unresolved: bool,
@@ -167,13 +168,13 @@ pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {
         loaded.files.iter().map(|(ns, file)| (ns.as_str(), item_summary(db, *file))).collect();
     let mut index = ModelIndex::default();
     index.available.extend(project.modules(db).iter().map(|(ns, _)| ns.clone()));
-    index.build(&summaries);
+    index.build(&summaries, project.python_resources(db));
     index.add_python_plugins(project.python_plugins(db));
     index
 }
 
 impl ModelIndex {
-    fn build(&mut self, summaries: &[(&str, &ItemSummary)]) {
+    fn build(&mut self, summaries: &[(&str, &ItemSummary)], python_resources: &[ResourceSummary]) {
         // 1. Every name, so that declarations can refer to each other in any order.
         for (ns, summary) in summaries {
             let table = self.namespaces.entry((*ns).to_owned()).or_default();
@@ -333,7 +334,7 @@ impl ModelIndex {
                 }
             }
         }
-        for declaration in builtin_resources() {
+        for declaration in builtin_resources().iter().chain(python_resources) {
             if self.entities.contains_key(&declaration.entity) {
                 self.resources.entry(declaration.entity.clone()).or_insert_with(|| declaration.clone());
             }

@@ -7,7 +7,7 @@ import traceback
 
 from inmanta._inert import UnsupportedApi, is_stand_in, stand_in
 from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
-from inmanta.execute.proxy import InstanceProxy, Named
+from inmanta.execute.proxy import InstanceProxy, Named, UnknownException
 from inmanta.execute.util import NoneValue, Unknown
 
 
@@ -144,6 +144,8 @@ class _Unconvertible(Exception):
 
 
 class _Runtime:
+    uploaded = {}
+
     """Calls plugins for modelc: decodes arguments, reads instances back through modelc, encodes
     results."""
 
@@ -198,6 +200,9 @@ class _Runtime:
             return {"result": self.encode(result, fqn)}
         except _Suspend:
             return {"wait": 1}
+        except UnknownException:
+            # It read an unknown: its result is unknown, as in the reference.
+            return {"result": {"$u": 1}}
         except _Unconvertible as error:
             return {"failed": str(error)}
         except UnsupportedApi as error:
@@ -208,6 +213,65 @@ class _Runtime:
             explicit = isinstance(error, PluginException)
             message = str(getattr(error, "message", error)) if explicit else str(error)
             return {"raised": {"kind": type(error).__name__, "message": message, "traceback": text, "explicit": explicit}}
+
+    def map(self, message):
+        """Runs the mappers of a module's resource class for a batch of instances (the
+        reference's `Resource.create_from_model`, but for the fields modelc cannot read itself):
+        per instance, the mapped fields' values, its id's value when the id is mapped, that a
+        mapper asked to ignore it, or what a mapper raised."""
+        from inmanta.export import Exporter
+        from inmanta.resources import IgnoreResourceException, resource
+
+        failed = self.load(message["module"])
+        if failed is not None:
+            return failed
+        entity = message["entity"]
+        cls, options = resource.get_class(entity)
+        if cls is None:
+            return {"failed": "the Python of module %s registers no resource class for %s when it runs"
+                    % (message["module"], entity)}
+        self.uploaded = {}
+        exporter = Exporter(self)
+        fields = message["fields"]
+        id_field = message.get("id")
+        results = []
+        for instance, entity_type in message["items"]:
+            model_object = InstanceProxy(self, instance, entity_type)
+            field = id_field
+            try:
+                out = {}
+                if id_field is not None:
+                    # As the reference: the id is mapped on its own, without the exporter.
+                    value = cls.map_field(None, entity, id_field, model_object)
+                    if isinstance(value, Unknown):
+                        results.append({"unknown_id": 1})
+                        continue
+                    out["id"] = str(value)
+                values = []
+                for field in fields:
+                    values.append(self.encode(cls.map_field(exporter, entity, field, model_object), entity,
+                                              "its mapper for `%s` returned" % field))
+                out["v"] = values
+                results.append(out)
+            except _Suspend:
+                return {"wait": 1}
+            except IgnoreResourceException:
+                results.append({"ignored": 1})
+            except _Unconvertible as error:
+                results.append({"raised": {"field": field, "kind": "TypeError", "message": str(error),
+                                           "traceback": "", "explicit": False}})
+            except BaseException as error:
+                explicit = isinstance(error, PluginException)
+                text = str(getattr(error, "message", error)) if explicit else str(error)
+                results.append({"raised": {"field": field, "kind": type(error).__name__, "message": text,
+                                           "traceback": _traceback(error), "explicit": explicit}})
+        files = {}
+        for digest, data in self.uploaded.items():
+            try:
+                files[digest] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                files[digest] = None
+        return {"mapped": results, "files": files}
 
     def decode(self, value):
         if isinstance(value, list):

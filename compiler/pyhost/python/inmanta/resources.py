@@ -1,4 +1,216 @@
-"""inmanta.resources: inert at compile time (see inmanta._inert)."""
+"""inmanta.resources: how a module declares the shape of its resources (`@resource`, `Resource`
+and its `fields` and `get_<field>` mappers), as the reference defines it. modelc reads these
+classes from the source to know the shapes without Python; the host runs the mappers at export
+(`_map_batch`). What only an agent uses stays inert."""
+
+import re
+
 from inmanta._inert import inert_module
+from inmanta.execute.proxy import UnknownException
+from inmanta.execute.util import Unknown
+
+
+class ResourceException(Exception):
+    pass
+
+
+class IgnoreResourceException(Exception):
+    """Raised by a mapper: the resource is not exported."""
+
+
+class ResourceNotFoundExcpetion(Exception):
+    pass
+
+
+class resource:  # noqa: N801
+    """`@resource("mod::Entity", agent="host.name", id_attribute="path")`: the class is how
+    instances of the entity become resources."""
+
+    _resources = {}
+
+    def __init__(self, name, id_attribute, agent):
+        if not isinstance(agent, str):
+            raise ResourceException(f"The agent parameter has to be a string, got {agent} of type {type(agent)}")
+        self._cls_name = name
+        self._options = {"agent": agent, "name": id_attribute}
+
+    def __call__(self, cls):
+        resource._resources[self._cls_name] = (cls, self._options)
+        return cls
+
+    @classmethod
+    def get_entity_resources(cls):
+        return cls._resources.keys()
+
+    @classmethod
+    def get_class(cls, name):
+        return cls._resources.get(name, (None, None))
+
+    @classmethod
+    def get_resources(cls):
+        return ((name, definition) for name, (definition, _options) in cls._resources.items())
+
+    @classmethod
+    def reset(cls):
+        cls._resources = {}
+
+
+class ResourceMeta(type):
+    """Merges the `fields` of a class and of all its bases, as the reference does."""
+
+    @classmethod
+    def _get_parent_fields(cls, bases):
+        fields = []
+        for base in bases:
+            if "fields" in base.__dict__:
+                if not isinstance(base.__dict__["fields"], (tuple, list)):
+                    raise Exception("fields attribute of %s should be a tuple or list" % base)
+                fields.extend(base.__dict__["fields"])
+            fields.extend(cls._get_parent_fields(base.__bases__))
+        return fields
+
+    def __new__(cls, class_name, bases, dct):
+        fields = cls._get_parent_fields(bases)
+        if "fields" in dct:
+            if not isinstance(dct["fields"], (tuple, list)):
+                raise Exception("fields attribute of %s should be a tuple or list" % class_name)
+            fields.extend(dct["fields"])
+        # In first-seen order (the reference uses a set: its order varies from run to run).
+        dct["fields"] = tuple(dict.fromkeys(fields))
+        return type.__new__(cls, class_name, bases, dct)
+
+
+class Resource(metaclass=ResourceMeta):
+    fields = ("send_event", "receive_events")
+
+    @staticmethod
+    def get_send_event(_exporter, obj):
+        try:
+            return obj.send_event
+        except Exception:
+            return False
+
+    @staticmethod
+    def get_receive_events(_exporter, obj):
+        try:
+            return obj.receive_events
+        except Exception:
+            return True
+
+    @classmethod
+    def map_field(cls, exporter, entity_name, field_name, model_object):
+        """A field's value: the class's `get_<field>`, else its `map` entry, else the attribute.
+        An unknown read on the way is the field's value."""
+        try:
+            if hasattr(cls, "get_" + field_name):
+                value = getattr(cls, "get_" + field_name)(exporter, model_object)
+            elif hasattr(cls, "map") and field_name in cls.map:
+                value = cls.map[field_name](exporter, model_object)
+            else:
+                value = getattr(model_object, field_name)
+            return value
+        except UnknownException as e:
+            return e.unknown
+
+    def __init__(self, _id):
+        self.id = _id
+        self.requires = set()
+        self.unknowns = set()
+        for field in self.__class__.fields:
+            setattr(self, field, None)
+        self.version = 0
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Unknown):
+            self.unknowns.add(name)
+        self.__dict__[name] = value
+
+    def __str__(self):
+        return str(self.id)
+
+    __repr__ = __str__
+
+
+class PurgeableResource(Resource):
+    fields = ("purged", "purge_on_delete")
+
+
+class DiscoveryResource(Resource):
+    fields = ()
+
+
+class ManagedResource(Resource):
+    fields = ("managed",)
+
+    @staticmethod
+    def get_managed(exporter, obj):
+        if not obj.managed:
+            raise IgnoreResourceException()
+        return obj.managed
+
+
+PARSE_ID_REGEX = re.compile(
+    r"^(?P<id>(?P<type>(?P<ns>[\w-]+(::[\w-]+)*)::(?P<class>[\w-]+))\[(?P<hostname>[^,]+),"
+    r"(?P<attr>[^=]+)=(?P<value>[^\]]+)\])(,v=(?P<version>[0-9]+))?$"
+)
+
+
+class Id:
+    """A resource's id: `entity_type[agent,attribute=value]`."""
+
+    @classmethod
+    def parse_id(cls, resource_id, version=None):
+        match = PARSE_ID_REGEX.match(resource_id)
+        if match is None:
+            raise ValueError("Invalid id for resource %s" % resource_id)
+        parts = match.groupdict()
+        if version is None:
+            version = int(parts["version"]) if parts["version"] is not None else 0
+        return cls(parts["type"], parts["hostname"], parts["attr"], parts["value"], version)
+
+    @classmethod
+    def is_resource_id(cls, value):
+        match = PARSE_ID_REGEX.match(value)
+        return match is not None and match.group("version") is None
+
+    def __init__(self, entity_type, agent_name, attribute, attribute_value, version=0):
+        self.entity_type = entity_type
+        self.agent_name = agent_name
+        self.attribute = attribute
+        self.attribute_value = attribute_value
+        self.version = version
+
+    def get_entity_type(self):
+        return self.entity_type
+
+    def get_agent_name(self):
+        return self.agent_name
+
+    def get_attribute(self):
+        return self.attribute
+
+    def get_attribute_value(self):
+        return self.attribute_value
+
+    def get_version(self):
+        return self.version
+
+    def resource_str(self):
+        return "%s[%s,%s=%s]" % (self.entity_type, self.agent_name, self.attribute, self.attribute_value)
+
+    def resource_version_str(self):
+        return "%s,v=%s" % (self.resource_str(), self.version)
+
+    def __str__(self):
+        return self.resource_version_str() if self.version > 0 else self.resource_str()
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return str(self) == str(other) and type(self) is type(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
 
 __getattr__ = inert_module(__name__)

@@ -5,6 +5,17 @@ whole plugin call (`_Suspend` is not an `Exception`, so a plugin's `except Excep
 catch it); modelc makes the call again once the value is there, as the reference does.
 """
 
+from inmanta.execute.util import Unknown
+
+
+class UnknownException(Exception):
+    """An unknown value was read through a proxy: whatever was being computed is unknown too
+    (a plugin's result, a resource's field)."""
+
+    def __init__(self, unknown):
+        super().__init__()
+        self.unknown = unknown
+
 
 class DynamicProxy:
     """The base of every proxy, for `isinstance` checks."""
@@ -71,7 +82,10 @@ class InstanceProxy(DynamicProxy):
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        return self._modelc_runtime.attribute(self._modelc_id, name)
+        value = self._modelc_runtime.attribute(self._modelc_id, name)
+        if isinstance(value, Unknown):
+            raise UnknownException(value)
+        return value
 
     def __setattr__(self, name, value):
         raise Exception("an instance of the model can not be changed by a plugin (" + name + ")")
