@@ -43,6 +43,12 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "SECS", default_value = "60", value_parser = seconds)]
     pub plugin_timeout: f64,
 
+    /// Shape fs and exec resources with those modules' own Python resource classes, as every
+    /// other module's are, rather than with the faster shapes modelc ships for them: to check
+    /// that both agree.
+    #[arg(long, global = true)]
+    pub python_shapes: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }

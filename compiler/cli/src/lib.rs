@@ -123,6 +123,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         flag: cli.python.clone(),
         // A limit past a year is no limit; capped so deadlines stay representable.
         timeout: std::time::Duration::from_secs_f64(cli.plugin_timeout.min(3.2e7)),
+        python_shapes: cli.python_shapes,
     });
     VERBOSE.set(cli.verbose);
     let name = match &cli.command {

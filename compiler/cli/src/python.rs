@@ -16,11 +16,16 @@ use crate::Io;
 pub(crate) struct PythonOptions {
     pub(crate) flag: Option<PathBuf>,
     pub(crate) timeout: Duration,
+    pub(crate) python_shapes: bool,
 }
 
 thread_local! {
     static OPTIONS: RefCell<PythonOptions> =
-        const { RefCell::new(PythonOptions { flag: None, timeout: modelc_pyhost::DEFAULT_TIMEOUT }) };
+        const { RefCell::new(PythonOptions {
+        flag: None,
+        timeout: modelc_pyhost::DEFAULT_TIMEOUT,
+        python_shapes: false,
+    }) };
 }
 
 pub(crate) fn set(options: PythonOptions) {
@@ -34,7 +39,10 @@ fn options() -> PythonOptions {
 /// Reads the target with the Python environment chosen: `--python`, else project.yml's
 /// `python`, else the active virtual environment, else `python3` on `PATH`.
 pub(crate) fn load(target: &Target, io: &Io<'_>) -> Result<Loaded, LoadError> {
-    modelc_driver::load_with_python(target, &io.cwd, options().flag.as_deref())
+    let options = options();
+    let mut loaded = modelc_driver::load_with_python(target, &io.cwd, options.flag.as_deref())?;
+    loaded.python_shapes_first = options.python_shapes;
+    Ok(loaded)
 }
 
 /// Gives the compile a host for the loaded modules' Python plugins (started only if one is

@@ -51,6 +51,10 @@ pub struct ProjectInput {
     #[default]
     #[returns(ref)]
     pub python_resources: Vec<ResourceSummary>,
+    /// The modules' Python classes win over the shapes modelc ships for fs and exec
+    /// (`--python-shapes`): to check that the two agree.
+    #[default]
+    pub python_shapes_first: bool,
 }
 
 /// The database every query runs against. The concrete one lives in the driver.

@@ -58,6 +58,9 @@ fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::Pr
     use salsa::Setter;
     project.set_python_plugins(&mut db).to(std::mem::take(&mut python.signatures));
     project.set_python_resources(&mut db).to(std::mem::take(&mut python.resources));
+    if loaded.python_shapes_first {
+        project.set_python_shapes_first(&mut db).to(true);
+    }
     (db, project, python)
 }
 

@@ -31,6 +31,9 @@ pub struct Loaded {
     pub python: Option<modelc_pyplugins::PythonEnv>,
     /// The Python of each module that has some (std's is built into modelc).
     pub module_python: Vec<modelc_pyplugins::ModulePython>,
+    /// Modules' Python resource classes win over the shapes modelc ships for fs and exec
+    /// (`--python-shapes`): to check that the two agree.
+    pub python_shapes_first: bool,
 }
 
 impl Loaded {

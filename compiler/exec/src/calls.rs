@@ -256,6 +256,10 @@ impl PluginContext for Host<'_, '_> {
         Ok(self.engine.program.index.is_subtype(self.engine.entity_of(instance), entity))
     }
 
+    fn entity_type(&self, entity: &str) -> Option<modelc_std_plugins::EntityType> {
+        entity_type(self.engine.program.index, entity)
+    }
+
     fn display_instance(&self, instance: InstanceId) -> String {
         self.engine.describe(instance)
     }
@@ -337,4 +341,20 @@ impl PluginContext for Host<'_, '_> {
             None => Err(AttributeError::NotFound(format!("variable {name} not found"))),
         }
     }
+}
+
+/// An entity as Python code reads it through `_type()`: its parents depth first, and its
+/// attributes, its own first (in declaration order), then each parent's, as the reference lists
+/// them.
+pub fn entity_type(index: &modelc_sema::ModelIndex, entity: &str) -> Option<modelc_std_plugins::EntityType> {
+    let ancestry = index.ancestry(entity);
+    let (own, parents) = ancestry.split_first()?;
+    let mut attributes = Vec::new();
+    for def in std::iter::once(own).chain(parents) {
+        for attribute in def.attributes.values() {
+            let relation = matches!(attribute.kind, modelc_sema::index::AttrKind::Relation { .. });
+            attributes.push((attribute.name.clone(), relation));
+        }
+    }
+    Some(modelc_std_plugins::EntityType { parents: parents.iter().map(|d| d.fqn.clone()).collect(), attributes })
 }

@@ -38,6 +38,7 @@ use modelc_diagnostics::Diagnostic;
 
 use crate::engine::Engine;
 
+pub use calls::entity_type;
 pub use engine::{Passwords, Probe, World};
 pub use foreign::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure, Mapped, NotRun};
 pub use graph::{InstanceGraph, InstanceNode};

@@ -318,6 +318,13 @@ fn converse(
         let answer = match message.get("op").and_then(|v| v.as_str()) {
             Some("get") => read_attribute(&message, context),
             Some("std") => call_std(&message, context),
+            Some("entity") => {
+                let entity = message.get("t").and_then(|v| v.as_str()).unwrap_or_default();
+                match context.entity_type(entity) {
+                    Some(info) => json!({ "v": { "$d": { "parents": info.parents, "attributes": info.attributes } } }),
+                    None => json!({ "error": format!("there is no entity {entity}") }),
+                }
+            }
             Some(_) => json!({ "error": format!("modelc does not understand {message}") }),
             None => return Ok(message),
         };

@@ -44,6 +44,10 @@ impl PluginContext for ExportContext<'_> {
         Ok(self.program.index.is_subtype(&self.graph.entity_of(instance).fqn, entity))
     }
 
+    fn entity_type(&self, entity: &str) -> Option<modelc_std_plugins::EntityType> {
+        modelc_exec::entity_type(self.program.index, entity)
+    }
+
     fn display_instance(&self, instance: InstanceId) -> String {
         format!("{} {}", self.graph.entity_of(instance).fqn, instance.0)
     }

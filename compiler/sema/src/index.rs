@@ -168,13 +168,13 @@ pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {
         loaded.files.iter().map(|(ns, file)| (ns.as_str(), item_summary(db, *file))).collect();
     let mut index = ModelIndex::default();
     index.available.extend(project.modules(db).iter().map(|(ns, _)| ns.clone()));
-    index.build(&summaries, project.python_resources(db));
+    index.build(&summaries, project.python_resources(db), *project.python_shapes_first(db));
     index.add_python_plugins(project.python_plugins(db));
     index
 }
 
 impl ModelIndex {
-    fn build(&mut self, summaries: &[(&str, &ItemSummary)], python_resources: &[ResourceSummary]) {
+    fn build(&mut self, summaries: &[(&str, &ItemSummary)], python_resources: &[ResourceSummary], python_first: bool) {
         // 1. Every name, so that declarations can refer to each other in any order.
         for (ns, summary) in summaries {
             let table = self.namespaces.entry((*ns).to_owned()).or_default();
@@ -334,7 +334,12 @@ impl ModelIndex {
                 }
             }
         }
-        for declaration in builtin_resources().iter().chain(python_resources) {
+        let (first, second) = if python_first {
+            (python_resources, builtin_resources())
+        } else {
+            (builtin_resources(), python_resources)
+        };
+        for declaration in first.iter().chain(second) {
             if self.entities.contains_key(&declaration.entity) {
                 self.resources.entry(declaration.entity.clone()).or_insert_with(|| declaration.clone());
             }

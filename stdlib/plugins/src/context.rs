@@ -30,6 +30,16 @@ pub struct ServerSettings {
     pub port: i64,
 }
 
+/// An entity as Python code sees it through `_type()`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntityType {
+    /// Every parent, depth first (`get_all_parent_names`).
+    pub parents: Vec<String>,
+    /// Every attribute, the entity's own first, then its parents' (`get_all_attribute_names`),
+    /// and whether it is a relation end.
+    pub attributes: Vec<(String, bool)>,
+}
+
 /// Everything outside their arguments that the std plugins read or change.
 pub trait PluginContext {
     /// The value of `attribute` of `instance`. Relations come back as instances or lists.
@@ -41,6 +51,10 @@ pub trait PluginContext {
     /// Whether the instance's entity is `entity` (a fully qualified name) or a subtype of it;
     /// `Err` with a message when no entity has that name.
     fn is_instance_of(&self, instance: InstanceId, entity: &str) -> Result<bool, String>;
+
+    /// The parents and attributes of `entity` (a fully qualified name), as Python code reads
+    /// them from an instance's `_type()`; `None` for an unknown entity.
+    fn entity_type(&self, entity: &str) -> Option<EntityType>;
 
     /// How the instance is shown in text, e.g. `std::OS 7f3a2c1e4b50`.
     fn display_instance(&self, instance: InstanceId) -> String;

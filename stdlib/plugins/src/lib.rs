@@ -27,7 +27,7 @@ mod validate;
 use modelc_value::Value;
 
 pub use bind::{BindError, BoundArgs, bind, parse_default};
-pub use context::{AttributeError, ModuleDir, PluginContext, ServerSettings};
+pub use context::{AttributeError, EntityType, ModuleDir, PluginContext, ServerSettings};
 pub use error::PluginError;
 
 use modelc_stdlib::signatures::lookup;

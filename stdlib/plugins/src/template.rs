@@ -407,6 +407,11 @@ impl PluginContext for FilterContext {
         Err(Self::unavailable("the type of an instance"))
     }
 
+    /// Filters read no entity's type (none of std's needs it).
+    fn entity_type(&self, _entity: &str) -> Option<crate::EntityType> {
+        None
+    }
+
     fn display_instance(&self, instance: InstanceId) -> String {
         self.0.lock().displays.get(&instance).cloned().unwrap_or_else(|| format!("instance {}", instance.0))
     }

@@ -96,6 +96,19 @@ impl PluginContext for TestContext {
         Ok(self.get(instance).is_some_and(|i| self.derives_from(&i.entity, entity)))
     }
 
+    /// Parents only: test instances have no declared attributes.
+    fn entity_type(&self, entity: &str) -> Option<crate::EntityType> {
+        let mut parents: Vec<String> = Vec::new();
+        let mut stack: Vec<&str> = vec![entity];
+        while let Some(at) = stack.pop() {
+            for parent in self.parents.get(at).into_iter().flatten() {
+                parents.push(parent.clone());
+                stack.push(parent);
+            }
+        }
+        Some(crate::EntityType { parents, attributes: Vec::new() })
+    }
+
     fn display_instance(&self, instance: InstanceId) -> String {
         format!("{} {:x}", self.entity_name(instance), 0x7f00 + instance.0)
     }

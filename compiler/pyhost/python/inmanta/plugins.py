@@ -326,6 +326,15 @@ class _Runtime:
         self.send({"op": "get", "i": instance, "a": name})
         return self.answer()
 
+    def entity_type(self, entity):
+        """An entity's parents (all of them) and attributes (`[name, is_relation]`, its own
+        first), as the reference lists them; asked once per entity."""
+        cache = self.__dict__.setdefault("_entity_types", {})
+        if entity not in cache:
+            self.send({"op": "entity", "t": entity})
+            cache[entity] = self.answer()
+        return cache[entity]
+
     def std(self, name, args, kwargs):
         """A std plugin called from Python (`inmanta_plugins.std.<name>`): modelc runs it."""
         self.send(

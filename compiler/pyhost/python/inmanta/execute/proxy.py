@@ -69,6 +69,38 @@ class Named:
         return self._name
 
 
+class EntityType(Named):
+    """An instance's entity (`_type()`): its name, its parents and its attributes, which modelc
+    gives."""
+
+    def __init__(self, name, runtime):
+        super().__init__(name)
+        self._runtime = runtime
+
+    def _info(self):
+        return self._runtime.entity_type(self._name)
+
+    def get_all_parent_names(self):
+        return list(self._info()["parents"])
+
+    def get_all_attribute_names(self):
+        return [name for name, _ in self._info()["attributes"]]
+
+    def get_attribute(self, name):
+        from inmanta.ast.attribute import Attribute, RelationAttribute
+
+        for attribute, relation in self._info()["attributes"]:
+            if attribute == name:
+                return (RelationAttribute if relation else Attribute)(self, name)
+        return None
+
+    def __eq__(self, other):
+        return isinstance(other, Named) and other._name == self._name
+
+    def __hash__(self):
+        return hash(self._name)
+
+
 class InstanceProxy(DynamicProxy):
     """An instance of the model: its attributes and relations, read-only."""
 
@@ -91,7 +123,7 @@ class InstanceProxy(DynamicProxy):
         raise Exception("an instance of the model can not be changed by a plugin (" + name + ")")
 
     def _type(self):
-        return Named(self._modelc_type)
+        return EntityType(self._modelc_type, self._modelc_runtime)
 
     def _get_instance(self):
         return self

@@ -1,0 +1,71 @@
+//! Modules' resources as their Python declares them (`@resource` classes), with real modules
+//! from the registry installed in a throwaway environment (skipped without Python or the
+//! registry; a failed install fails the run under `CI=true`).
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use modelc_tests::pyenv::registry_env;
+use modelc_tests::{modelc, scratch_dir};
+use serde_json::Value;
+
+/// The registry's fs, exec and mitogen, and what their Python imports.
+const FS_EXEC: [&str; 8] = [
+    "inmanta-module-exec==2.1.1",
+    "inmanta-module-mitogen==0.2.5",
+    "mitogen==0.3.54",
+    "inmanta-module-ip==2.0.3",
+    "inmanta-module-net==1.1.3",
+    "netaddr==1.3.0",
+    "inmanta-module-fs==1.1.2",
+    "PyYAML==6.0.3",
+];
+
+/// id → the resource, without `requires` (which dependency managers add, not resource classes).
+fn fields_by_id(list: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
+    let list: Vec<BTreeMap<String, Value>> = serde_json::from_str(list).unwrap();
+    list.into_iter()
+        .map(|mut resource| {
+            resource.remove("requires");
+            (resource["id"].as_str().unwrap().to_owned(), resource)
+        })
+        .collect()
+}
+
+/// modelc ships hand-written shapes for fs and exec (faster: no Python runs). They must give
+/// exactly what those modules' own Python classes give: every differential case that uses them
+/// is exported both ways (`--python-shapes` makes the Python classes win), and every id,
+/// field and value is the same.
+#[test]
+fn the_shapes_modelc_ships_for_fs_and_exec_are_what_their_python_gives() {
+    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "exec-ip-fs", &FS_EXEC) else { return };
+    let python = env.join("bin/python").display().to_string();
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("differential");
+    let scratch = scratch_dir("shapes-vs-python");
+    let mut compared = 0;
+    for name in [
+        "exec-run",
+        "fs-content",
+        "fs-nested-directories",
+        "fs-purged-directory",
+        "fs-symlinks",
+        "mitogen-contexts",
+        "user-subtypes",
+    ] {
+        let project = scratch.join(name);
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::copy(cases.join(name).join("main.cf"), project.join("main.cf")).unwrap();
+        std::fs::write(project.join("project.yml"), format!("name: {}\n", name.replace('-', "_"))).unwrap();
+        let args = ["--python", python.as_str(), "compile", ".", "--format", "reference"];
+        let shipped = modelc(&args, &project);
+        let from_python = modelc(&[&["--python-shapes"], &args[..]].concat(), &project);
+        assert_eq!(shipped.code, 0, "{name}: {}", shipped.stderr);
+        assert_eq!(from_python.code, 0, "{name} with the modules' Python classes: {}", from_python.stderr);
+        let (shipped, from_python) = (fields_by_id(&shipped.stdout), fields_by_id(&from_python.stdout));
+        assert!(!shipped.is_empty(), "{name}: nothing exported");
+        assert_eq!(shipped, from_python, "{name}: the shipped shapes and the modules' Python classes differ");
+        compared += shipped.len();
+    }
+    assert!(compared >= 25, "only {compared} resources compared");
+}
