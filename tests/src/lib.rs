@@ -148,3 +148,19 @@ pub fn python3(what: &str) -> Option<PathBuf> {
     }
     runs
 }
+
+/// A list of resources as the reference's `export -j` writes it (and `compile --format
+/// reference`): id → the resource, its `requires` sorted (the reference orders it arbitrarily).
+pub fn exported_by_id(
+    list: &str,
+) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>> {
+    let list: Vec<std::collections::BTreeMap<String, serde_json::Value>> = serde_json::from_str(list).unwrap();
+    list.into_iter()
+        .map(|mut resource| {
+            if let Some(serde_json::Value::Array(requires)) = resource.get_mut("requires") {
+                requires.sort_by_key(ToString::to_string);
+            }
+            (resource["id"].as_str().unwrap().to_owned(), resource)
+        })
+        .collect()
+}

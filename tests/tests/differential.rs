@@ -12,24 +12,9 @@
 //! it, those cases are skipped with a message.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use modelc_tests::modelc;
-use serde_json::Value;
-
-/// id → the resource with its `requires` sorted.
-fn by_id(list: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
-    let list: Vec<BTreeMap<String, Value>> = serde_json::from_str(list).unwrap();
-    list.into_iter()
-        .map(|mut resource| {
-            if let Some(Value::Array(requires)) = resource.get_mut("requires") {
-                requires.sort_by_key(ToString::to_string);
-            }
-            (resource["id"].as_str().unwrap().to_owned(), resource)
-        })
-        .collect()
-}
 
 #[test]
 fn resources_match_the_reference_exporter() {
@@ -64,8 +49,8 @@ fn resources_match_the_reference_exporter() {
             modelc(&["compile", "main.cf", "--format", "reference"], &case)
         };
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);
-        let ours = by_id(out.stdout.trim_end());
-        let theirs = by_id(&reference);
+        let ours = modelc_tests::exported_by_id(out.stdout.trim_end());
+        let theirs = modelc_tests::exported_by_id(&reference);
         assert!(!theirs.is_empty(), "{name}: the reference exported nothing");
         let only_theirs: Vec<&String> = theirs.keys().filter(|id| !ours.contains_key(*id)).collect();
         let only_ours: Vec<&String> = ours.keys().filter(|id| !theirs.contains_key(*id)).collect();

@@ -69,3 +69,45 @@ fn the_shapes_modelc_ships_for_fs_and_exec_are_what_their_python_gives() {
     }
     assert!(compared >= 25, "only {compared} resources compared");
 }
+
+/// Models of public modules whose resources their Python declares (files, podman, vyos, apt, yum,
+/// ansible; `tests/modules`), with those modules from the registry at the versions the
+/// reference ran (`tests/modules/packages.txt`): the same resources as the reference's
+/// `export -j` (`reference.json`, recorded by `scripts/record-modules`), with the same ids,
+/// agents, fields, values and requires.
+#[test]
+fn public_modules_resources_match_the_reference_exporter() {
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("modules");
+    let listed = std::fs::read_to_string(cases.join("packages.txt")).unwrap();
+    let packages: Vec<&str> = listed.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "public-modules", &packages) else {
+        return;
+    };
+    let python = env.join("bin/python").display().to_string();
+    let scratch = scratch_dir("public-modules");
+    let mut names: Vec<String> = std::fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("main.cf").is_file())
+        .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 7, "the module fixtures are missing: {names:?}");
+    for name in names {
+        let project = scratch.join(&name);
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::copy(cases.join(&name).join("main.cf"), project.join("main.cf")).unwrap();
+        std::fs::write(project.join("project.yml"), format!("name: {}\n", name.replace('-', "_"))).unwrap();
+        let out = modelc(&["--python", &python, "compile", ".", "--format", "reference"], &project);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let ours = modelc_tests::exported_by_id(out.stdout.trim_end());
+        let reference = std::fs::read_to_string(cases.join(&name).join("reference.json")).unwrap();
+        let theirs = modelc_tests::exported_by_id(&reference);
+        assert!(!theirs.is_empty(), "{name}: the reference exported nothing");
+        let ids = |m: &BTreeMap<String, BTreeMap<String, Value>>| m.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(ids(&ours), ids(&theirs), "{name}: the ids differ");
+        for (id, resource) in &theirs {
+            assert_eq!(&ours[id], resource, "{name}: {id} differs");
+        }
+    }
+}

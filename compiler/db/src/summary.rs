@@ -51,6 +51,8 @@ pub struct PythonOrigin {
     /// Where it is, as messages name it.
     pub file: String,
     pub line: u32,
+    /// A mapper computes the id attribute (which need not be a field).
+    pub id_mapped: bool,
     /// Why modelc cannot use it (its fields or bases cannot be read without running it): its
     /// entity's resources are not exported then, never given a guessed shape.
     pub unusable: Option<String>,

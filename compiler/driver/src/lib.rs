@@ -160,6 +160,15 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
     world.record_merges = refine.is_some_and(|options| options.partial);
     let foreign = world.foreign.clone();
+    if let Some(foreign) = &foreign
+        && refine.is_some()
+    {
+        // The interpreter starts and loads the modules while the model executes.
+        let modules = modules_with_mappers(index);
+        if !modules.is_empty() {
+            foreign.prepare(&modules);
+        }
+    }
     let mut outcome = modelc_exec::execute(&program, world);
     merge::merge_run(&mut diagnostics, std::mem::take(&mut outcome.diagnostics));
     let (mut resources, mut refine_time) = (None, None);
@@ -179,6 +188,20 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
         resources = Some(refined.ir);
     }
     Compiled { diagnostics, files, model: Some(outcome), resources, refine_time }
+}
+
+/// The modules whose resource classes compute fields in Python, for the entities the model has.
+fn modules_with_mappers(index: &modelc_sema::ModelIndex) -> Vec<String> {
+    let mut modules: Vec<String> = Vec::new();
+    for declaration in index.resources.values() {
+        let Some(origin) = &declaration.python else { continue };
+        let mapped = origin.id_mapped
+            || declaration.fields.iter().flatten().any(|(_, source)| *source == modelc_db::FieldSourceSummary::Python);
+        if mapped && origin.unusable.is_none() && !modules.contains(&origin.module) {
+            modules.push(origin.module.clone());
+        }
+    }
+    modules
 }
 
 /// The loaded files of a checked project, lowered, for execution.

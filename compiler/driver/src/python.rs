@@ -71,6 +71,7 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
                         class: error.class,
                         file: error.file,
                         line: error.line,
+                        id_mapped: false,
                         unusable: Some(error.cause),
                     }),
                     ..ResourceSummary::default()
@@ -124,6 +125,7 @@ fn resource_summary(resource: modelc_pyplugins::PyResource) -> ResourceSummary {
             class: resource.class,
             file: resource.file,
             line: resource.line,
+            id_mapped: resource.id_mapped,
             unusable: None,
         }),
     }

@@ -22,6 +22,12 @@ pub trait ForeignPlugins: Send + Sync + std::fmt::Debug {
         context: &mut dyn PluginContext,
     ) -> Result<Value, ForeignError>;
 
+    /// The compile will need these modules' Python (their resource classes have mappers): a host
+    /// may start its interpreter and load them now, while the model executes.
+    fn prepare(&self, modules: &[String]) {
+        let _ = modules;
+    }
+
     /// Runs the mappers of a module's resource class (`get_<field>`, `map`) for every item of
     /// `batch`, at export; what they read of the model goes through `context`. `Err` when the
     /// class could not be run at all (its module's Python did not load, no interpreter).

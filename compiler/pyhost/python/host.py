@@ -130,6 +130,8 @@ def main():
                 send(runtime.call(message))
             elif message.get("op") == "map":
                 send(runtime.map(message))
+            elif message.get("op") == "load":
+                send({"loaded": runtime.load(message["module"])})
             else:
                 send({"failed": "unknown message " + str(message.get("op"))})
         except Exception as error:

@@ -55,6 +55,9 @@ pub struct PythonHost {
 enum State {
     #[default]
     NotStarted,
+    /// Spawned ahead of need (`prepare`), sent its start and this many module loads, whose
+    /// answers are read when it is first used.
+    Starting(Box<Process>, usize),
     Running(Box<Process>, Started),
     /// It stopped (a timeout, a crash) or never started: every later call fails with this.
     Failed(String, Option<Started>),
@@ -64,6 +67,7 @@ impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             State::NotStarted => f.write_str("NotStarted"),
+            State::Starting(_, loads) => write!(f, "Starting({loads})"),
             State::Running(_, started) => write!(f, "Running({started:?})"),
             State::Failed(why, _) => write!(f, "Failed({why:?})"),
         }
@@ -113,8 +117,13 @@ impl PythonHost {
         Some(format!("{} (Python {}, {})", started.executable, started.version, self.env.source.describe()))
     }
 
-    fn start(&self) -> Result<(Process, Started), String> {
-        let failed = |why: String| format!("{} did not start: {why}", self.env.interpreter.display());
+    fn failed_start(&self, why: String) -> String {
+        format!("{} did not start: {why}", self.env.interpreter.display())
+    }
+
+    /// Starts the interpreter and sends it modelc's API, without waiting for it.
+    fn spawn(&self) -> Result<Process, String> {
+        let failed = |why: String| self.failed_start(why);
         let mut process = Process::spawn(&self.env.interpreter, shim::HOST).map_err(|e| failed(e.to_string()))?;
         let std_names: Vec<&str> = modelc_stdlib::signatures::SIGNATURES.iter().map(|s| s.name).collect();
         let mut shim = serde_json::Map::new();
@@ -136,6 +145,13 @@ impl PythonHost {
         if process.send(&init, deadline).is_err() {
             return Err(failed(process.ending()));
         }
+        Ok(process)
+    }
+
+    /// Waits for a spawned interpreter to say it is ready.
+    fn await_ready(&self, mut process: Process) -> Result<(Process, Started), String> {
+        let failed = |why: String| self.failed_start(why);
+        let deadline = Instant::now() + self.timeout;
         match process.receive(deadline) {
             Ok(ready) if ready.get("ready").is_some() => {
                 let text = |key: &str| ready.get(key).and_then(|v| v.as_str()).unwrap_or("?").to_owned();
@@ -185,15 +201,33 @@ impl PythonHost {
     ) -> Result<serde_json::Value, String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if matches!(*state, State::NotStarted) {
-            *state = match self.start() {
-                Ok((process, started)) => State::Running(Box::new(process), started),
+            *state = match self.spawn() {
+                Ok(process) => State::Starting(Box::new(process), 0),
+                Err(why) => State::Failed(why, None),
+            };
+        }
+        if matches!(*state, State::Starting(..)) {
+            let State::Starting(process, loads) = std::mem::take(&mut *state) else { unreachable!() };
+            *state = match self.await_ready(*process) {
+                Ok((mut process, started)) => {
+                    // The loads `prepare` asked for: their answers come before anything else's
+                    // (a failed load is reported again by the call that needs the module).
+                    let deadline = Instant::now() + self.timeout;
+                    match (0..loads).try_for_each(|_| process.receive(deadline).map(drop)) {
+                        Ok(()) => State::Running(Box::new(process), started),
+                        Err(_) => State::Failed(
+                            format!("the Python interpreter stopped ({})", process.ending()),
+                            Some(started),
+                        ),
+                    }
+                }
                 Err(why) => State::Failed(why, None),
             };
         }
         let (process, started) = match &mut *state {
             State::Running(process, started) => (process, started.clone()),
             State::Failed(why, _) => return Err(why.clone()),
-            State::NotStarted => return Err("the interpreter did not start".to_owned()),
+            State::NotStarted | State::Starting(..) => return Err("the interpreter did not start".to_owned()),
         };
         let deadline = Instant::now() + self.timeout;
         let silence = match converse(process, request, deadline, context) {
@@ -256,14 +290,77 @@ impl ForeignPlugins for PythonHost {
         Err(ForeignError::Host { message: text("failed"), detail })
     }
 
+    /// In two steps: a few instances first, whose attributes the mappers ask for one by one,
+    /// and the host says which of them they read; then the rest, sent with those attributes, so
+    /// that most reads need no round trip.
     fn map_resources(&self, batch: &MapBatch<'_>, context: &mut dyn PluginContext) -> Result<MapAnswer, MapFailure> {
+        let probe = batch.items.len().min(PROBE);
+        let (first, rest) = batch.items.split_at(probe);
+        let mut answer = MapAnswer::default();
+        let reads = self.map_part(batch, first, &[], context, &mut answer)?;
+        if !rest.is_empty() {
+            self.map_part(batch, rest, &reads, context, &mut answer)?;
+        }
+        Ok(answer)
+    }
+
+    fn prepare(&self, modules: &[String]) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !matches!(*state, State::NotStarted) {
+            return;
+        }
+        *state = match self.spawn() {
+            Ok(mut process) => {
+                let deadline = Instant::now() + self.timeout;
+                let sent = modules
+                    .iter()
+                    .take_while(|module| process.send(&json!({ "op": "load", "module": module }), deadline).is_ok())
+                    .count();
+                State::Starting(Box::new(process), sent)
+            }
+            Err(why) => State::Failed(why, None),
+        };
+    }
+}
+
+/// How many instances of a type are mapped before the host says which attributes its mappers
+/// read.
+const PROBE: usize = 16;
+
+impl PythonHost {
+    /// Maps `items` of `batch`, each sent with its attributes named in `send` (their values
+    /// answer the mappers' reads without a round trip); appends to `answer`, and returns which
+    /// attributes of the items themselves the mappers asked for.
+    fn map_part(
+        &self,
+        batch: &MapBatch<'_>,
+        items: &[(InstanceId, String)],
+        send: &[String],
+        context: &mut dyn PluginContext,
+        answer: &mut MapAnswer,
+    ) -> Result<Vec<String>, MapFailure> {
+        let known: Vec<serde_json::Value> = items
+            .iter()
+            .map(|(instance, _)| {
+                let mut values = serde_json::Map::with_capacity(send.len());
+                for name in send {
+                    let reply = answer_read(context, *instance, name);
+                    if reply.get("wait").is_none() {
+                        values.insert(name.clone(), reply);
+                    }
+                }
+                json!([instance.0, values])
+            })
+            .collect();
         let request = json!({
             "op": "map",
             "module": batch.module,
             "entity": batch.entity,
             "fields": batch.fields,
             "id": batch.id,
-            "items": batch.items.iter().map(|(i, t)| json!([i.0, t])).collect::<Vec<_>>(),
+            "items": items.iter().map(|(i, t)| json!([i.0, t])).collect::<Vec<_>>(),
+            "known": known,
+            "reads": send.is_empty(),
         });
         let failure = |message: String| MapFailure { message, detail: None };
         let message = self.exchange(&request, context).map_err(failure)?;
@@ -272,13 +369,14 @@ impl ForeignPlugins for PythonHost {
             let detail = message.get("detail").and_then(|v| v.as_str()).map(str::to_owned);
             return Err(MapFailure { message: text.to_owned(), detail });
         };
-        let mapped = mapped.iter().map(mapped_item).collect::<Result<Vec<_>, _>>().map_err(failure)?;
-        let files = message
-            .get("files")
-            .and_then(|v| v.as_object())
-            .map(|files| files.iter().map(|(hash, text)| (hash.clone(), text.as_str().map(str::to_owned))).collect())
-            .unwrap_or_default();
-        Ok(MapAnswer { mapped, files })
+        for item in mapped {
+            answer.mapped.push(mapped_item(item).map_err(failure)?);
+        }
+        if let Some(files) = message.get("files").and_then(|v| v.as_object()) {
+            answer.files.extend(files.iter().map(|(hash, text)| (hash.clone(), text.as_str().map(str::to_owned))));
+        }
+        let reads = message.get("reads").and_then(|v| v.as_array());
+        Ok(reads.into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect())
     }
 }
 
@@ -337,7 +435,12 @@ fn read_attribute(message: &serde_json::Value, context: &mut dyn PluginContext) 
     let instance = message.get("i").and_then(|v| v.as_u64()).and_then(|i| u32::try_from(i).ok());
     let attribute = message.get("a").and_then(|v| v.as_str()).unwrap_or_default();
     let Some(instance) = instance else { return json!({ "error": "no such instance" }) };
-    match context.attribute(InstanceId(instance), attribute) {
+    answer_read(context, InstanceId(instance), attribute)
+}
+
+/// The answer to a read of `attribute` of `instance`: its value, "not yet", or why it has none.
+fn answer_read(context: &mut dyn PluginContext, instance: InstanceId, attribute: &str) -> serde_json::Value {
+    match context.attribute(instance, attribute) {
         Ok(value) => json!({ "v": codec::encode(&value, context) }),
         Err(AttributeError::NotYetSet) => json!({ "wait": 1 }),
         Err(AttributeError::NotFound(why)) => json!({ "notfound": why }),

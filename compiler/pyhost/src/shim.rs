@@ -19,6 +19,7 @@ pub(crate) const MODULES: &[(&str, bool, &str)] = &[
     ("inmanta.util.dict_path", false, include_str!("../python/inmanta/util/dict_path.py")),
     ("inmanta.agent", true, include_str!("../python/inmanta/agent/__init__.py")),
     ("inmanta.agent.handler", false, include_str!("../python/inmanta/agent/handler.py")),
+    ("inmanta.agent.agent", false, include_str!("../python/inmanta/agent/agent.py")),
     ("inmanta.protocol", true, include_str!("../python/inmanta/protocol/__init__.py")),
     ("inmanta.protocol.endpoints", false, include_str!("../python/inmanta/protocol/endpoints.py")),
     ("inmanta.protocol.common", false, include_str!("../python/inmanta/protocol/common.py")),

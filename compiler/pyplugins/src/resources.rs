@@ -23,6 +23,8 @@ pub struct PyResource {
     /// `host.name`.
     pub agent: String,
     pub id_attribute: String,
+    /// A mapper computes the id attribute (it need not be a field).
+    pub id_mapped: bool,
     pub fields: Vec<(String, FieldSource)>,
 }
 
@@ -120,6 +122,7 @@ pub fn resolve_resources(files: &[ReadFile<'_>]) -> Vec<Result<PyResource, PyRes
                 }
             };
             let fields = fields.into_iter().map(|name| (name.clone(), source_of(&name, &hierarchy))).collect();
+            let id_mapped = source_of(&decorator.id_attribute, &hierarchy) == FieldSource::Mapped;
             out.push(Ok(PyResource {
                 entity: decorator.entity.clone(),
                 class: format!("{}.{}", file.dotted, class.name),
@@ -128,6 +131,7 @@ pub fn resolve_resources(files: &[ReadFile<'_>]) -> Vec<Result<PyResource, PyRes
                 line: class.line,
                 agent: decorator.agent.clone(),
                 id_attribute: decorator.id_attribute.clone(),
+                id_mapped,
                 fields,
             }));
         }

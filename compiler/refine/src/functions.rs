@@ -43,8 +43,8 @@ pub(crate) fn field(
     match field {
         Field::Attribute(at) => Ok(field_value(&graph.values(instance)[*at])),
         Field::Flag(at, default) => {
-            let flag = match graph.values(instance)[*at] {
-                Value::Bool(b) => b,
+            let flag = match at.map(|at| &graph.values(instance)[at]) {
+                Some(Value::Bool(b)) => *b,
                 _ => *default,
             };
             Ok((serde_json::Value::Bool(flag), true))

@@ -36,9 +36,9 @@ pub enum Field {
     Path(Vec<String>),
     /// An export function (see `crate::functions`) applied to paths.
     Call(String, Vec<Vec<String>>),
-    /// `send_event`, `receive_events`: the attribute at this position when it is a known
-    /// boolean, else the default (inmanta-core's mappers read them so).
-    Flag(usize, bool),
+    /// `send_event`, `receive_events`: the attribute at this position (if the entity has it)
+    /// when it is a known boolean, else the default (inmanta-core's mappers read them so).
+    Flag(Option<usize>, bool),
     /// Computed by the module's Python mapper: its position among the shape's mapped fields.
     Python(usize),
     /// A field of a module's Python class that the entity has no attribute for and no mapper
@@ -141,18 +141,19 @@ impl<'a> Shapes<'a> {
     fn compute(&self, shape: &EntityShape) -> Option<ResourceShape> {
         let index = self.program.index;
         let entity = shape.fqn.as_str();
-        if !index.is_subtype(entity, RESOURCE_ROOT) {
+        let ancestry = index.ancestry(entity);
+        // A module's Python class makes its entity a resource, whatever it extends.
+        let python_declared =
+            ancestry.iter().any(|d| self.declarations.get(&d.fqn).is_some_and(|r| r.python.is_some()));
+        if !index.is_subtype(entity, RESOURCE_ROOT) && !python_declared {
             return None;
         }
-        let ancestry = index.ancestry(entity);
         let declared = |def: &&modelc_sema::index::EntityDef| self.declarations.get(&def.fqn);
         let position = |name: &str| shape.attributes.iter().position(|a| a == name);
         let (type_at, entity_type, key) =
             match ancestry.iter().enumerate().find_map(|(at, d)| Some((at, d, declared(d)?.id.as_ref()?))) {
                 Some((at, def, id)) => {
-                    let mapped = declared(def).and_then(|d| d.fields.as_ref()).is_some_and(|fields| {
-                        fields.iter().any(|(name, source)| name == id && *source == FieldSourceSummary::Python)
-                    });
+                    let mapped = declared(def).and_then(|d| d.python.as_ref()).is_some_and(|p| p.id_mapped);
                     let key = if mapped {
                         Key::Mapped(id.clone())
                     } else {
@@ -199,8 +200,8 @@ impl<'a> Shapes<'a> {
                 }
                 let field = match source {
                     FieldSourceSummary::Same => match (position(&name), name.as_str()) {
-                        (Some(at), "send_event") => Field::Flag(at, false),
-                        (Some(at), "receive_events") => Field::Flag(at, true),
+                        (at, "send_event") => Field::Flag(at, false),
+                        (at, "receive_events") => Field::Flag(at, true),
                         (Some(at), _) => Field::Attribute(at),
                         // A Python class's field must be there; a declaration's is optional.
                         (None, _) if python.is_some() => Field::Missing,

@@ -144,7 +144,9 @@ class _Unconvertible(Exception):
 
 
 class _Runtime:
-    uploaded = {}
+    # While resources are mapped (the model is final): (instance, attribute) → modelc's answer.
+    final = None
+    items = None
 
     """Calls plugins for modelc: decodes arguments, reads instances back through modelc, encodes
     results."""
@@ -219,8 +221,7 @@ class _Runtime:
         reference's `Resource.create_from_model`, but for the fields modelc cannot read itself):
         per instance, the mapped fields' values, its id's value when the id is mapped, that a
         mapper asked to ignore it, or what a mapper raised."""
-        from inmanta.export import Exporter
-        from inmanta.resources import IgnoreResourceException, resource
+        from inmanta.resources import resource
 
         failed = self.load(message["module"])
         if failed is not None:
@@ -231,9 +232,33 @@ class _Runtime:
             return {"failed": "the Python of module %s registers no resource class for %s when it runs"
                     % (message["module"], entity)}
         self.uploaded = {}
+        self.final = {}
+        # Each instance's own attributes come with the batch: most mappers read only those.
+        for instance, attributes in message.get("known", []):
+            for name, reply in attributes.items():
+                self.final[(instance, name)] = reply
+        # Which attributes of the instances themselves the mappers read, when modelc asks: it
+        # sends those with the next batch.
+        self.items = {instance for instance, _ in message["items"]} if message.get("reads") else None
+        self.read_names = set()
+        try:
+            answer = self._map(message, cls, entity)
+            if self.items is not None and "mapped" in answer:
+                answer["reads"] = sorted(self.read_names)
+            return answer
+        finally:
+            self.final = None
+            self.items = None
+
+    def _map(self, message, cls, entity):
+        from inmanta.export import Exporter
+        from inmanta.resources import IgnoreResourceException
+
         exporter = Exporter(self)
-        fields = message["fields"]
+        fields = [(field, cls._mapper(field)) for field in message["fields"]]
         id_field = message.get("id")
+        id_mapper = cls._mapper(id_field) if id_field is not None else None
+        encode = self.encode
         results = []
         for instance, entity_type in message["items"]:
             model_object = InstanceProxy(self, instance, entity_type)
@@ -242,15 +267,15 @@ class _Runtime:
                 out = {}
                 if id_field is not None:
                     # As the reference: the id is mapped on its own, without the exporter.
-                    value = cls.map_field(None, entity, id_field, model_object)
+                    value = cls.map_field(None, entity, id_field, model_object, id_mapper)
                     if isinstance(value, Unknown):
                         results.append({"unknown_id": 1})
                         continue
                     out["id"] = str(value)
                 values = []
-                for field in fields:
-                    values.append(self.encode(cls.map_field(exporter, entity, field, model_object), entity,
-                                              "its mapper for `%s` returned" % field))
+                for field, mapper in fields:
+                    value = cls.map_field(exporter, entity, field, model_object, mapper)
+                    values.append(encode(value, entity, "its mapper returned"))
                 out["v"] = values
                 results.append(out)
             except _Suspend:
@@ -323,8 +348,18 @@ class _Runtime:
         raise _Unconvertible("%s a %s, which the model can not hold" % (what, type(value).__name__))
 
     def attribute(self, instance, name):
-        self.send({"op": "get", "i": instance, "a": name})
-        return self.answer()
+        final = self.final
+        if final is None:
+            self.send({"op": "get", "i": instance, "a": name})
+            return self.answer()
+        # At export every value is final: each is asked (or was sent) once.
+        key = (instance, name)
+        if key not in final:
+            if self.items is not None and instance in self.items:
+                self.read_names.add(name)
+            self.send({"op": "get", "i": instance, "a": name})
+            final[key] = self.receive()
+        return self.reply(final[key])
 
     def entity_type(self, entity):
         """An entity's parents (all of them) and attributes (`[name, is_relation]`, its own
@@ -348,7 +383,9 @@ class _Runtime:
         return self.answer()
 
     def answer(self):
-        reply = self.receive()
+        return self.reply(self.receive())
+
+    def reply(self, reply):
         if "v" in reply:
             return self.decode(reply["v"])
         if "wait" in reply:

@@ -98,17 +98,25 @@ class Resource(metaclass=ResourceMeta):
             return True
 
     @classmethod
-    def map_field(cls, exporter, entity_name, field_name, model_object):
-        """A field's value: the class's `get_<field>`, else its `map` entry, else the attribute.
-        An unknown read on the way is the field's value."""
+    def _mapper(cls, field_name):
+        """What computes a field: the class's `get_<field>`, else its `map` entry; `None` for the
+        attribute of that name."""
+        if hasattr(cls, "get_" + field_name):
+            return getattr(cls, "get_" + field_name)
+        if hasattr(cls, "map") and field_name in cls.map:
+            return cls.map[field_name]
+        return None
+
+    @classmethod
+    def map_field(cls, exporter, entity_name, field_name, model_object, mapper=False):
+        """A field's value, through its mapper or as the attribute; an unknown read on the way is
+        the field's value. `mapper` is `_mapper(field_name)`, when the caller has it."""
+        if mapper is False:
+            mapper = cls._mapper(field_name)
         try:
-            if hasattr(cls, "get_" + field_name):
-                value = getattr(cls, "get_" + field_name)(exporter, model_object)
-            elif hasattr(cls, "map") and field_name in cls.map:
-                value = cls.map[field_name](exporter, model_object)
-            else:
-                value = getattr(model_object, field_name)
-            return value
+            if mapper is None:
+                return getattr(model_object, field_name)
+            return mapper(exporter, model_object)
         except UnknownException as e:
             return e.unknown
 
