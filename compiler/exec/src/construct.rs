@@ -254,6 +254,10 @@ impl<'a> Engine<'a> {
                 inner.position(inverse).is_some_and(|p| inner.is_indexed(p))
             }
             ExprKind::List(items) => items.iter().any(|item| self.constructs_indexed_on(item, inverse)),
+            ExprKind::ListComp { element, .. } => self.constructs_indexed_on(element, inverse),
+            ExprKind::Conditional { then, otherwise, .. } => {
+                self.constructs_indexed_on(then, inverse) || self.constructs_indexed_on(otherwise, inverse)
+            }
             _ => false,
         }
     }
@@ -276,8 +280,26 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let relation = plan.names[*position as usize];
-            let built = self.eval_with_lhs(task, value, scope, Some((instance, relation)))?;
-            self.assign(CellId(first + position), built, scope, span)?;
+            match self.eval_with_lhs(task, value, scope, Some((instance, relation))) {
+                Ok(built) => self.assign(CellId(first + position), built, scope, span)?,
+                // It reads what is not known yet (the variable this instance is being assigned
+                // to, say): assigned when it is, as the reference does, and this constructor
+                // returns its instance meanwhile.
+                Err(crate::engine::Stop::Wait(_)) => {
+                    let setter = self.spawn(
+                        crate::engine::TaskKind::SetLater(Box::new(crate::engine::SetLater {
+                            instance,
+                            position: *position,
+                            value,
+                            span,
+                        })),
+                        scope,
+                    );
+                    self.hold_promise(setter, CellId(first + position));
+                    self.hand_over_effects(task, setter);
+                }
+                Err(stop) => return Err(stop),
+            }
         }
         Ok(())
     }

@@ -178,7 +178,7 @@ impl<'a> Engine<'a> {
                 Value::list(out)
             }
             ExprKind::ListComp { element, fors, guards } => {
-                self.eval_comprehension(task, element, fors, guards, scope)?
+                self.eval_comprehension(task, element, fors, guards, scope, None)?
             }
             ExprKind::Dict(entries) => {
                 let mut out = IndexMap::new();
@@ -201,14 +201,9 @@ impl<'a> Engine<'a> {
                     ));
                 }
             },
-            ExprKind::Conditional { condition, then, otherwise } => match self.eval(task, condition, scope)? {
-                Value::Bool(true) => self.eval(task, then, scope)?,
-                Value::Bool(false) => self.eval(task, otherwise, scope)?,
-                Value::Unknown => Value::Unknown,
-                other => {
-                    return Err(self.non_boolean(scope, condition.span, "a conditional expression", &other));
-                }
-            },
+            ExprKind::Conditional { condition, then, otherwise } => {
+                self.eval_conditional(task, condition, then, otherwise, scope, None)?
+            }
             ExprKind::IsDefined(inner) => self.eval_is_defined(task, inner, scope)?,
             ExprKind::Error => Value::Unknown,
         })
@@ -554,13 +549,35 @@ impl<'a> Engine<'a> {
         Ok(defined(&value))
     }
 
-    fn eval_comprehension(
+    /// `c ? a : b`; `lhs` is the relation the value is assigned to, when it is a constructor's
+    /// argument (constructors in the branch taken get its inverse end).
+    pub(crate) fn eval_conditional(
+        &mut self,
+        task: TaskId,
+        condition: &'a Expr,
+        then: &'a Expr,
+        otherwise: &'a Expr,
+        scope: ScopeId,
+        lhs: Option<(modelc_value::InstanceId, &'a str)>,
+    ) -> Eval<Value> {
+        match self.eval(task, condition, scope)? {
+            Value::Bool(true) => self.eval_with_lhs(task, then, scope, lhs),
+            Value::Bool(false) => self.eval_with_lhs(task, otherwise, scope, lhs),
+            Value::Unknown => Ok(Value::Unknown),
+            other => Err(self.non_boolean(scope, condition.span, "a conditional expression", &other)),
+        }
+    }
+
+    /// `[element for … in … if …]`; `lhs` as for [`Self::eval_conditional`]: each element's
+    /// constructors get the inverse end of the relation the list is assigned to.
+    pub(crate) fn eval_comprehension(
         &mut self,
         task: TaskId,
         element: &'a Expr,
         fors: &'a [CompFor],
         guards: &'a [Expr],
         scope: ScopeId,
+        lhs: Option<(modelc_value::InstanceId, &'a str)>,
     ) -> Eval<Value> {
         // Every combination of the loop variables, each in its own scope; `None` stands for an
         // element that is unknown, which gives an unknown element of the result.
@@ -629,7 +646,7 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
-            match self.eval(task, element, s)? {
+            match self.eval_with_lhs(task, element, s, lhs)? {
                 Value::List(inner) => out.extend(inner.iter().cloned()),
                 other => out.push(other),
             }

@@ -311,6 +311,12 @@ impl<'a> Engine<'a> {
                 }
                 Ok(Value::list(out))
             }
+            ExprKind::ListComp { element, fors, guards } if lhs.is_some() => {
+                self.eval_comprehension(id, element, fors, guards, scope, lhs)
+            }
+            ExprKind::Conditional { condition, then, otherwise } if lhs.is_some() => {
+                self.eval_conditional(id, condition, then, otherwise, scope, lhs)
+            }
             _ => self.eval(id, value, scope),
         }
     }
