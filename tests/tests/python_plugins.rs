@@ -600,3 +600,47 @@ std::print(m::sub::twice(21))
         assert!(found[0]["message"].as_str().unwrap().contains(message), "{call}: {found:?}");
     }
 }
+
+/// A plugin that reads an unknown attribute of an instance gets inmanta-core's
+/// `UnknownException`, and its result is unknown, as in the reference (which printed these lines
+/// for this model): the plugin's own code never sees the unknown.
+#[test]
+fn a_plugin_that_reads_an_unknown_attribute_gives_unknown() {
+    if python3("the unknown-read test").is_none() {
+        return;
+    }
+    let main = r#"import m
+u = std::get_env("MODELC_UNSET_VARIABLE_FOR_TEST")
+a = m::A(name=u)
+b = m::A(name="b ")
+x = m::strip(a)
+y = m::strip(b)
+std::print(std::is_unknown(x))
+std::print(y)
+z = m::names([a, b])
+std::print(std::is_unknown(z))
+"#;
+    let plugins = r#"from inmanta.plugins import plugin
+
+
+@plugin
+def strip(a: "m::A") -> "string":
+    return a.name.rstrip()
+
+
+@plugin
+def names(items: "m::A[]") -> "string[]":
+    return [item.name for item in items]
+"#;
+    let dir = v1_project(
+        "python-unknown-read",
+        main,
+        "entity A:\n  string name\nend\nimplement A using std::none\n",
+        plugins,
+    );
+    let out = modelc(&["compile"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["True", "True", "b"]);
+}

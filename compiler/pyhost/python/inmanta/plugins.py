@@ -7,7 +7,7 @@ import traceback
 
 from inmanta._inert import UnsupportedApi, is_stand_in, stand_in
 from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
-from inmanta.execute.proxy import InstanceProxy, Named, UnknownException
+from inmanta.execute.proxy import InstanceProxy, Named, UnknownException, new_proxy
 from inmanta.execute.util import NoneValue, Unknown
 
 
@@ -143,10 +143,24 @@ class _Unconvertible(Exception):
     pass
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+class _Decoded:
+    """A final value, decoded (see `_Runtime.attribute`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class _Runtime:
-    # While resources are mapped (the model is final): (instance, attribute) → modelc's answer.
+    # While resources are mapped (the model is final): instance → attribute → modelc's answer
+    # (or the value, once decoded).
     final = None
     items = None
+    proxies = None
 
     """Calls plugins for modelc: decodes arguments, reads instances back through modelc, encodes
     results."""
@@ -233,10 +247,10 @@ class _Runtime:
                     % (message["module"], entity)}
         self.uploaded = {}
         self.final = {}
+        self.proxies = {}
         # Each instance's own attributes come with the batch: most mappers read only those.
         for instance, attributes in message.get("known", []):
-            for name, reply in attributes.items():
-                self.final[(instance, name)] = reply
+            self.final[instance] = attributes
         # Which attributes of the instances themselves the mappers read, when modelc asks: it
         # sends those with the next batch.
         self.items = {instance for instance, _ in message["items"]} if message.get("reads") else None
@@ -249,6 +263,7 @@ class _Runtime:
         finally:
             self.final = None
             self.items = None
+            self.proxies = None
 
     def _map(self, message, cls, entity):
         from inmanta.export import Exporter
@@ -261,7 +276,7 @@ class _Runtime:
         encode = self.encode
         results = []
         for instance, entity_type in message["items"]:
-            model_object = InstanceProxy(self, instance, entity_type)
+            model_object = new_proxy(self, instance, entity_type)
             field = id_field
             try:
                 out = {}
@@ -299,11 +314,21 @@ class _Runtime:
         return {"mapped": results, "files": files}
 
     def decode(self, value):
+        if value.__class__ in _SCALARS:
+            return value
         if isinstance(value, list):
             return [self.decode(v) for v in value]
         if isinstance(value, dict):
             if "$i" in value:
-                return InstanceProxy(self, value["$i"], value["t"])
+                instance = value["$i"]
+                proxies = self.proxies
+                if proxies is None:
+                    return new_proxy(self, instance, value["t"])
+                # While mapping, one proxy per instance.
+                proxy = proxies.get(instance)
+                if proxy is None:
+                    proxy = proxies[instance] = new_proxy(self, instance, value["t"])
+                return proxy
             if "$u" in value:
                 return Unknown(None)
             return {k: self.decode(v) for k, v in value["$d"].items()}
@@ -311,6 +336,8 @@ class _Runtime:
 
     def encode(self, value, fqn, what="it returned"):
         if value is None or isinstance(value, bool):
+            return value
+        if value.__class__ is str and value.isascii():
             return value
         if isinstance(value, str):
             try:
@@ -352,14 +379,23 @@ class _Runtime:
         if final is None:
             self.send({"op": "get", "i": instance, "a": name})
             return self.answer()
-        # At export every value is final: each is asked (or was sent) once.
-        key = (instance, name)
-        if key not in final:
+        # At export every value is final: each is asked (or was sent) once, and decoded once.
+        attributes = final.get(instance)
+        if attributes is None:
+            attributes = final[instance] = {}
+        found = attributes.get(name)
+        if found is None:
             if self.items is not None and instance in self.items:
                 self.read_names.add(name)
             self.send({"op": "get", "i": instance, "a": name})
-            final[key] = self.receive()
-        return self.reply(final[key])
+            found = attributes[name] = self.receive()
+        elif found.__class__ is _Decoded:
+            return found.value
+        if "v" in found:
+            value = self.decode(found["v"])
+            attributes[name] = _Decoded(value)
+            return value
+        return self.reply(found)
 
     def entity_type(self, entity):
         """An entity's parents (all of them) and attributes (`[name, is_relation]`, its own
