@@ -53,6 +53,8 @@ pub struct PythonOrigin {
     pub line: u32,
     /// A mapper computes the id attribute (which need not be a field).
     pub id_mapped: bool,
+    /// The attributes its mappers read of the entity, as far as the source shows.
+    pub reads: Vec<String>,
     /// Why modelc cannot use it (its fields or bases cannot be read without running it): its
     /// entity's resources are not exported then, never given a guessed shape.
     pub unusable: Option<String>,

@@ -144,6 +144,15 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     sources::add_std(loaded);
     let roots = loaded.roots.clone();
     let (db, project, python) = database(loaded, roots);
+    if let Some(foreign) = &world.foreign
+        && refine.is_some()
+    {
+        // The interpreter starts and loads the modules while the model is checked and runs.
+        let modules = modules_with_mappers(project.python_resources(&db));
+        if !modules.is_empty() {
+            foreign.prepare(&modules);
+        }
+    }
     let mut diagnostics = python.diagnostics;
     diagnostics.extend(modelc_sema::check_project(&db, project));
     note_module_path(loaded, &mut diagnostics);
@@ -160,15 +169,6 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
     world.record_merges = refine.is_some_and(|options| options.partial);
     let foreign = world.foreign.clone();
-    if let Some(foreign) = &foreign
-        && refine.is_some()
-    {
-        // The interpreter starts and loads the modules while the model executes.
-        let modules = modules_with_mappers(index);
-        if !modules.is_empty() {
-            foreign.prepare(&modules);
-        }
-    }
     let mut outcome = modelc_exec::execute(&program, world);
     merge::merge_run(&mut diagnostics, std::mem::take(&mut outcome.diagnostics));
     let (mut resources, mut refine_time) = (None, None);
@@ -190,10 +190,10 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     Compiled { diagnostics, files, model: Some(outcome), resources, refine_time }
 }
 
-/// The modules whose resource classes compute fields in Python, for the entities the model has.
-fn modules_with_mappers(index: &modelc_sema::ModelIndex) -> Vec<String> {
+/// The modules whose resource classes compute fields in Python.
+fn modules_with_mappers(resources: &[modelc_db::ResourceSummary]) -> Vec<String> {
     let mut modules: Vec<String> = Vec::new();
-    for declaration in index.resources.values() {
+    for declaration in resources {
         let Some(origin) = &declaration.python else { continue };
         let mapped = origin.id_mapped
             || declaration.fields.iter().flatten().any(|(_, source)| *source == modelc_db::FieldSourceSummary::Python);

@@ -72,6 +72,7 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
                         file: error.file,
                         line: error.line,
                         id_mapped: false,
+                        reads: Vec::new(),
                         unusable: Some(error.cause),
                     }),
                     ..ResourceSummary::default()
@@ -126,6 +127,7 @@ fn resource_summary(resource: modelc_pyplugins::PyResource) -> ResourceSummary {
             file: resource.file,
             line: resource.line,
             id_mapped: resource.id_mapped,
+            reads: resource.reads,
             unusable: None,
         }),
     }

@@ -53,6 +53,9 @@ pub struct MapBatch<'a> {
     pub id: Option<&'a str>,
     /// Each instance, with its entity's name.
     pub items: Vec<(InstanceId, String)>,
+    /// The attributes of the instances the mappers read, as far as their source shows: sent
+    /// with them. Empty when the source shows none.
+    pub reads: &'a [String],
 }
 
 /// The mappers' answer for a batch: per item, in order, and the files they uploaded.

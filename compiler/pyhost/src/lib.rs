@@ -290,13 +290,17 @@ impl ForeignPlugins for PythonHost {
         Err(ForeignError::Host { message: text("failed"), detail })
     }
 
-    /// In two steps: a few instances first, whose attributes the mappers ask for one by one,
-    /// and the host says which of them they read; then the rest, sent with those attributes, so
-    /// that most reads need no round trip.
+    /// Each instance is sent with the attributes the mappers read of it, so that most reads
+    /// need no round trip: those their source shows, else (in two steps) those the mappers of a
+    /// few instances asked for one by one.
     fn map_resources(&self, batch: &MapBatch<'_>, context: &mut dyn PluginContext) -> Result<MapAnswer, MapFailure> {
+        let mut answer = MapAnswer::default();
+        if !batch.reads.is_empty() {
+            self.map_part(batch, &batch.items, batch.reads, context, &mut answer)?;
+            return Ok(answer);
+        }
         let probe = batch.items.len().min(PROBE);
         let (first, rest) = batch.items.split_at(probe);
-        let mut answer = MapAnswer::default();
         let reads = self.map_part(batch, first, &[], context, &mut answer)?;
         if !rest.is_empty() {
             self.map_part(batch, rest, &reads, context, &mut answer)?;
@@ -342,11 +346,11 @@ impl PythonHost {
         let known: Vec<serde_json::Value> = items
             .iter()
             .map(|(instance, _)| {
+                // Values only: a read that gives none is asked when the mapper makes it.
                 let mut values = serde_json::Map::with_capacity(send.len());
                 for name in send {
-                    let reply = answer_read(context, *instance, name);
-                    if reply.get("wait").is_none() {
-                        values.insert(name.clone(), reply);
+                    if let Ok(value) = context.attribute(*instance, name) {
+                        values.insert(name.clone(), codec::encode(&value, context));
                     }
                 }
                 json!([instance.0, values])
@@ -360,7 +364,7 @@ impl PythonHost {
             "id": batch.id,
             "items": items.iter().map(|(i, t)| json!([i.0, t])).collect::<Vec<_>>(),
             "known": known,
-            "reads": send.is_empty(),
+            "reads": send.is_empty() && batch.reads.is_empty(),
         });
         let failure = |message: String| MapFailure { message, detail: None };
         let message = self.exchange(&request, context).map_err(failure)?;

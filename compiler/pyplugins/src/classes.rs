@@ -2,6 +2,7 @@
 //! written, its `fields` literal, its `get_<field>` mappers and `map` keys, its `@resource(...)`
 //! decorator, and the file's imports (to find bases defined in other files).
 
+use rustpython_parser::ast::Ranged;
 use rustpython_parser::{Parse, ast};
 
 /// One class of a module's Python file.
@@ -16,6 +17,9 @@ pub struct PyClass {
     pub getters: Vec<String>,
     /// The keys of its `map = {...}`, when it has one.
     pub map_keys: Option<Vec<String>>,
+    /// The attributes its mappers read directly of the entity they are given (`obj.path`), as
+    /// far as the source shows: modelc sends them along rather than wait to be asked.
+    pub reads: Vec<String>,
     /// Its `@resource(...)` decorator, when it has one.
     pub decorator: Option<Result<ResourceDecorator, String>>,
 }
@@ -91,7 +95,7 @@ pub fn read_classes(source: &str, file_name: &str, module: &str, package: bool) 
                 }
             }
             ast::Stmt::ClassDef(class) => {
-                let class = class_of(class, &lines, &file.imports);
+                let class = class_of(class, &lines, &file.imports, source);
                 file.classes.push(class);
             }
             _ => {}
@@ -130,10 +134,11 @@ fn is_resource_decorator(name: &str, imports: &[(String, Import)]) -> bool {
     })
 }
 
-fn class_of(class: &ast::StmtClassDef, lines: &LineIndex, imports: &[(String, Import)]) -> PyClass {
+fn class_of(class: &ast::StmtClassDef, lines: &LineIndex, imports: &[(String, Import)], source: &str) -> PyClass {
     let mut fields = Fields::Inherited;
     let mut getters = Vec::new();
     let mut map_keys = None;
+    let mut reads = Vec::new();
     for stmt in &class.body {
         let (target, value) = match stmt {
             ast::Stmt::Assign(assign) if assign.targets.len() == 1 => (&assign.targets[0], Some(&*assign.value)),
@@ -141,6 +146,12 @@ fn class_of(class: &ast::StmtClassDef, lines: &LineIndex, imports: &[(String, Im
             ast::Stmt::FunctionDef(def) => {
                 if def.name.starts_with("get_") {
                     getters.push(def.name.to_string());
+                    // The entity is the last positional parameter: `(exporter, obj)`, or
+                    // `(cls, exporter, obj)` for a classmethod.
+                    if let Some(entity) = def.args.args.last() {
+                        let text = source.get(usize::from(def.range.start())..usize::from(def.range.end()));
+                        attribute_reads(text.unwrap_or_default(), entity.def.arg.as_str(), &mut reads);
+                    }
                 }
                 continue;
             }
@@ -149,7 +160,19 @@ fn class_of(class: &ast::StmtClassDef, lines: &LineIndex, imports: &[(String, Im
         let (ast::Expr::Name(name), Some(value)) = (target, value) else { continue };
         match name.id.as_str() {
             "fields" => fields = fields_of(value),
-            "map" => map_keys = Some(map_keys_of(value)),
+            "map" => {
+                map_keys = Some(map_keys_of(value));
+                let text = source.get(usize::from(value.range().start())..usize::from(value.range().end()));
+                if let ast::Expr::Dict(dict) = value {
+                    for lambda in
+                        dict.values.iter().filter_map(|v| if let ast::Expr::Lambda(l) = v { Some(l) } else { None })
+                    {
+                        if let Some(entity) = lambda.args.args.last() {
+                            attribute_reads(text.unwrap_or_default(), entity.def.arg.as_str(), &mut reads);
+                        }
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -166,7 +189,27 @@ fn class_of(class: &ast::StmtClassDef, lines: &LineIndex, imports: &[(String, Im
         fields,
         getters,
         map_keys,
+        reads,
         decorator,
+    }
+}
+
+/// Adds the names read as `entity.<name>` in `text` (a mapper's source) to `reads`.
+fn attribute_reads(text: &str, entity: &str, reads: &mut Vec<String>) {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    let pattern = format!("{entity}.");
+    let mut from = 0;
+    while let Some(found) = text[from..].find(&pattern) {
+        let at = from + found;
+        from = at + pattern.len();
+        // A whole name: not the end of a longer one (`my_obj.x` for `obj`).
+        if text[..at].chars().next_back().is_some_and(is_name) {
+            continue;
+        }
+        let name: String = text[from..].chars().take_while(|c| is_name(*c)).collect();
+        if !name.is_empty() && !name.starts_with("__") && !reads.contains(&name) {
+            reads.push(name);
+        }
     }
 }
 
@@ -303,6 +346,7 @@ class Bad(inmanta_plugins.mitogen.abc.ResourceABC):
         assert_eq!(directory.fields, Fields::Listed(vec!["path".into(), "owner".into()]));
         assert_eq!(directory.getters, ["get_owner"]);
         assert_eq!(directory.map_keys, Some(vec!["mode".into()]));
+        assert_eq!(directory.reads, ["mode", "owner"], "what its mappers read of the entity");
         assert_eq!(
             directory.decorator,
             Some(Ok(ResourceDecorator {

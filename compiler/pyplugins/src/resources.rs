@@ -26,6 +26,9 @@ pub struct PyResource {
     /// A mapper computes the id attribute (it need not be a field).
     pub id_mapped: bool,
     pub fields: Vec<(String, FieldSource)>,
+    /// What the mappers of the class and its bases read directly of the entity, as far as the
+    /// source shows (see `PyClass::reads`).
+    pub reads: Vec<String>,
 }
 
 /// Where a field's value comes from.
@@ -123,6 +126,12 @@ pub fn resolve_resources(files: &[ReadFile<'_>]) -> Vec<Result<PyResource, PyRes
             };
             let fields = fields.into_iter().map(|name| (name.clone(), source_of(&name, &hierarchy))).collect();
             let id_mapped = source_of(&decorator.id_attribute, &hierarchy) == FieldSource::Mapped;
+            let mut reads: Vec<String> = Vec::new();
+            for class in &hierarchy {
+                if let ClassRef::Module(_, class) = class {
+                    reads.extend(class.reads.iter().filter(|r| !reads.contains(r)).cloned().collect::<Vec<_>>());
+                }
+            }
             out.push(Ok(PyResource {
                 entity: decorator.entity.clone(),
                 class: format!("{}.{}", file.dotted, class.name),
@@ -133,6 +142,7 @@ pub fn resolve_resources(files: &[ReadFile<'_>]) -> Vec<Result<PyResource, PyRes
                 id_attribute: decorator.id_attribute.clone(),
                 id_mapped,
                 fields,
+                reads,
             }));
         }
     }

@@ -134,7 +134,7 @@ pub(crate) enum Outcome {
 }
 
 /// A batch being gathered: the mapped fields, the mapped id attribute, the instances.
-type PendingBatch = (Vec<String>, Option<String>, Vec<(InstanceId, String)>);
+type PendingBatch = (Vec<String>, Option<String>, Vec<(InstanceId, String)>, Vec<String>);
 
 /// Runs the mappers of every resource type that has mapped fields, one batch per type, for the
 /// instances that would be exported (their `export_if` holds and their agent is known).
@@ -164,13 +164,15 @@ pub(crate) fn run_mappers(
             continue;
         }
         let key = (python.origin.module.clone(), python.entity.clone());
-        let batch = batches.entry(key).or_insert_with(|| (python.mapped.clone(), id, Vec::new()));
+        let batch =
+            batches.entry(key).or_insert_with(|| (python.mapped.clone(), id, Vec::new(), python.origin.reads.clone()));
         batch.2.push((instance, graph.entity_of(instance).fqn.clone()));
     }
     let mut out = MappedInstances::default();
     let mut context = ExportContext { program, graph, printed: Vec::new(), warnings: Vec::new() };
-    for ((module, entity), (fields, id, items)) in batches {
-        let batch = MapBatch { module: &module, entity: &entity, fields: &fields, id: id.as_deref(), items };
+    for ((module, entity), (fields, id, items, reads)) in batches {
+        let batch =
+            MapBatch { module: &module, entity: &entity, fields: &fields, id: id.as_deref(), items, reads: &reads };
         let answer = match foreign {
             Some(foreign) => foreign.map_resources(&batch, &mut context),
             None => Err(MapFailure {

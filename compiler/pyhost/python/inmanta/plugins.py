@@ -155,6 +155,18 @@ class _Decoded:
         self.value = value
 
 
+class _Failed:
+    """modelc's answer to a read that gave no value (see `_Runtime.attribute`)."""
+
+    __slots__ = ("reply",)
+
+    def __init__(self, reply):
+        self.reply = reply
+
+
+_MISSING = object()
+
+
 class _Runtime:
     # While resources are mapped (the model is final): instance → attribute → modelc's answer
     # (or the value, once decoded).
@@ -380,22 +392,27 @@ class _Runtime:
             self.send({"op": "get", "i": instance, "a": name})
             return self.answer()
         # At export every value is final: each is asked (or was sent) once, and decoded once.
+        # A batch's attributes are their encoded values; what was asked is kept as the answer.
         attributes = final.get(instance)
         if attributes is None:
             attributes = final[instance] = {}
-        found = attributes.get(name)
-        if found is None:
+        found = attributes.get(name, _MISSING)
+        if found is _MISSING:
             if self.items is not None and instance in self.items:
                 self.read_names.add(name)
             self.send({"op": "get", "i": instance, "a": name})
-            found = attributes[name] = self.receive()
+            reply = self.receive()
+            if "v" not in reply:
+                attributes[name] = _Failed(reply)
+                return self.reply(reply)
+            found = reply["v"]
         elif found.__class__ is _Decoded:
             return found.value
-        if "v" in found:
-            value = self.decode(found["v"])
-            attributes[name] = _Decoded(value)
-            return value
-        return self.reply(found)
+        elif found.__class__ is _Failed:
+            return self.reply(found.reply)
+        value = self.decode(found)
+        attributes[name] = _Decoded(value)
+        return value
 
     def entity_type(self, entity):
         """An entity's parents (all of them) and attributes (`[name, is_relation]`, its own
