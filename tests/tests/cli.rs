@@ -425,6 +425,41 @@ fn a_template_variable_that_is_not_there_names_the_template() {
     assert!(out.stderr.contains("the template `m/g.j2` reads it"), "{}", out.stderr);
 }
 
+/// std finds a module's files as the reference does: `./path` is in the module of the file
+/// that makes the call, `/path` in the project's own `files/` or `templates/` (these lines are
+/// what the reference printed for this project), and `./path` outside any module is refused.
+#[test]
+fn files_of_the_calling_module_and_of_the_project() {
+    let dir = scratch_dir("module-relative-paths");
+    for (path, text) in [
+        ("project.yml", "name: p\nmodulepath: libs\n"),
+        ("libs/m/model/_init.cf", "greeting = std::template(\"./hello.j2\", name=\"m\")\n"),
+        ("libs/m/templates/hello.j2", "hello from {{ name }}"),
+        ("files/inventory.txt", "router1\n"),
+        ("templates/own.j2", "own {{ n }}"),
+        (
+            "main.cf",
+            "import m\nstd::print(m::greeting)\nstd::print(std::source(\"/inventory.txt\"))\nstd::print(std::template(\"/own.j2\", n=1))\n",
+        ),
+    ] {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let out = modelc(&["compile"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["", "hello from m", "own 1", "router1"]);
+    std::fs::write(dir.join("main.cf"), "x = std::source(\"./inventory.txt\")\n").unwrap();
+    let out = modelc(&["compile"], &dir);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("Unable to determine current module for path ./inventory.txt, called from __config__"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn every_argument_of_every_command_is_described_in_its_help() {
     let dir = scratch_dir("help-arguments");

@@ -166,7 +166,14 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     let program = modelc_exec::Program::new(units, index);
     // The files of the loaded modules (their top-level namespaces), for std::template & co.
     let top_levels: Vec<&str> = modules.files.keys().filter(|ns| !ns.contains("::")).map(String::as_str).collect();
-    world.module_files = module_files::module_files(&loaded.module_roots, top_levels);
+    // The project's own `files/` and `templates/` are the module with no name (`std::source("/x")`),
+    // as the reference reads them.
+    let mut roots = loaded.module_roots.clone();
+    if let Some(base) = loaded.base.as_ref().filter(|base| base.join("project.yml").is_file()) {
+        roots.push((String::new(), base.clone()));
+    }
+    let top_levels = top_levels.into_iter().chain(std::iter::once(""));
+    world.module_files = module_files::module_files(&roots, top_levels);
     world.record_merges = refine.is_some_and(|options| options.partial);
     let foreign = world.foreign.clone();
     let mut outcome = modelc_exec::execute(&program, world);

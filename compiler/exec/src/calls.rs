@@ -260,6 +260,11 @@ impl PluginContext for Host<'_, '_> {
         entity_type(self.engine.program.index, entity)
     }
 
+    fn caller_namespace(&self) -> Option<String> {
+        let unit = self.engine.unit_of(self.scope);
+        self.engine.program.units.get(unit).map(|u| u.namespace.clone())
+    }
+
     fn display_instance(&self, instance: InstanceId) -> String {
         self.engine.describe(instance)
     }

@@ -7,6 +7,8 @@
 //!   declaration gives an `id`; instances of subtypes are exported under that name, as the
 //!   reference does. Without one, the type is the entity itself and its identity is its first
 //!   index, in written order (own indexes first, then inherited ones).
+//!   An entity of a module that declares its resources in Python, that no class covers, is not
+//!   a resource (the reference exports only what a class declares).
 //! * The **agent** is the nearest declaration's `agent`, else `"internal"`.
 //! * The **fields** are, per entity of the type's ancestry (a subtype adds none), its
 //!   declaration's `fields` if it gives them, else its own plain attributes; names the export
@@ -105,6 +107,9 @@ pub struct Shapes<'a> {
     computed: Vec<Option<ResourceShape>>,
     /// Entity → its first index (see [`Shapes::first_index`]), for the entities of the graph.
     first_indexes: IndexMap<String, Option<Vec<String>>>,
+    /// The modules that declare resources in Python: their entities that no class covers are
+    /// not resources, as in the reference (no index makes them one).
+    python_modules: indexmap::IndexSet<String>,
 }
 
 impl<'a> Shapes<'a> {
@@ -112,7 +117,14 @@ impl<'a> Shapes<'a> {
         // The type table holds each entity's declaration, resolved (the model's own, else the
         // one modelc ships for the public modules).
         let declarations = &program.index.resources;
-        let mut shapes = Shapes { program, declarations, computed: Vec::new(), first_indexes: IndexMap::new() };
+        let python_modules = declarations
+            .values()
+            .filter_map(|d| d.python.as_ref())
+            .filter(|origin| !origin.module.is_empty())
+            .map(|origin| origin.module.clone())
+            .collect();
+        let mut shapes =
+            Shapes { program, declarations, computed: Vec::new(), first_indexes: IndexMap::new(), python_modules };
         shapes.first_indexes = graph
             .entities
             .iter()
@@ -161,6 +173,7 @@ impl<'a> Shapes<'a> {
                     };
                     (at, def.fqn.clone(), key)
                 }
+                None if self.python_modules.contains(entity.split("::").next().unwrap_or_default()) => return None,
                 None => {
                     let key = self
                         .find_first_index(entity)

@@ -122,6 +122,12 @@ pub trait PluginContext {
         None
     }
 
+    /// The namespace of the file that makes the call (`web::sub`, `__config__`): a path
+    /// starting with `./` is in its module. `None` where there is no call site.
+    fn caller_namespace(&self) -> Option<String> {
+        None
+    }
+
     /// The variable `name` as seen from the call site (`std::template` without keyword
     /// arguments).
     fn scope_variable(&mut self, name: &str) -> Result<Value, AttributeError>;

@@ -9,9 +9,20 @@ use super::error::PluginError;
 
 type Result<T> = std::result::Result<T, PluginError>;
 
-/// `module/rest` → (`module`, `rest`); Python's unpacking error without a slash.
-pub(crate) fn split_module_path(path: &str) -> Result<(&str, &str)> {
+/// `module/rest` → (`module`, `rest`), as std finds a module's file: `./rest` is in the module
+/// of the file that makes the call, and `/rest` (an empty module name) is the project's own.
+/// Python's unpacking error without a slash.
+pub(crate) fn split_module_path(path: &str, ctx: &dyn PluginContext) -> Result<(String, String)> {
+    if let Some(rest) = path.strip_prefix("./") {
+        let caller = ctx.caller_namespace().unwrap_or_default();
+        let module = caller.split("::").next().unwrap_or_default();
+        if module.is_empty() || module == "__config__" {
+            return Err(external(format!("Unable to determine current module for path {path}, called from {caller}")));
+        }
+        return Ok((module.to_owned(), rest.to_owned()));
+    }
     path.split_once('/')
+        .map(|(module, rest)| (module.to_owned(), rest.to_owned()))
         .ok_or_else(|| PluginError::external("ValueError", "not enough values to unpack (expected 2, got 1)"))
 }
 
@@ -21,14 +32,14 @@ fn external(message: String) -> PluginError {
 
 /// The text of a file in a module's `files/` directory.
 pub(crate) fn source(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<Value> {
-    let (module, rel) = split_module_path(args.str_arg("path")?)?;
-    ctx.read_module_file(module, ModuleDir::Files, rel).map(Value::from).map_err(external)
+    let (module, rel) = split_module_path(args.str_arg("path")?, ctx)?;
+    ctx.read_module_file(&module, ModuleDir::Files, &rel).map(Value::from).map_err(external)
 }
 
 /// `imp-module-source:file://<absolute path>` for a file in a module's `files/` directory.
 pub(crate) fn file(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<Value> {
-    let (module, rel) = split_module_path(args.str_arg("path")?)?;
-    let abs = ctx.module_file_path(module, ModuleDir::Files, rel).map_err(external)?;
+    let (module, rel) = split_module_path(args.str_arg("path")?, ctx)?;
+    let abs = ctx.module_file_path(&module, ModuleDir::Files, &rel).map_err(external)?;
     Ok(Value::from(format!("imp-module-source:file://{abs}")))
 }
 

@@ -87,9 +87,9 @@ const CONTEXT_FILTERS: &[&str] = &["attr", "getattr", "key_sort", "select", "tim
 
 pub(crate) fn template(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<Value> {
     let path = args.str_arg("path")?;
-    let (module, rel) = split_module_path(path)?;
+    let (module, rel) = split_module_path(path, ctx)?;
     let source = ctx
-        .read_module_file(module, ModuleDir::Templates, rel)
+        .read_module_file(&module, ModuleDir::Templates, &rel)
         .map_err(|m| PluginError::external("TemplateNotFound", m))?;
     let shared = Shared::default();
     // One time for the whole template, as one call of the reference's filter sees.
