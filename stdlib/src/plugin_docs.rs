@@ -139,11 +139,14 @@ pub static DOCS: &[(&str, &str)] = &[
         "server_token",
         "An authentication token for the given client types from the orchestration server. Without a server (modelc compiles without one) it is `\"\"`, as in the reference.",
     ),
-    ("source", "The text of a file of a module's `files/` directory, `\"module/path\"`, read at compile time."),
+    (
+        "source",
+        "The text of a file of a module's `files/` directory, `\"module/path\"`, read at compile time. `\"./path\"` is in the module of the file that calls it, `\"/path\"` in the project's own `files/`.",
+    ),
     ("split", "The parts of `string_list` between the occurrences of `delim`."),
     (
         "template",
-        "Renders the Jinja2 template `\"module/path.j2\"` from a module's `templates/` directory. With keyword arguments, the template sees those; without, it sees the caller's variables and, in an implementation, the instance's attributes. Reading an unknown value makes the result unknown. Rendered with minijinja: Jinja2's syntax and filters (`tojson` included) and Python's common string, list and dict methods (`.items()`, `.upper()`, `.format()`, …); `%` formatting is not supported. std's plugins are filters named `std.<plugin>`, as in the reference (`{{ name | std.upper }}`, `{{ hosts | std.key_sort(\"name\") }}`, `{{ none | std.timestamp }}`), except those that read files, passwords or the environment.",
+        "Renders the Jinja2 template `\"module/path.j2\"` from a module's `templates/` directory (`\"./path.j2\"`: the calling file's module; `\"/path.j2\"`: the project's own `templates/`). With keyword arguments, the template sees those; without, it sees the caller's variables and, in an implementation, the instance's attributes. Reading an unknown value makes the result unknown. Rendered with minijinja: Jinja2's syntax and filters (`tojson` included) and Python's common string, list and dict methods (`.items()`, `.upper()`, `.format()`, …); `%` formatting is not supported. std's plugins are filters named `std.<plugin>`, as in the reference (`{{ name | std.upper }}`, `{{ hosts | std.key_sort(\"name\") }}`, `{{ none | std.timestamp }}`), except those that read files, passwords or the environment.",
     ),
     ("timestamp", "The time of the compile, in seconds since the Unix epoch."),
     ("type", "Fails, as in the reference: it is kept for models that name it but never call it."),
