@@ -10,18 +10,6 @@ use modelc_tests::pyenv::registry_env;
 use modelc_tests::{modelc, scratch_dir};
 use serde_json::Value;
 
-/// The registry's fs, exec and mitogen, and what their Python imports.
-const FS_EXEC: [&str; 8] = [
-    "inmanta-module-exec==2.1.1",
-    "inmanta-module-mitogen==0.2.5",
-    "mitogen==0.3.54",
-    "inmanta-module-ip==2.0.3",
-    "inmanta-module-net==1.1.3",
-    "netaddr==1.3.0",
-    "inmanta-module-fs==1.1.2",
-    "PyYAML==6.0.3",
-];
-
 /// id → the resource, without `requires` (which dependency managers add, not resource classes).
 fn fields_by_id(list: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
     let list: Vec<BTreeMap<String, Value>> = serde_json::from_str(list).unwrap();
@@ -39,7 +27,11 @@ fn fields_by_id(list: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
 /// field and value is the same.
 #[test]
 fn the_shapes_modelc_ships_for_fs_and_exec_are_what_their_python_gives() {
-    let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "exec-ip-fs", &FS_EXEC) else { return };
+    let Some(env) =
+        registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "exec-ip-fs", &modelc_tests::pyenv::EXEC_IP_FS)
+    else {
+        return;
+    };
     let python = env.join("bin/python").display().to_string();
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("differential");
     let scratch = scratch_dir("shapes-vs-python");

@@ -44,16 +44,7 @@ fn diagnostics(stdout: &str) -> Vec<serde_json::Value> {
 /// (inmanta-core 14.0.0 with the same packages).
 #[test]
 fn exec_ip_and_fs_plugins_from_the_registry_give_the_reference_values() {
-    let packages = [
-        "inmanta-module-exec==2.1.1",
-        "inmanta-module-mitogen==0.2.5",
-        "mitogen==0.3.54",
-        "inmanta-module-ip==2.0.3",
-        "inmanta-module-net==1.1.3",
-        "netaddr==1.3.0",
-        "inmanta-module-fs==1.1.2",
-        "PyYAML==6.0.3",
-    ];
+    let packages = modelc_tests::pyenv::EXEC_IP_FS;
     let Some(env) = registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "exec-ip-fs", &packages) else { return };
     let dir = scratch_dir("python-exec-ip");
     let model = r#"import exec
