@@ -103,3 +103,54 @@ fn public_modules_resources_match_the_reference_exporter() {
         }
     }
 }
+
+/// A module's resource class modelc cannot read (its `fields` is computed) shapes no resource:
+/// instances of its entity and of the entity's subtypes are reported (E0409, naming the class
+/// and the cause) and not exported, never given a shape the module did not declare. The
+/// module's other indexed entities are not resources either, as in the reference. No Python
+/// runs for this.
+#[test]
+fn an_unreadable_resource_class_exports_nothing_it_would_have_shaped() {
+    let dir = scratch_dir("unreadable-resource-class");
+    for (path, text) in [
+        ("project.yml", "name: p\nmodulepath: libs\n"),
+        (
+            "libs/conf/model/_init.cf",
+            "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\n\
+             entity Special extends Config:\nend\n\
+             entity Other extends std::Resource:\n    string name\nend\nindex Other(name)\n\
+             implement Config using std::none\nimplement Special using std::none\nimplement Other using std::none\n",
+        ),
+        (
+            "libs/conf/plugins/__init__.py",
+            "from inmanta.resources import PurgeableResource, resource\n\n\
+             @resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\n\
+             class Config(PurgeableResource):\n    fields = PurgeableResource.fields + (\"path\",)\n",
+        ),
+        (
+            "main.cf",
+            "import conf\nconf::Special(path=\"/a\", agent=\"local\")\nconf::Other(name=\"x\")\n\
+             import std::testing\nstd::testing::NullResource(name=\"kept\")\n",
+        ),
+    ] {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let out = modelc(&["--format", "json", "compile", "."], &dir);
+    let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["E0409"], "{diagnostics:?}");
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(message.contains("`conf::Special`") && message.contains("inmanta_plugins.conf.Config"), "{message}");
+    let listed = modelc(&["compile", ".", "--format", "reference"], &dir);
+    assert_eq!(listed.code, 1, "an error: nothing to list");
+    std::fs::write(
+        dir.join("main.cf"),
+        "import conf\nconf::Other(name=\"x\")\nimport std::testing\nstd::testing::NullResource(name=\"kept\")\n",
+    )
+    .unwrap();
+    let listed = modelc(&["compile", ".", "--format", "reference"], &dir);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let ids: Vec<String> = modelc_tests::exported_by_id(listed.stdout.trim_end()).into_keys().collect();
+    assert_eq!(ids, ["std::testing::NullResource[internal,name=kept],v=0"]);
+}

@@ -67,7 +67,7 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
                 Some(entity) => found.resources.push(ResourceSummary {
                     entity,
                     python: Some(PythonOrigin {
-                        module: String::new(),
+                        module: error.module,
                         class: error.class,
                         file: error.file,
                         line: error.line,

@@ -50,6 +50,8 @@ pub enum FieldSource {
 pub struct PyResourceError {
     /// The entity, when the decorator could be read.
     pub entity: Option<String>,
+    /// The module whose Python defines the class.
+    pub module: String,
     pub class: String,
     pub file: String,
     pub line: u32,
@@ -75,6 +77,9 @@ const CORE: &[(&str, &[&str], Option<&str>)] = &[
     ("ManagedResource", &["managed"], Some("Resource")),
 ];
 const CORE_MODULE: &str = "inmanta.resources";
+/// Positions in [`CORE`] of the classes the rules name.
+const RESOURCE: usize = 0;
+const MANAGED_RESOURCE: usize = 3;
 
 /// A class found by name: one of a module file's, or inmanta-core's.
 #[derive(Clone, Copy)]
@@ -93,6 +98,7 @@ pub fn resolve_resources(files: &[ReadFile<'_>]) -> Vec<Result<PyResource, PyRes
             let Some(decorator) = &class.decorator else { continue };
             let error = |entity: Option<String>, cause: String| PyResourceError {
                 entity,
+                module: file.module.to_owned(),
                 class: format!("{}.{}", file.dotted, class.name),
                 file: file.shown.to_owned(),
                 line: class.line,
@@ -113,7 +119,7 @@ pub fn resolve_resources(files: &[ReadFile<'_>]) -> Vec<Result<PyResource, PyRes
                     continue;
                 }
             };
-            if !hierarchy.iter().any(|c| matches!(c, ClassRef::Core(0))) {
+            if !hierarchy.iter().any(|c| matches!(c, ClassRef::Core(RESOURCE))) {
                 out.push(Err(error(entity, "it does not derive from inmanta.resources.Resource".to_owned())));
                 continue;
             }
@@ -283,7 +289,9 @@ fn source_of(field: &str, hierarchy: &[ClassRef<'_>]) -> FieldSource {
             ClassRef::Core(_) => match field {
                 "send_event" => return FieldSource::SendEvent,
                 "receive_events" => return FieldSource::ReceiveEvents,
-                "managed" if hierarchy.iter().any(|c| matches!(c, ClassRef::Core(3))) => return FieldSource::Managed,
+                "managed" if hierarchy.iter().any(|c| matches!(c, ClassRef::Core(MANAGED_RESOURCE))) => {
+                    return FieldSource::Managed;
+                }
                 _ => {}
             },
             ClassRef::Module(..) => {}

@@ -171,9 +171,9 @@ impl Refinery<'_> {
                 self.fates.push(Fate::Dropped);
                 continue;
             }
-            if let Some(cause) = &shape.unusable {
+            if let Some(origin) = &shape.unusable {
                 if unusable_reported.insert(node.entity) {
-                    self.report_unusable_class(instance, shape, cause);
+                    self.report_unusable_class(instance, &shape.entity_type, origin);
                 }
                 self.fates.push(Fate::Dropped);
                 continue;
@@ -395,18 +395,17 @@ impl Refinery<'_> {
             .map_or_else(String::new, |p| format!("`{}` ({}:{})", p.origin.class, p.origin.file, p.origin.line))
     }
 
-    fn report_unusable_class(&mut self, instance: InstanceId, shape: &shapes::ResourceShape, cause: &str) {
+    fn report_unusable_class(&mut self, instance: InstanceId, entity: &str, origin: &modelc_db::PythonOrigin) {
         let node = self.graph.get(instance);
         let d = Diagnostic::new(
             &codes::UNUSABLE_RESOURCE_CLASS,
             format!(
-                "resources of `{}` are not exported: its module's resource class {} cannot be used",
-                shape.entity_type,
-                Self::python_origin(shape)
+                "resources of `{entity}` are not exported: its module's resource class `{}` ({}:{}) cannot be used",
+                origin.class, origin.file, origin.line
             ),
         )
         .primary(node.file, node.span, "a resource of this type")
-        .note(cause.to_owned())
+        .note(origin.unusable.clone().unwrap_or_default())
         .help("write its `fields` as a literal tuple of names, and derive it from classes modelc can find");
         self.diagnostics.push(d);
     }

@@ -82,8 +82,9 @@ pub struct ResourceShape {
     pub receive_events: Option<usize>,
     /// The module's Python class, when it declares the shape.
     pub python: Option<PythonShape>,
-    /// Why the module's Python class cannot shape these resources: they are not exported.
-    pub unusable: Option<String>,
+    /// The module's Python class that declares these resources but cannot be used (its
+    /// `unusable` says why): they are not exported.
+    pub unusable: Option<modelc_db::PythonOrigin>,
 }
 
 /// What identifies a resource.
@@ -162,6 +163,11 @@ impl<'a> Shapes<'a> {
         }
         let declared = |def: &&modelc_sema::index::EntityDef| self.declarations.get(&def.fqn);
         let position = |name: &str| shape.attributes.iter().position(|a| a == name);
+        // A class declared for the entity or an ancestor that cannot be used: never a guessed shape.
+        let unusable = ancestry
+            .iter()
+            .find_map(|d| declared(d)?.python.as_ref().filter(|origin| origin.unusable.is_some()))
+            .cloned();
         let (type_at, entity_type, key) =
             match ancestry.iter().enumerate().find_map(|(at, d)| Some((at, d, declared(d)?.id.as_ref()?))) {
                 Some((at, def, id)) => {
@@ -173,7 +179,11 @@ impl<'a> Shapes<'a> {
                     };
                     (at, def.fqn.clone(), key)
                 }
-                None if self.python_modules.contains(entity.split("::").next().unwrap_or_default()) => return None,
+                None if unusable.is_none()
+                    && self.python_modules.contains(entity.split("::").next().unwrap_or_default()) =>
+                {
+                    return None;
+                }
                 None => {
                     let key = self
                         .find_first_index(entity)
@@ -193,7 +203,6 @@ impl<'a> Shapes<'a> {
         let mut fields: Vec<(std::sync::Arc<str>, Field)> = Vec::new();
         let declaring = ancestry.get(type_at).and_then(declared);
         let python = declaring.and_then(|d| Some((d.python.clone()?, d.entity.clone())));
-        let unusable = python.as_ref().and_then(|(origin, _)| origin.unusable.clone());
         let mut mapped: Vec<String> = Vec::new();
         // A Python class lists all its fields, inherited ones included.
         let contributing = if python.is_some() { &ancestry[type_at..=type_at] } else { &ancestry[type_at..] };

@@ -451,11 +451,15 @@ impl ModelIndex {
     }
 
     /// Whether instances of `entity`, a resource type, can be identified: an ancestor's resource
-    /// declaration names an `id`, or the entity has an index (own or inherited). Without either
-    /// they are not exported (W0403).
+    /// declaration names an `id` (a module's Python class always does; one modelc cannot read
+    /// is reported as such, E0409), or the entity has an index (own or inherited). Without
+    /// either they are not exported (W0403).
     pub fn resource_has_identity(&self, entity: &str) -> bool {
         self.is_incomplete(entity)
-            || self.ancestry(entity).iter().any(|d| self.resources.get(&d.fqn).is_some_and(|r| r.id.is_some()))
+            || self
+                .ancestry(entity)
+                .iter()
+                .any(|d| self.resources.get(&d.fqn).is_some_and(|r| r.id.is_some() || r.python.is_some()))
             || !self.indexes(entity).is_empty()
     }
 
