@@ -154,3 +154,37 @@ fn an_unreadable_resource_class_exports_nothing_it_would_have_shaped() {
     let ids: Vec<String> = modelc_tests::exported_by_id(listed.stdout.trim_end()).into_keys().collect();
     assert_eq!(ids, ["std::testing::NullResource[internal,name=kept],v=0"]);
 }
+
+/// What a std plugin warns while a mapper calls it is reported with the export's diagnostics
+/// (W0105), not lost.
+#[test]
+fn a_warning_of_a_std_plugin_a_mapper_calls_is_reported() {
+    if modelc_tests::python3("the mapper warning test").is_none() {
+        return;
+    }
+    let dir = scratch_dir("mapper-warning");
+    for (path, text) in [
+        ("project.yml", "name: p\nmodulepath: libs\n"),
+        (
+            "libs/conf/model/_init.cf",
+            "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\n\
+             implement Config using std::none\n",
+        ),
+        (
+            "libs/conf/plugins/__init__.py",
+            "import inmanta_plugins.std\nfrom inmanta.resources import PurgeableResource, resource\n\n\
+             @resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\n\
+             class Config(PurgeableResource):\n    fields = (\"path\", \"home\")\n\n    @staticmethod\n    \
+             def get_home(exporter, obj):\n        return inmanta_plugins.std.get_env(\"MODELC_UNSET_FOR_MAPPER\")\n",
+        ),
+        ("main.cf", "import conf\nconf::Config(path=\"/a\", agent=\"local\")\n"),
+    ] {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let out = modelc(&["--format", "json", "compile", "."], &dir);
+    let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["W0105"], "{diagnostics:?}");
+    assert!(diagnostics[0]["message"].as_str().unwrap().contains("MODELC_UNSET_FOR_MAPPER"), "{diagnostics:?}");
+}

@@ -83,6 +83,16 @@ pub enum FieldSourceSummary {
 }
 
 impl ResourceSummary {
+    /// Whether exporting these resources runs the module's Python: a usable class with a mapped
+    /// field or a mapped id.
+    pub fn runs_python(&self) -> bool {
+        self.python.as_ref().is_some_and(|origin| {
+            origin.unusable.is_none()
+                && (origin.id_mapped
+                    || self.fields.iter().flatten().any(|(_, source)| *source == FieldSourceSummary::Python))
+        })
+    }
+
     /// The declaration as the type table keeps it. Options with a value of the wrong form are
     /// left out (the check reports them).
     pub fn of(decl: &ResourceDecl) -> ResourceSummary {

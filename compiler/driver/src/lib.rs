@@ -200,11 +200,9 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
 /// The modules whose resource classes compute fields in Python.
 fn modules_with_mappers(resources: &[modelc_db::ResourceSummary]) -> Vec<String> {
     let mut modules: Vec<String> = Vec::new();
-    for declaration in resources {
+    for declaration in resources.iter().filter(|d| d.runs_python()) {
         let Some(origin) = &declaration.python else { continue };
-        let mapped = origin.id_mapped
-            || declaration.fields.iter().flatten().any(|(_, source)| *source == modelc_db::FieldSourceSummary::Python);
-        if mapped && origin.unusable.is_none() && !modules.contains(&origin.module) {
+        if !modules.contains(&origin.module) {
             modules.push(origin.module.clone());
         }
     }

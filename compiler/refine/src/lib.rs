@@ -61,8 +61,6 @@ pub struct Options {
     pub partial: bool,
 }
 
-pub use mappers::ExportContext;
-
 /// Refines an executed model into resources, grouped and validated. `foreign` runs the mappers
 /// of modules' Python resource classes.
 pub fn refine(
@@ -157,6 +155,9 @@ impl Refinery<'_> {
         let mut unusable_reported: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
         let mut failures_reported: rustc_hash::FxHashSet<usize> = rustc_hash::FxHashSet::default();
         self.add_uploaded_files(std::mem::take(&mut mapped.files));
+        for warning in std::mem::take(&mut mapped.warnings) {
+            self.diagnostics.push(Diagnostic::new(&codes::PLUGIN_WARNING, warning));
+        }
         self.fates = Vec::with_capacity(graph.instances.len());
         for i in 0..graph.instances.len() as u32 {
             let instance = InstanceId(i);
@@ -166,7 +167,7 @@ impl Refinery<'_> {
                 continue;
             };
             let values = graph.values(instance);
-            let exported = shape.export_if.iter().all(|at| matches!(values[*at], Value::Bool(true)));
+            let exported = shape.export_if_holds(values);
             if !exported {
                 self.fates.push(Fate::Dropped);
                 continue;
@@ -388,11 +389,9 @@ impl Refinery<'_> {
         }
     }
 
-    fn python_origin(shape: &shapes::ResourceShape) -> String {
-        shape
-            .python
-            .as_ref()
-            .map_or_else(String::new, |p| format!("`{}` ({}:{})", p.origin.class, p.origin.file, p.origin.line))
+    /// A module's resource class as messages name it: `` `inmanta_plugins.m.C` (file:line) ``.
+    fn class_named(origin: &modelc_db::PythonOrigin) -> String {
+        format!("`{}` ({}:{})", origin.class, origin.file, origin.line)
     }
 
     fn report_unusable_class(&mut self, instance: InstanceId, entity: &str, origin: &modelc_db::PythonOrigin) {
@@ -400,8 +399,8 @@ impl Refinery<'_> {
         let d = Diagnostic::new(
             &codes::UNUSABLE_RESOURCE_CLASS,
             format!(
-                "resources of `{entity}` are not exported: its module's resource class `{}` ({}:{}) cannot be used",
-                origin.class, origin.file, origin.line
+                "resources of `{entity}` are not exported: its module's resource class {} cannot be used",
+                Self::class_named(origin)
             ),
         )
         .primary(node.file, node.span, "a resource of this type")
@@ -441,8 +440,10 @@ impl Refinery<'_> {
                 self.describe(instance)
             ),
         )
-        .primary(node.file, node.span, "this resource")
-        .note(format!("the resource class is {}", Self::python_origin(shape)));
+        .primary(node.file, node.span, "this resource");
+        if let Some(python) = &shape.python {
+            d = d.note(format!("the resource class is {}", Self::class_named(&python.origin)));
+        }
         if !traceback.is_empty() {
             d = d.note(traceback.trim_end().to_owned());
         }

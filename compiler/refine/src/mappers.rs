@@ -8,11 +8,11 @@ use modelc_std_plugins::{AttributeError, ModuleDir, PluginContext};
 use modelc_value::{InstanceId, Value};
 
 /// The finished model, as mappers (and the std plugins they call) read it.
-pub struct ExportContext<'a> {
+pub(crate) struct ExportContext<'a> {
     pub program: &'a Program<'a>,
     pub graph: &'a InstanceGraph,
-    /// What they printed and warned, in order, for the caller to show.
-    pub printed: Vec<String>,
+    /// What std plugins the mappers called warned, in order: reported with the export's
+    /// diagnostics.
     pub warnings: Vec<String>,
 }
 
@@ -52,9 +52,8 @@ impl PluginContext for ExportContext<'_> {
         format!("{} {}", self.graph.entity_of(instance).fqn, instance.0)
     }
 
-    fn print(&mut self, line: &str) {
-        self.printed.push(line.to_owned());
-    }
+    /// An export prints nothing of its own: what a mapper prints is not shown.
+    fn print(&mut self, _line: &str) {}
 
     fn warn(&mut self, message: &str) {
         self.warnings.push(message.to_owned());
@@ -125,6 +124,8 @@ pub(crate) struct MappedInstances {
     pub failures: Vec<(String, MapFailure)>,
     /// Uploaded files by sha1: text, or `None` when it is not UTF-8.
     pub files: Vec<(String, Option<String>)>,
+    /// What std plugins the mappers called warned.
+    pub warnings: Vec<String>,
 }
 
 pub(crate) enum Outcome {
@@ -152,12 +153,12 @@ pub(crate) fn run_mappers(
             crate::shapes::Key::Mapped(name) => Some(name.clone()),
             _ => None,
         };
-        if shape.unusable.is_some() || (python.mapped.is_empty() && id.is_none()) {
+        if shape.unusable.is_some() || !python.runs {
             continue;
         }
         let instance = InstanceId(at as u32);
         let values = graph.values(instance);
-        if !shape.export_if.iter().all(|at| matches!(values[*at], Value::Bool(true))) {
+        if !shape.export_if_holds(values) {
             continue;
         }
         if crate::identity::agent(graph, instance, shape).is_err() {
@@ -169,7 +170,7 @@ pub(crate) fn run_mappers(
         batch.2.push((instance, graph.entity_of(instance).fqn.clone()));
     }
     let mut out = MappedInstances::default();
-    let mut context = ExportContext { program, graph, printed: Vec::new(), warnings: Vec::new() };
+    let mut context = ExportContext { program, graph, warnings: Vec::new() };
     for ((module, entity), (fields, id, items, reads)) in batches {
         let batch =
             MapBatch { module: &module, entity: &entity, fields: &fields, id: id.as_deref(), items, reads: &reads };
@@ -206,5 +207,6 @@ pub(crate) fn run_mappers(
             }
         }
     }
+    out.warnings = context.warnings;
     out
 }

@@ -15,7 +15,7 @@
 //!   format reserves are left out.
 //! * **export_if** conditions of every declaration in the ancestry must all hold.
 //! * A module's **Python class** (`@resource`) gives its fields in full; the ones its mappers
-//!   compute are `Field::Python`, run at export through [`crate::ResourceMappers`].
+//!   compute are `Field::Python`, run at export through `ForeignPlugins::map_resources`.
 //! * `send_event` and `receive_events` read as inmanta-core's mappers read them: a value that
 //!   is not a known boolean is `false` and `true`.
 
@@ -57,6 +57,8 @@ pub struct PythonShape {
     pub entity: String,
     /// The fields its mappers compute, in the order of `Field::Python`.
     pub mapped: Vec<String>,
+    /// Exporting runs the class's Python (`ResourceSummary::runs_python`).
+    pub runs: bool,
 }
 
 /// Where a resource's agent comes from: a string, or a path of attributes.
@@ -85,6 +87,13 @@ pub struct ResourceShape {
     /// The module's Python class that declares these resources but cannot be used (its
     /// `unusable` says why): they are not exported.
     pub unusable: Option<modelc_db::PythonOrigin>,
+}
+
+impl ResourceShape {
+    /// Whether an instance with these values is exported: every `export_if` attribute is true.
+    pub fn export_if_holds(&self, values: &[modelc_value::Value]) -> bool {
+        self.export_if.iter().all(|at| matches!(values[*at], modelc_value::Value::Bool(true)))
+    }
 }
 
 /// What identifies a resource.
@@ -155,13 +164,12 @@ impl<'a> Shapes<'a> {
         let index = self.program.index;
         let entity = shape.fqn.as_str();
         let ancestry = index.ancestry(entity);
+        let declared = |def: &&modelc_sema::index::EntityDef| self.declarations.get(&def.fqn);
         // A module's Python class makes its entity a resource, whatever it extends.
-        let python_declared =
-            ancestry.iter().any(|d| self.declarations.get(&d.fqn).is_some_and(|r| r.python.is_some()));
+        let python_declared = ancestry.iter().any(|d| declared(d).is_some_and(|r| r.python.is_some()));
         if !index.is_subtype(entity, RESOURCE_ROOT) && !python_declared {
             return None;
         }
-        let declared = |def: &&modelc_sema::index::EntityDef| self.declarations.get(&def.fqn);
         let position = |name: &str| shape.attributes.iter().position(|a| a == name);
         // A class declared for the entity or an ancestor that cannot be used: never a guessed shape.
         let unusable = ancestry
@@ -202,7 +210,7 @@ impl<'a> Shapes<'a> {
         // fields only: the fields come from the type and its ancestors.
         let mut fields: Vec<(std::sync::Arc<str>, Field)> = Vec::new();
         let declaring = ancestry.get(type_at).and_then(declared);
-        let python = declaring.and_then(|d| Some((d.python.clone()?, d.entity.clone())));
+        let python = declaring.and_then(|d| Some((d.python.clone()?, d.entity.clone(), d.runs_python())));
         let mut mapped: Vec<String> = Vec::new();
         // A Python class lists all its fields, inherited ones included.
         let contributing = if python.is_some() { &ancestry[type_at..=type_at] } else { &ancestry[type_at..] };
@@ -261,7 +269,7 @@ impl<'a> Shapes<'a> {
             requires: position("requires"),
             send_event: position("send_event"),
             receive_events: position("receive_events"),
-            python: python.map(|(origin, entity)| PythonShape { origin, entity, mapped }),
+            python: python.map(|(origin, entity, runs)| PythonShape { origin, entity, mapped, runs }),
             unusable,
         })
     }
