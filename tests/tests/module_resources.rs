@@ -188,3 +188,62 @@ fn a_warning_of_a_std_plugin_a_mapper_calls_is_reported() {
     assert_eq!(codes, ["W0105"], "{diagnostics:?}");
     assert!(diagnostics[0]["message"].as_str().unwrap().contains("MODELC_UNSET_FOR_MAPPER"), "{diagnostics:?}");
 }
+
+/// What crosses the plugin host's batch protocol comes back intact: text beyond ASCII (an
+/// accent, an emoji), dicts and lists, an instance read through an optional relation that is
+/// set on one resource and empty on another, an unknown attribute; and a mapper's error whose
+/// message is not text (a lone surrogate) fails that resource alone, with a readable message.
+#[test]
+fn values_of_every_kind_cross_the_batch_protocol_intact() {
+    if modelc_tests::python3("the batch protocol test").is_none() {
+        return;
+    }
+    let dir = scratch_dir("batch-protocol");
+    let model = "entity Thing extends std::PurgeableResource:\n    string name\n    string label = \"é 😀\"\n    \
+                 dict tags = {}\n    list items = []\nend\nThing.host [1] -- std::Host\nThing.other [0:1] -- std::Host\n\
+                 implement Thing using std::none\n";
+    let plugins = "from inmanta.resources import PurgeableResource, resource\n\n\n\
+                   @resource(\"e::Thing\", agent=\"host.name\", id_attribute=\"name\")\n\
+                   class Thing(PurgeableResource):\n    fields = (\"name\", \"text\", \"shape\", \"other_name\")\n\n    \
+                   @staticmethod\n    def get_text(exporter, obj):\n        \
+                   if obj.name == \"bad\":\n            raise ValueError(\"not text: \\udc80\")\n        \
+                   return obj.label + \" ✓\"\n\n    \
+                   @staticmethod\n    def get_shape(exporter, obj):\n        return [obj.tags, obj.items]\n\n    \
+                   @staticmethod\n    def get_other_name(exporter, obj):\n        try:\n            \
+                   return obj.other.name\n        except Exception as error:\n            return type(error).__name__\n";
+    let main = "import e\nh = std::Host(name=\"web1\", os=std::linux)\n\
+                e::Thing(host=h, name=\"t1\", tags={\"a\": 1, \"é\": [1.5, true, null]}, items=[h.name, 3])\n\
+                e::Thing(host=h, name=\"t2\", other=h, label=\"\")\n\
+                e::Thing(host=h, name=\"t3\", label=std::environment_server())\n";
+    for (path, text) in [
+        ("project.yml", "name: p\nmodulepath: libs\n"),
+        ("libs/e/model/_init.cf", model),
+        ("libs/e/plugins/__init__.py", plugins),
+        ("main.cf", main),
+    ] {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let out = modelc(&["-q", "compile", ".", "-o", "ir.json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ir: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("ir.json")).unwrap()).unwrap();
+    let fields = |id: &str| {
+        let resource = ir["resources"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap();
+        let attributes = &resource["attributes"];
+        [&attributes["text"], &attributes["shape"], &attributes["other_name"]].map(Value::to_string).join(" ")
+    };
+    assert_eq!(
+        fields("e::Thing[web1,name=t1]"),
+        r#""é 😀 ✓" [{"a":1,"é":[1.5,true,null]},["web1",3]] "OptionalValueException""#
+    );
+    assert_eq!(fields("e::Thing[web1,name=t2]"), r#"" ✓" [{},[]] "web1""#);
+    // An unknown read by the mapper makes its field unknown, as in the reference.
+    assert_eq!(fields("e::Thing[web1,name=t3]"), r#""<<undefined>>" [{},[]] "OptionalValueException""#);
+
+    std::fs::write(dir.join("main.cf"), format!("{main}e::Thing(host=h, name=\"bad\")\n")).unwrap();
+    let out = modelc(&["--format", "json", "compile", "."], &dir);
+    let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["code"], "E0410");
+    assert!(diagnostics[0]["message"].as_str().unwrap().contains("ValueError: not text: ?"), "{diagnostics:?}");
+}

@@ -51,8 +51,8 @@ pub struct MapBatch<'a> {
     pub fields: &'a [String],
     /// The id attribute, when a mapper computes it too (mapped on its own, as the reference does).
     pub id: Option<&'a str>,
-    /// Each instance, with its entity's name.
-    pub items: Vec<(InstanceId, String)>,
+    /// The instances, of the entity or its subtypes.
+    pub items: Vec<InstanceId>,
     /// The attributes of the instances the mappers read, as far as their source shows: sent
     /// with them. Empty when the source shows none.
     pub reads: &'a [String],

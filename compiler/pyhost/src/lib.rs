@@ -17,6 +17,7 @@
 )]
 
 mod codec;
+mod map;
 mod process;
 mod shim;
 
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use modelc_exec::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure, Mapped};
+use modelc_exec::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure};
 use modelc_pyplugins::{ModulePython, PythonEnv};
 use modelc_std_plugins::{AttributeError, PluginContext, PluginError};
 use modelc_stdlib::PluginSignature;
@@ -194,11 +195,7 @@ fn host_error(message: impl Into<String>) -> ForeignError {
 impl PythonHost {
     /// Sends `request` to the interpreter (started on first need) and answers its questions
     /// until it gives its final message. A host that stopped fails this and every later request.
-    fn exchange(
-        &self,
-        request: &serde_json::Value,
-        context: &mut dyn PluginContext,
-    ) -> Result<serde_json::Value, String> {
+    fn exchange(&self, request: &[u8], context: &mut dyn PluginContext) -> Result<Vec<u8>, String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if matches!(*state, State::NotStarted) {
             *state = match self.spawn() {
@@ -269,7 +266,9 @@ impl ForeignPlugins for PythonHost {
             "args": positional.iter().map(|v| codec::encode(v, context)).collect::<Vec<_>>(),
             "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
         });
-        let message = self.exchange(&request, context).map_err(host_error)?;
+        let line = self.exchange(&process::line(&request), context).map_err(host_error)?;
+        let message: serde_json::Value = serde_json::from_slice(&line)
+            .map_err(|why| host_error(format!("the plugin host's answer could not be read: {why}")))?;
         let text = |key: &str| message.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
         if let Some(result) = message.get("result") {
             return codec::decode(result).map_err(|why| host_error(format!("its result could not be read: {why}")));
@@ -338,85 +337,40 @@ impl PythonHost {
     fn map_part(
         &self,
         batch: &MapBatch<'_>,
-        items: &[(InstanceId, String)],
+        items: &[InstanceId],
         send: &[String],
         context: &mut dyn PluginContext,
         answer: &mut MapAnswer,
     ) -> Result<Vec<String>, MapFailure> {
-        let known: Vec<serde_json::Value> = items
-            .iter()
-            .map(|(instance, _)| {
-                // Values only: a read that gives none is asked when the mapper makes it.
-                let mut values = serde_json::Map::with_capacity(send.len());
-                for name in send {
-                    if let Ok(value) = context.attribute(*instance, name) {
-                        values.insert(name.clone(), codec::encode(&value, context));
-                    }
-                }
-                json!([instance.0, values])
-            })
-            .collect();
-        let request = json!({
-            "op": "map",
-            "module": batch.module,
-            "entity": batch.entity,
-            "fields": batch.fields,
-            "id": batch.id,
-            "items": items.iter().map(|(i, t)| json!([i.0, t])).collect::<Vec<_>>(),
-            "known": known,
-            "reads": send.is_empty() && batch.reads.is_empty(),
-        });
-        let failure = |message: String| MapFailure { message, detail: None };
-        let message = self.exchange(&request, context).map_err(failure)?;
-        let Some(mapped) = message.get("mapped").and_then(|v| v.as_array()) else {
-            let text = message.get("failed").and_then(|v| v.as_str()).unwrap_or("the plugin host did not answer");
-            let detail = message.get("detail").and_then(|v| v.as_str()).map(str::to_owned);
-            return Err(MapFailure { message: text.to_owned(), detail });
-        };
-        for item in mapped {
-            answer.mapped.push(mapped_item(item).map_err(failure)?);
-        }
-        if let Some(files) = message.get("files").and_then(|v| v.as_object()) {
-            answer.files.extend(files.iter().map(|(hash, text)| (hash.clone(), text.as_str().map(str::to_owned))));
-        }
-        let reads = message.get("reads").and_then(|v| v.as_array());
-        Ok(reads.into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        let ask_reads = send.is_empty() && batch.reads.is_empty();
+        let request = map::request(batch, items, send, ask_reads, context);
+        let line = self.exchange(&request, context).map_err(|message| MapFailure { message, detail: None })?;
+        let (reply, mapped) =
+            map::Reply::read(&line, batch.id.is_some()).map_err(|(message, detail)| MapFailure { message, detail })?;
+        answer.mapped.extend(mapped);
+        answer.files.extend(reply.files);
+        Ok(reply.reads)
     }
-}
-
-/// One instance's answer from the host's `map`.
-fn mapped_item(item: &serde_json::Value) -> Result<Mapped, String> {
-    if let Some(values) = item.get("v").and_then(|v| v.as_array()) {
-        let values = values.iter().map(codec::decode).collect::<Result<Vec<_>, _>>()?;
-        let id = item.get("id").and_then(|v| v.as_str()).map(str::to_owned);
-        return Ok(Mapped::Values { id, values });
-    }
-    if item.get("ignored").is_some() {
-        return Ok(Mapped::Ignored);
-    }
-    if item.get("unknown_id").is_some() {
-        return Ok(Mapped::UnknownId);
-    }
-    let raised = item.get("raised").ok_or_else(|| format!("the plugin host answered {item}"))?;
-    let text = |key: &str| raised.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-    Ok(Mapped::Raised {
-        field: raised.get("field").and_then(|v| v.as_str()).map(str::to_owned),
-        kind: text("kind"),
-        message: text("message"),
-        traceback: text("traceback"),
-    })
 }
 
 /// One request: sent, then the host's questions answered until it gives its final message.
 fn converse(
     process: &mut Process,
-    request: &serde_json::Value,
+    request: &[u8],
     deadline: Instant,
     context: &mut dyn PluginContext,
-) -> Result<serde_json::Value, Silence> {
-    process.send(request, deadline)?;
+) -> Result<Vec<u8>, Silence> {
+    process.send_line(request, deadline)?;
     loop {
-        let message = process.receive(deadline)?;
+        let line = process.receive_line(deadline)?;
+        let garbled = || Silence::Garbled(String::from_utf8_lossy(&line).into_owned());
+        // The final message is returned unparsed (a batch's answer is read into its own types);
+        // a question is small.
+        let peek: Peek = serde_json::from_slice(&line).map_err(|_| garbled())?;
+        if peek.op.is_none() {
+            return Ok(line);
+        }
+        let message: serde_json::Value = serde_json::from_slice(&line).map_err(|_| garbled())?;
         let answer = match message.get("op").and_then(|v| v.as_str()) {
             Some("get") => read_attribute(&message, context),
             Some("std") => call_std(&message, context),
@@ -427,11 +381,17 @@ fn converse(
                     None => json!({ "error": format!("there is no entity {entity}") }),
                 }
             }
-            Some(_) => json!({ "error": format!("modelc does not understand {message}") }),
-            None => return Ok(message),
+            _ => json!({ "error": format!("modelc does not understand {message}") }),
         };
         process.send(&answer, deadline)?;
     }
+}
+
+/// What tells the host's question from its final message.
+#[derive(serde::Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow)]
+    op: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// An attribute a plugin reads of an instance.

@@ -64,11 +64,14 @@ impl Process {
 
     /// Writes one message; an interpreter that does not read it by `deadline` is as silent as
     /// one that does not answer.
-    pub(crate) fn send(&mut self, message: &serde_json::Value, deadline: Instant) -> Result<(), Silence> {
-        let mut line = message.to_string();
-        line.push('\n');
+    pub(crate) fn send(&mut self, message: &impl serde::Serialize, deadline: Instant) -> Result<(), Silence> {
+        self.send_line(&line(message), deadline)
+    }
+
+    /// Writes one message already serialized by [`line`].
+    pub(crate) fn send_line(&mut self, line: &[u8], deadline: Instant) -> Result<(), Silence> {
         let Some(stdin) = self.stdin.as_mut() else { return Err(Silence::Closed) };
-        let mut rest = line.as_bytes();
+        let mut rest = line;
         while !rest.is_empty() {
             match stdin.write(rest) {
                 Ok(0) => return Err(Silence::Closed),
@@ -86,16 +89,22 @@ impl Process {
     /// The next message, or why none came before `deadline`. A line that is not JSON is
     /// the interpreter failing before the host ran: treated as the interpreter stopping.
     pub(crate) fn receive(&mut self, deadline: Instant) -> Result<serde_json::Value, Silence> {
-        let mut chunk = [0u8; 16 * 1024];
+        let line = self.receive_line(deadline)?;
+        serde_json::from_slice(&line).map_err(|_| Silence::Garbled(String::from_utf8_lossy(&line).into_owned()))
+    }
+
+    /// The next message's line (without its newline), not parsed yet: a large answer is read
+    /// into its own types.
+    pub(crate) fn receive_line(&mut self, deadline: Instant) -> Result<Vec<u8>, Silence> {
+        let mut chunk = [0u8; 64 * 1024];
         let mut spin_until = Instant::now() + SPIN;
         loop {
             if let Some(found) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') {
                 let end = self.scanned + found;
-                let message = serde_json::from_slice(&self.buffer[..end])
-                    .map_err(|_| Silence::Garbled(String::from_utf8_lossy(&self.buffer[..end]).into_owned()));
-                self.buffer.drain(..=end);
+                let mut line: Vec<u8> = self.buffer.drain(..=end).collect();
+                line.pop();
                 self.scanned = 0;
-                return message;
+                return Ok(line);
             }
             self.scanned = self.buffer.len();
             match self.stdout.read(&mut chunk) {
@@ -155,6 +164,14 @@ impl Drop for Process {
         }
         self.kill();
     }
+}
+
+/// One message as a line of the protocol: JSON and its newline.
+pub(crate) fn line(message: &impl serde::Serialize) -> Vec<u8> {
+    // Serializing can not fail: every message's map keys are strings.
+    let mut line = serde_json::to_vec(message).unwrap_or_default();
+    line.push(b'\n');
+    line
 }
 
 /// Sleeps until `fd` is ready for `events`, or fails at `deadline`.

@@ -135,7 +135,7 @@ pub(crate) enum Outcome {
 }
 
 /// A batch being gathered: the mapped fields, the mapped id attribute, the instances.
-type PendingBatch = (Vec<String>, Option<String>, Vec<(InstanceId, String)>, Vec<String>);
+type PendingBatch = (Vec<String>, Option<String>, Vec<InstanceId>, Vec<String>);
 
 /// Runs the mappers of every resource type that has mapped fields, one batch per type, for the
 /// instances that would be exported (their `export_if` holds and their agent is known).
@@ -167,7 +167,7 @@ pub(crate) fn run_mappers(
         let key = (python.origin.module.clone(), python.entity.clone());
         let batch =
             batches.entry(key).or_insert_with(|| (python.mapped.clone(), id, Vec::new(), python.origin.reads.clone()));
-        batch.2.push((instance, graph.entity_of(instance).fqn.clone()));
+        batch.2.push(instance);
     }
     let mut out = MappedInstances::default();
     let mut context = ExportContext { program, graph, warnings: Vec::new() };
@@ -186,7 +186,7 @@ pub(crate) fn run_mappers(
         };
         match answer {
             Ok(answer) if answer.mapped.len() == batch.items.len() => {
-                for ((instance, _), mapped) in batch.items.iter().zip(answer.mapped) {
+                for (instance, mapped) in batch.items.iter().zip(answer.mapped) {
                     out.outcomes.insert(*instance, Outcome::Mapped(mapped));
                 }
                 out.files.extend(answer.files);
@@ -195,13 +195,13 @@ pub(crate) fn run_mappers(
                 let message =
                     format!("the plugin host answered {} of {} resources", answer.mapped.len(), batch.items.len());
                 out.failures.push((entity.clone(), MapFailure { message, detail: None }));
-                for (instance, _) in &batch.items {
+                for instance in &batch.items {
                     out.outcomes.insert(*instance, Outcome::BatchFailed(out.failures.len() - 1));
                 }
             }
             Err(failure) => {
                 out.failures.push((entity.clone(), failure));
-                for (instance, _) in &batch.items {
+                for instance in &batch.items {
                     out.outcomes.insert(*instance, Outcome::BatchFailed(out.failures.len() - 1));
                 }
             }

@@ -1,13 +1,19 @@
 """inmanta.plugins: `@plugin`, `Context`, `PluginException`, and the runtime that calls plugins
 for modelc and converts values both ways."""
 
-import inspect
 import os
-import traceback
+import sys
 
 from inmanta._inert import UnsupportedApi, is_stand_in, stand_in
 from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
-from inmanta.execute.proxy import InstanceProxy, Named, UnknownException, new_proxy
+from inmanta.execute.proxy import (
+    FinalInstanceProxy,
+    InstanceProxy,
+    Named,
+    UnknownException,
+    new_final_proxy,
+    new_proxy,
+)
 from inmanta.execute.util import NoneValue, Unknown
 
 
@@ -43,17 +49,26 @@ def _namespace(module_name):
 
 def _context_parameter(function):
     """The parameter that takes the `Context`: (its name, its position)."""
+    annotations = getattr(function, "__annotations__", None)
+    if isinstance(annotations, dict) and not any(_is_context(a) for a in annotations.values()):
+        # Most plugins take none: `inspect` is imported only for those that may.
+        return None
+    import inspect
+
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
         return None
     for position, parameter in enumerate(parameters):
-        annotation = parameter.annotation
-        # A string under `from __future__ import annotations`: `Context`, `plugins.Context`.
-        if annotation is Context or (isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == "Context"):
+        if _is_context(parameter.annotation):
             positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
             return (parameter.name, position if positional else None)
     return None
+
+
+def _is_context(annotation):
+    # A string under `from __future__ import annotations`: `Context`, `plugins.Context`.
+    return annotation is Context or (isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] == "Context")
 
 
 def plugin(function=None, commands=None, emits_statements=False, allow_unknown=False, name=None):
@@ -196,6 +211,10 @@ class _Runtime:
                 importlib.import_module("inmanta_plugins." + module)
                 for sub in self.modules.get(module, {}).get("submodules", []):
                     importlib.import_module("inmanta_plugins." + sub)
+                if "inmanta.resources" in sys.modules:
+                    # Its resources will be mapped: what the exporter needs is imported now,
+                    # while modelc is still checking the model.
+                    importlib.import_module("inmanta.export")
                 self.loaded[module] = None
             except BaseException as error:
                 message = "the Python of module %s did not load: %s" % (module, _describe(error))
@@ -260,16 +279,13 @@ class _Runtime:
         self.uploaded = {}
         self.final = {}
         self.proxies = {}
-        # Each instance's own attributes come with the batch: most mappers read only those.
-        for instance, attributes in message.get("known", []):
-            self.final[instance] = attributes
         # Which attributes of the instances themselves the mappers read, when modelc asks: it
         # sends those with the next batch.
-        self.items = {instance for instance, _ in message["items"]} if message.get("reads") else None
+        self.items = {item[0] for item in message["items"]} if message.get("reads") else None
         self.read_names = set()
         try:
             answer = self._map(message, cls, entity)
-            if self.items is not None and "mapped" in answer:
+            if self.items is not None and "values" in answer:
                 answer["reads"] = sorted(self.read_names)
             return answer
         finally:
@@ -278,52 +294,110 @@ class _Runtime:
             self.proxies = None
 
     def _map(self, message, cls, entity):
+        """The batch's outcomes: `values`, per item, the mapped fields' values (after the id's,
+        when the id is mapped), or `null` for an item whose outcome is in `outcomes` instead
+        (`[item, {"ignored" | "unknown_id" | "raised": …}]`). The loop is the hot path of an
+        export: a field whose mapper is the attribute, a value that needs no conversion and an
+        instance read before are handled in line."""
         from inmanta.export import Exporter
-        from inmanta.resources import IgnoreResourceException
+        from inmanta.resources import IgnoreResourceException, Resource
 
         exporter = Exporter(self)
+        # A class that keeps the reference's `map_field` is run without a call per field.
+        custom = getattr(cls.map_field, "__func__", None) is not Resource.map_field.__func__
         fields = [(field, cls._mapper(field)) for field in message["fields"]]
         id_field = message.get("id")
         id_mapper = cls._mapper(id_field) if id_field is not None else None
-        encode = self.encode
-        results = []
-        for instance, entity_type in message["items"]:
-            model_object = new_proxy(self, instance, entity_type)
+        types = message["types"]
+        # Each item is [instance, its entity in types, the value of each attribute in send]:
+        # most mappers read only those, and find them in the proxy's own dict. How a column is
+        # written (`columns`: plain, instance or tagged) tells what an item's value needs.
+        send = message["send"]
+        if any(hasattr(FinalInstanceProxy, name) for name in send):
+            # Names the proxy's class defines are dropped (the class's own wins).
+            send = [None if hasattr(FinalInstanceProxy, name) else name for name in send]
+        proxies = self.proxies
+        for instance, entity_type in message["instances"]:
+            proxies[instance] = new_final_proxy(self, instance, entity_type, {})
+        columns = message["columns"]
+        instance_columns = [name for name, kind in zip(send, columns) if kind == "instance" and name is not None]
+        tagged_columns = [name for name, kind in zip(send, columns) if kind == "tagged" and name is not None]
+        dropped = None in send
+        final = self.final
+        values_out = []
+        outcomes = []
+        for item in message["items"]:
+            instance = item[0]
+            attributes = dict(zip(send, item[2:]))
+            for name in instance_columns:
+                attributes[name] = proxies[attributes[name]]
+            for name in tagged_columns:
+                raw = attributes[name]
+                if raw.__class__ in _SCALARS:
+                    continue
+                del attributes[name]
+                if raw.__class__ is dict and "$m" in raw:
+                    # Asked when read (and told why it has no value).
+                    continue
+                value = self.decode(raw)
+                if isinstance(value, Unknown):
+                    # Where a read finds it, and raises.
+                    final.setdefault(instance, {})[name] = _Decoded(value)
+                else:
+                    attributes[name] = value
+            if dropped:
+                del attributes[None]
+            model_object = proxies.get(instance)
+            if model_object is None:
+                model_object = proxies[instance] = new_final_proxy(self, instance, types[item[1]], attributes)
+            else:
+                # Made earlier, as what another item's relation holds.
+                model_object.__dict__.update(attributes)
             field = id_field
             try:
-                out = {}
+                out = []
                 if id_field is not None:
                     # As the reference: the id is mapped on its own, without the exporter.
                     value = cls.map_field(None, entity, id_field, model_object, id_mapper)
                     if isinstance(value, Unknown):
-                        results.append({"unknown_id": 1})
+                        outcomes.append([len(values_out), {"unknown_id": 1}])
+                        values_out.append(None)
                         continue
-                    out["id"] = str(value)
-                values = []
+                    out.append(str(value))
                 for field, mapper in fields:
-                    value = cls.map_field(exporter, entity, field, model_object, mapper)
-                    values.append(encode(value, entity, "its mapper returned"))
-                out["v"] = values
-                results.append(out)
+                    if custom:
+                        value = cls.map_field(exporter, entity, field, model_object, mapper)
+                    else:
+                        try:
+                            value = getattr(model_object, field) if mapper is None else mapper(exporter, model_object)
+                        except UnknownException as unknown:
+                            value = unknown.unknown
+                    if value.__class__ is not str or not value.isascii():
+                        value = self.encode(value, entity, "its mapper returned")
+                    out.append(value)
+                values_out.append(out)
+                continue
             except _Suspend:
                 return {"wait": 1}
             except IgnoreResourceException:
-                results.append({"ignored": 1})
+                outcome = {"ignored": 1}
             except _Unconvertible as error:
-                results.append({"raised": {"field": field, "kind": "TypeError", "message": str(error),
-                                           "traceback": "", "explicit": False}})
+                outcome = {"raised": {"field": field, "kind": "TypeError", "message": str(error),
+                                      "traceback": "", "explicit": False}}
             except BaseException as error:
                 explicit = isinstance(error, PluginException)
                 text = str(getattr(error, "message", error)) if explicit else str(error)
-                results.append({"raised": {"field": field, "kind": type(error).__name__, "message": text,
-                                           "traceback": _traceback(error), "explicit": explicit}})
+                outcome = {"raised": {"field": field, "kind": type(error).__name__, "message": text,
+                                      "traceback": _traceback(error), "explicit": explicit}}
+            outcomes.append([len(values_out), outcome])
+            values_out.append(None)
         files = {}
         for digest, data in self.uploaded.items():
             try:
                 files[digest] = data.decode("utf-8")
             except UnicodeDecodeError:
                 files[digest] = None
-        return {"mapped": results, "files": files}
+        return {"values": values_out, "outcomes": outcomes, "files": files}
 
     def decode(self, value):
         if value.__class__ in _SCALARS:
@@ -336,10 +410,10 @@ class _Runtime:
                 proxies = self.proxies
                 if proxies is None:
                     return new_proxy(self, instance, value["t"])
-                # While mapping, one proxy per instance.
+                # While mapping, one proxy per instance, which keeps what is read of it.
                 proxy = proxies.get(instance)
                 if proxy is None:
-                    proxy = proxies[instance] = new_proxy(self, instance, value["t"])
+                    proxy = proxies[instance] = new_final_proxy(self, instance, value["t"], {})
                 return proxy
             if "$u" in value:
                 return Unknown(None)
@@ -453,6 +527,8 @@ class _Runtime:
 def _traceback(error):
     """Python's traceback without modelc's and importlib's own frames: the module's code only,
     most recent call last."""
+    import traceback
+
     frames = [
         frame
         for frame in traceback.extract_tb(error.__traceback__)
