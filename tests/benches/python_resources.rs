@@ -4,7 +4,8 @@
 //! no Python. The project runs its plugins in its own virtual environment (`python: .venv` in
 //! project.yml, as the README sets projects up), made here with `python3 -m venv`: an interpreter
 //! found through a version manager's shim (pyenv) starts several times slower. Needs `python3`
-//! on PATH. Run with
+//! on PATH; how that interpreter was built matters: one without PGO and LTO (pyenv's default)
+//! runs the mappers about twice as slowly as a distribution's. Run with
 //! `cargo bench -p modelc-tests --bench python_resources`.
 //!
 //! Target (issue 31): the Python-mapped compile costs at most 3 times the NullResource one.
@@ -73,17 +74,16 @@ fn main() {
     }
     let made = std::process::Command::new(&system_python).args(["-m", "venv"]).arg(python.join(".venv")).status();
     assert!(made.is_ok_and(|s| s.success()), "python3 -m venv failed");
-    let best = |cwd: &std::path::Path, target: &str| {
+    // The two compiles take turns, so that both see the machine as it is during the run.
+    let run = |cwd: &std::path::Path, target: &str| {
         let ir = cwd.join("ir.json");
-        (0..RUNS)
-            .map(|_| {
-                modelc_tests::process::timed(&binary, cwd, &["-q", "compile", target, "-o", ir.to_str().unwrap()])
-                    .seconds
-            })
-            .fold(f64::INFINITY, f64::min)
+        modelc_tests::process::timed(&binary, cwd, &["-q", "compile", target, "-o", ir.to_str().unwrap()]).seconds
     };
-    let with_python = best(&python, ".");
-    let without = best(&null, "main.cf");
+    let (mut with_python, mut without) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..RUNS {
+        with_python = with_python.min(run(&python, "."));
+        without = without.min(run(&null, "main.cf"));
+    }
     println!("{RESOURCES} resources, compile -o, best of {RUNS} processes");
     println!("{:<46} {:>8.3} s", "std::testing::NullResource", without);
     println!("{:<46} {:>8.3} s", "a module resource with three Python mappers", with_python);

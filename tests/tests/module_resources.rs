@@ -247,3 +247,55 @@ fn values_of_every_kind_cross_the_batch_protocol_intact() {
     assert_eq!(diagnostics[0]["code"], "E0410");
     assert!(diagnostics[0]["message"].as_str().unwrap().contains("ValueError: not text: ?"), "{diagnostics:?}");
 }
+
+/// A batch larger than one part of the host's answer (1,000 resources): the outcomes of the
+/// resources a mapper ignores or fails are those resources', wherever they fall in the parts.
+#[test]
+fn outcomes_of_a_large_batch_belong_to_their_resources() {
+    if modelc_tests::python3("the large batch test").is_none() {
+        return;
+    }
+    let dir = scratch_dir("large-batch");
+    let plugins = "from inmanta.resources import IgnoreResourceException, PurgeableResource, resource\n\n\n\
+                   @resource(\"n::Item\", agent=\"agent\", id_attribute=\"key\")\n\
+                   class Item(PurgeableResource):\n    fields = (\"key\", \"double\")\n\n    \
+                   @staticmethod\n    def get_double(exporter, obj):\n        \
+                   if obj.number % 7 == 0:\n            raise IgnoreResourceException()\n        \
+                   if obj.number % 11 == 0:\n            raise ValueError(\"eleven\")\n        \
+                   return obj.number * 2\n";
+    for (path, text) in [
+        ("project.yml", "name: p\nmodulepath: libs\n"),
+        (
+            "libs/n/model/_init.cf",
+            "entity Item extends std::PurgeableResource:\n    int number\n    string key\n    string agent = \"a\"\nend\n\
+             implement Item using std::none\n",
+        ),
+        ("libs/n/plugins/__init__.py", plugins),
+        ("main.cf", "import n\nfor i in std::sequence(2500, start=1):\n    n::Item(number=i, key=\"k{{i}}\")\nend\n"),
+    ] {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let out = modelc(&["--format", "json", "compile", "."], &dir);
+    let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    // One diagnostic per failed resource: numbers divisible by 11 and not by 7.
+    let failed: Vec<i64> = (1..=2500).filter(|n| n % 11 == 0 && n % 7 != 0).collect();
+    assert_eq!(diagnostics.len(), failed.len(), "{:?}", &diagnostics[..3]);
+    assert!(diagnostics.iter().all(|d| d["code"] == "E0410"));
+
+    // Without the failing resources, every other is exported with its own value.
+    let plugins = plugins.replace("raise ValueError(\"eleven\")", "return 0");
+    std::fs::write(dir.join("libs/n/plugins/__init__.py"), plugins).unwrap();
+    let out = modelc(&["-q", "compile", ".", "-o", "ir.json"], &dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ir: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("ir.json")).unwrap()).unwrap();
+    let exported: BTreeMap<String, i64> = ir["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["attributes"]["key"].as_str().unwrap().to_owned(), r["attributes"]["double"].as_i64().unwrap()))
+        .collect();
+    let expected: BTreeMap<String, i64> =
+        (1..=2500).filter(|n| n % 7 != 0).map(|n| (format!("k{n}"), if n % 11 == 0 { 0 } else { n * 2 })).collect();
+    assert_eq!(exported, expected);
+}

@@ -194,8 +194,14 @@ fn host_error(message: impl Into<String>) -> ForeignError {
 
 impl PythonHost {
     /// Sends `request` to the interpreter (started on first need) and answers its questions
-    /// until it gives its final message. A host that stopped fails this and every later request.
-    fn exchange(&self, request: &[u8], context: &mut dyn PluginContext) -> Result<Vec<u8>, String> {
+    /// until it gives its final message; the parts of the answer it sends ahead go to `parts`.
+    /// A host that stopped fails this and every later request.
+    fn exchange(
+        &self,
+        request: &[u8],
+        context: &mut dyn PluginContext,
+        parts: &mut dyn FnMut(&[u8]),
+    ) -> Result<Vec<u8>, String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if matches!(*state, State::NotStarted) {
             *state = match self.spawn() {
@@ -227,7 +233,7 @@ impl PythonHost {
             State::NotStarted | State::Starting(..) => return Err("the interpreter did not start".to_owned()),
         };
         let deadline = Instant::now() + self.timeout;
-        let silence = match converse(process, request, deadline, context) {
+        let silence = match converse(process, request, deadline, context, parts) {
             Ok(answer) => return Ok(answer),
             Err(silence) => silence,
         };
@@ -266,7 +272,8 @@ impl ForeignPlugins for PythonHost {
             "args": positional.iter().map(|v| codec::encode(v, context)).collect::<Vec<_>>(),
             "kwargs": keywords.iter().map(|(k, v)| (k.clone(), codec::encode(v, context))).collect::<serde_json::Map<_, _>>(),
         });
-        let line = self.exchange(&process::line(&request), context).map_err(host_error)?;
+        // A call's answer comes whole.
+        let line = self.exchange(&process::line(&request), context, &mut |_| {}).map_err(host_error)?;
         let message: serde_json::Value = serde_json::from_slice(&line)
             .map_err(|why| host_error(format!("the plugin host's answer could not be read: {why}")))?;
         let text = |key: &str| message.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
@@ -344,12 +351,13 @@ impl PythonHost {
     ) -> Result<Vec<String>, MapFailure> {
         let ask_reads = send.is_empty() && batch.reads.is_empty();
         let request = map::request(batch, items, send, ask_reads, context);
-        let line = self.exchange(&request, context).map_err(|message| MapFailure { message, detail: None })?;
-        let (reply, mapped) =
-            map::Reply::read(&line, batch.id.is_some()).map_err(|(message, detail)| MapFailure { message, detail })?;
-        answer.mapped.extend(mapped);
-        answer.files.extend(reply.files);
-        Ok(reply.reads)
+        // The host sends its answer in parts as it maps, each read here while it maps the next.
+        let mut collected = map::Collected::new(batch.id.is_some(), answer);
+        let line = self
+            .exchange(&request, context, &mut |part| collected.add(part))
+            .map_err(|message| MapFailure { message, detail: None })?;
+        let reads = collected.finish(&line).map_err(|(message, detail)| MapFailure { message, detail })?;
+        Ok(reads)
     }
 }
 
@@ -359,6 +367,7 @@ fn converse(
     request: &[u8],
     deadline: Instant,
     context: &mut dyn PluginContext,
+    parts: &mut dyn FnMut(&[u8]),
 ) -> Result<Vec<u8>, Silence> {
     process.send_line(request, deadline)?;
     loop {
@@ -367,8 +376,13 @@ fn converse(
         // The final message is returned unparsed (a batch's answer is read into its own types);
         // a question is small.
         let peek: Peek = serde_json::from_slice(&line).map_err(|_| garbled())?;
-        if peek.op.is_none() {
-            return Ok(line);
+        match peek.op.as_deref() {
+            None => return Ok(line),
+            Some("part") => {
+                parts(&line);
+                continue;
+            }
+            Some(_) => {}
         }
         let message: serde_json::Value = serde_json::from_slice(&line).map_err(|_| garbled())?;
         let answer = match message.get("op").and_then(|v| v.as_str()) {

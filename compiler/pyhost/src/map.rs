@@ -4,7 +4,7 @@
 //! instances, and building that tree cost more than the mappers themselves.
 
 use indexmap::{IndexMap, IndexSet};
-use modelc_exec::{MapBatch, Mapped};
+use modelc_exec::{MapAnswer, MapBatch, Mapped};
 use modelc_std_plugins::PluginContext;
 use modelc_value::{InstanceId, Value};
 use serde::de::IgnoredAny;
@@ -160,21 +160,77 @@ impl Serialize for Unread {
     }
 }
 
-/// The host's answer to a `map`: per item in order, its mapped values, or `null` when its
-/// outcome is in `outcomes`; or why the batch failed.
+/// One message of the host's answer to a `map`: the parts it sends as it maps (`"op": "part"`)
+/// and its final message alike. Per item in order, its mapped values, or `null` when its
+/// outcome is in `outcomes` (by position in this message); the files uploaded since the last
+/// part; in the final message, which attributes the mappers read (when the request asked), or
+/// why the batch failed.
 #[derive(Deserialize)]
-pub(crate) struct Reply {
+struct Message {
     values: Option<Vec<Option<Vec<Decoded>>>>,
     #[serde(default)]
     outcomes: Vec<(usize, Outcome)>,
     /// Uploaded files by sha1: their text, `null` for content that is not UTF-8.
     #[serde(default)]
-    pub files: IndexMap<String, Option<String>>,
-    /// Which attributes of the items the mappers read, when the request asked.
+    files: IndexMap<String, Option<String>>,
     #[serde(default)]
-    pub reads: Vec<String>,
+    reads: Vec<String>,
     failed: Option<String>,
     detail: Option<String>,
+}
+
+/// A batch's answer, gathered from its parts into the `MapAnswer`.
+pub(crate) struct Collected<'a> {
+    id_mapped: bool,
+    answer: &'a mut MapAnswer,
+    /// The first part that could not be read: the batch fails with it.
+    unreadable: Option<String>,
+}
+
+impl<'a> Collected<'a> {
+    /// For a batch whose id is mapped or not (then each item's values start with the id's).
+    pub(crate) fn new(id_mapped: bool, answer: &'a mut MapAnswer) -> Self {
+        Collected { id_mapped, answer, unreadable: None }
+    }
+
+    pub(crate) fn add(&mut self, part: &[u8]) {
+        if self.unreadable.is_none()
+            && let Err((why, _)) = self.read(part)
+        {
+            self.unreadable = Some(why);
+        }
+    }
+
+    /// Reads the final message: which attributes the mappers read, or why the batch failed.
+    pub(crate) fn finish(mut self, line: &[u8]) -> Result<Vec<String>, (String, Option<String>)> {
+        let reads = self.read(line)?;
+        match self.unreadable {
+            Some(why) => Err((why, None)),
+            None => Ok(reads),
+        }
+    }
+
+    fn read(&mut self, line: &[u8]) -> Result<Vec<String>, (String, Option<String>)> {
+        let mut message: Message = serde_json::from_slice(line)
+            .map_err(|why| (format!("the plugin host's answer could not be read: {why}"), None))?;
+        let Some(values) = message.values.take() else {
+            let why = message.failed.take().unwrap_or_else(|| "the plugin host did not answer".to_owned());
+            return Err((why, message.detail.take()));
+        };
+        let mut outcomes = std::mem::take(&mut message.outcomes).into_iter().peekable();
+        for (at, item) in values.into_iter().enumerate() {
+            let next = match item {
+                Some(values) => mapped_values(values, self.id_mapped)?,
+                None => match outcomes.next_if(|(item, _)| *item == at) {
+                    Some((_, outcome)) => outcome.into_mapped()?,
+                    None => return Err((format!("the plugin host gave no outcome for item {at}"), None)),
+                },
+            };
+            self.answer.mapped.push(next);
+        }
+        self.answer.files.extend(message.files);
+        Ok(message.reads)
+    }
 }
 
 /// What became of an item whose fields were not mapped.
@@ -194,32 +250,6 @@ struct Raised {
     message: String,
     #[serde(default)]
     traceback: String,
-}
-
-impl Reply {
-    /// Reads the host's final message for a batch whose id is mapped or not (then each item's
-    /// values start with the id's); `Err((message, detail))` when the batch failed.
-    pub(crate) fn read(line: &[u8], id_mapped: bool) -> Result<(Reply, Vec<Mapped>), (String, Option<String>)> {
-        let mut reply: Reply = serde_json::from_slice(line)
-            .map_err(|why| (format!("the plugin host's answer could not be read: {why}"), None))?;
-        let Some(values) = reply.values.take() else {
-            let message = reply.failed.take().unwrap_or_else(|| "the plugin host did not answer".to_owned());
-            return Err((message, reply.detail.take()));
-        };
-        let mut outcomes = std::mem::take(&mut reply.outcomes).into_iter().peekable();
-        let mut mapped = Vec::with_capacity(values.len());
-        for (at, item) in values.into_iter().enumerate() {
-            let next = match item {
-                Some(values) => mapped_values(values, id_mapped)?,
-                None => match outcomes.next_if(|(item, _)| *item == at) {
-                    Some((_, outcome)) => outcome.into_mapped()?,
-                    None => return Err((format!("the plugin host gave no outcome for item {at}"), None)),
-                },
-            };
-            mapped.push(next);
-        }
-        Ok((reply, mapped))
-    }
 }
 
 fn mapped_values(values: Vec<Decoded>, id_mapped: bool) -> Result<Mapped, (String, Option<String>)> {

@@ -14,9 +14,13 @@ class Exporter:
 
     def upload_file(self, content):
         """Stores a file's content for the agent; returns its hash, the way the reference names it."""
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        digest = hashlib.sha1(data).hexdigest()
-        self._runtime.uploaded[digest] = data
+        if isinstance(content, str):
+            # Kept as the text it is: modelc stores text.
+            digest = hashlib.sha1(content.encode("utf-8")).hexdigest()
+        else:
+            content = bytes(content)
+            digest = hashlib.sha1(content).hexdigest()
+        self._runtime.uploaded[digest] = content
         return digest
 
     def get_environment_id(self):

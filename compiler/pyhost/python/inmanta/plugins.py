@@ -7,6 +7,11 @@ import sys
 from inmanta._inert import UnsupportedApi, is_stand_in, stand_in
 from inmanta.ast import NotFoundException, OptionalValueException, RuntimeException
 from inmanta.execute.proxy import (
+    _new,
+    _set_dict,
+    _set_id,
+    _set_runtime,
+    _set_type,
     FinalInstanceProxy,
     InstanceProxy,
     Named,
@@ -181,6 +186,9 @@ class _Failed:
 
 _MISSING = object()
 
+# How many resources of a batch go in one part of its answer.
+_PART = 1000
+
 
 class _Runtime:
     # While resources are mapped (the model is final): instance → attribute → modelc's answer
@@ -294,11 +302,13 @@ class _Runtime:
             self.proxies = None
 
     def _map(self, message, cls, entity):
-        """The batch's outcomes: `values`, per item, the mapped fields' values (after the id's,
-        when the id is mapped), or `null` for an item whose outcome is in `outcomes` instead
-        (`[item, {"ignored" | "unknown_id" | "raised": …}]`). The loop is the hot path of an
-        export: a field whose mapper is the attribute, a value that needs no conversion and an
-        instance read before are handled in line."""
+        """The batch's outcomes, sent in parts of `_PART` items as they are mapped (modelc reads
+        each while the next is mapped), the last one returned: `values`, per item, the mapped
+        fields' values (after the id's, when the id is mapped), or `null` for an item whose
+        outcome is in `outcomes` instead (`[position in the part, {"ignored" | "unknown_id" |
+        "raised": …}]`), and the files uploaded since the last part. The loop is the hot path of
+        an export: a field whose mapper is the attribute, a value that needs no conversion and
+        an instance read before are handled in line."""
         from inmanta.export import Exporter
         from inmanta.resources import IgnoreResourceException, Resource
 
@@ -349,7 +359,12 @@ class _Runtime:
                 del attributes[None]
             model_object = proxies.get(instance)
             if model_object is None:
-                model_object = proxies[instance] = new_final_proxy(self, instance, types[item[1]], attributes)
+                # `new_final_proxy`, in line.
+                model_object = proxies[instance] = _new(FinalInstanceProxy)
+                _set_runtime(model_object, self)
+                _set_id(model_object, instance)
+                _set_type(model_object, types[item[1]])
+                _set_dict(model_object, "__dict__", attributes)
             else:
                 # Made earlier, as what another item's relation holds.
                 model_object.__dict__.update(attributes)
@@ -376,6 +391,10 @@ class _Runtime:
                         value = self.encode(value, entity, "its mapper returned")
                     out.append(value)
                 values_out.append(out)
+                if len(values_out) == _PART:
+                    self.send(self._part(values_out, outcomes, op="part"))
+                    values_out = []
+                    outcomes = []
                 continue
             except _Suspend:
                 return {"wait": 1}
@@ -391,13 +410,21 @@ class _Runtime:
                                       "traceback": _traceback(error), "explicit": explicit}}
             outcomes.append([len(values_out), outcome])
             values_out.append(None)
+        return self._part(values_out, outcomes)
+
+    def _part(self, values, outcomes, **extra):
+        """A part of a batch's answer, with the files uploaded since the last one (as text, or
+        `None` for content that is not UTF-8)."""
         files = {}
         for digest, data in self.uploaded.items():
-            try:
-                files[digest] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                files[digest] = None
-        return {"values": values_out, "outcomes": outcomes, "files": files}
+            if data.__class__ is not str:
+                try:
+                    data = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    data = None
+            files[digest] = data
+        self.uploaded = {}
+        return dict(extra, values=values, outcomes=outcomes, files=files)
 
     def decode(self, value):
         if value.__class__ in _SCALARS:
