@@ -77,14 +77,20 @@ fn every_registered_code_is_produced_by_some_input() {
     } else {
         produced.insert("E0312".to_owned());
     }
-    // A module's resource class: one modelc cannot read (E0409, no Python runs), and one whose
-    // mapper raises (E0410).
+    // A module's resource class: one modelc cannot read (E0409, no Python runs), one whose
+    // mapper raises (E0410), and one whose module's dependency manager raises (E0411).
     let classes = [
         ("unusable", "fields = PurgeableResource.fields + (\"path\",)\n", None),
         (
             "raising",
             "fields = (\"path\", \"mode\")\n\n    @staticmethod\n    def get_mode(exporter, obj):\n        return int(obj.path)\n",
             Some("E0410"),
+        ),
+        (
+            "depending",
+            "fields = (\"path\",)\n\nfrom inmanta.export import dependency_manager\n\n@dependency_manager\n\
+             def broken(model, resources):\n    raise ValueError(\"no\")\n",
+            Some("E0411"),
         ),
     ];
     for (name, body, needs_python) in classes {

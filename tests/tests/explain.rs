@@ -25,7 +25,7 @@ const NOT_ONE_FILE: &[(&str, &str)] = &[
 ];
 
 /// Codes whose example runs a Python plugin: skipped where no Python runs.
-const NEEDS_PYTHON: &[&str] = &["E0312", "E0410"];
+const NEEDS_PYTHON: &[&str] = &["E0312", "E0410", "E0411"];
 
 /// Codes that only a partial compile reports.
 const PARTIAL: &[&str] = &["E0407"];

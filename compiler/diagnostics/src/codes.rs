@@ -141,6 +141,7 @@ codes! {
     CONTENT_IN_PURGED_DIRECTORY = "E0408" "content-in-purged-directory" Error;
     UNUSABLE_RESOURCE_CLASS = "E0409" "unusable-resource-class" Error;
     RESOURCE_MAPPER_FAILED = "E0410" "resource-mapper-failed" Error;
+    DEPENDENCY_MANAGER_FAILED = "E0411" "dependency-manager-failed" Error;
     NO_BASE_VERSION = "E0501" "no-base-version" Error;
     SET_EXPORTED_AND_DELETED = "E0502" "set-exported-and-deleted" Error;
     RESOURCE_MOVED = "E0503" "resource-moved" Error;

@@ -184,7 +184,9 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     {
         let started = std::time::Instant::now();
         outcome.graph.model_file_names = loaded.model_file_names();
-        let mut refined = modelc_refine::refine(&program, &outcome.graph, options, foreign.as_deref());
+        let managers = python::dependency_managers_to_run(python.dependency_managers, loaded.python_shapes_first);
+        let module_python = modelc_refine::ModulePython { foreign: foreign.as_deref(), dependency_managers: &managers };
+        let mut refined = modelc_refine::refine(&program, &outcome.graph, options, module_python);
         refine_time = Some(started.elapsed());
         // `check` already warned of the resource types without identity it could see.
         refined.diagnostics.retain(|d| {

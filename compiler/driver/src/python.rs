@@ -20,6 +20,8 @@ pub(crate) struct ModuleSignatures {
     pub(crate) modules: Vec<String>,
     /// The resource shapes their `@resource` classes declare.
     pub(crate) resources: Vec<ResourceSummary>,
+    /// Their `@dependency_manager` functions, in load order.
+    pub(crate) dependency_managers: Vec<modelc_exec::DependencyManager>,
 }
 
 /// The plugins of the `modules` a compile loads (top-level names), read from their Python
@@ -40,6 +42,14 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
             if let Ok(source) = &read
                 && let Ok(file) = modelc_pyplugins::classes(&dotted, package, source, &shown)
             {
+                found.dependency_managers.extend(file.dependency_managers.iter().map(|(function, line)| {
+                    modelc_exec::DependencyManager {
+                        module: module.module.clone(),
+                        function: function.clone(),
+                        file: shown.clone(),
+                        line: *line,
+                    }
+                }));
                 classes.push((&module.module, dotted, shown.clone(), file));
             }
             match read.and_then(|source| modelc_pyplugins::signatures(namespace, &source, &shown)) {
@@ -92,6 +102,22 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
         }
     }
     found
+}
+
+/// The dependency managers an export runs: all those of the loaded modules but the ones whose
+/// rule modelc applies itself, with the shapes it ships for their modules: fs's
+/// `dir_before_file` (modelc's directory ordering), and std's (for std's resources of old,
+/// which std no longer declares).
+pub(crate) fn dependency_managers_to_run(
+    mut managers: Vec<modelc_exec::DependencyManager>,
+    python_shapes_first: bool,
+) -> Vec<modelc_exec::DependencyManager> {
+    managers.retain(|m| match m.module.as_str() {
+        "std" => false,
+        "fs" => python_shapes_first,
+        _ => true,
+    });
+    managers
 }
 
 /// A module's resource class as the type table keeps resource declarations: the id attribute,

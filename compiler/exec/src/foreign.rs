@@ -38,6 +38,55 @@ pub trait ForeignPlugins: Send + Sync + std::fmt::Debug {
             detail: None,
         })
     }
+
+    /// Runs `batch.managers` over the exported resources, as the reference's exporter does after
+    /// it maps them; what they read of the model goes through `context`. `Err` when a manager
+    /// raised, or could not be run.
+    fn run_dependency_managers(
+        &self,
+        batch: &DependBatch<'_>,
+        context: &mut dyn PluginContext,
+    ) -> Result<DependAnswer, MapFailure> {
+        let _ = (batch, context);
+        Err(MapFailure { message: "the modules' Python is not run by this compile".to_owned(), detail: None })
+    }
+}
+
+/// A module's `@dependency_manager` function, as its source shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DependencyManager {
+    pub module: String,
+    pub function: String,
+    /// Where it is defined, as the project names the file.
+    pub file: String,
+    pub line: u32,
+}
+
+/// The exported resources, for the dependency managers of some modules.
+#[derive(Debug)]
+pub struct DependBatch<'a> {
+    /// The dependency managers to run (modules register others that modelc runs natively).
+    pub managers: &'a [DependencyManager],
+    pub resources: Vec<DependResource<'a>>,
+}
+
+/// One exported resource as a dependency manager sees it.
+#[derive(Debug)]
+pub struct DependResource<'a> {
+    pub id: &'a str,
+    /// The instance it was made from (`resource.model`).
+    pub instance: InstanceId,
+    /// Its fields' exported values.
+    pub fields: Vec<(&'a str, &'a serde_json::Value)>,
+    /// The ids of the resources it requires.
+    pub requires: &'a [String],
+}
+
+/// What the dependency managers changed: per resource (by position in the batch) whose
+/// `requires` changed, the ids it requires now.
+#[derive(Debug, Default)]
+pub struct DependAnswer {
+    pub changed: Vec<(usize, Vec<String>)>,
 }
 
 /// One resource type's instances, to map.

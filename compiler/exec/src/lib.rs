@@ -40,7 +40,10 @@ use crate::engine::Engine;
 
 pub use calls::entity_type;
 pub use engine::{Passwords, Probe, World};
-pub use foreign::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure, Mapped, NotRun};
+pub use foreign::{
+    DependAnswer, DependBatch, DependResource, DependencyManager, ForeignError, ForeignPlugins, MapAnswer, MapBatch,
+    MapFailure, Mapped, NotRun,
+};
 pub use graph::{InstanceGraph, InstanceNode};
 pub use module_files::{ModuleFile, ModuleFiles};
 pub use program::{Program, Unit};

@@ -139,6 +139,8 @@ def main():
                 send(runtime.call(message))
             elif message.get("op") == "map":
                 send(runtime.map(message))
+            elif message.get("op") == "depend":
+                send(runtime.depend(message))
             elif message.get("op") == "load":
                 send({"loaded": runtime.load(message["module"])})
             else:

@@ -17,6 +17,7 @@
 )]
 
 mod codec;
+mod depend;
 mod map;
 mod process;
 mod shim;
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use modelc_exec::{ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure};
+use modelc_exec::{DependAnswer, DependBatch, ForeignError, ForeignPlugins, MapAnswer, MapBatch, MapFailure};
 use modelc_pyplugins::{ModulePython, PythonEnv};
 use modelc_std_plugins::{AttributeError, PluginContext, PluginError};
 use modelc_stdlib::PluginSignature;
@@ -312,6 +313,17 @@ impl ForeignPlugins for PythonHost {
             self.map_part(batch, rest, &reads, context, &mut answer)?;
         }
         Ok(answer)
+    }
+
+    fn run_dependency_managers(
+        &self,
+        batch: &DependBatch<'_>,
+        context: &mut dyn PluginContext,
+    ) -> Result<DependAnswer, MapFailure> {
+        let request = depend::request(batch, context);
+        let line =
+            self.exchange(&request, context, &mut |_| {}).map_err(|message| MapFailure { message, detail: None })?;
+        depend::read(&line).map_err(|(message, detail)| MapFailure { message, detail })
     }
 
     fn prepare(&self, modules: &[String]) {

@@ -51,6 +51,9 @@ pub struct PyFile {
     /// gives `r` → `inmanta.resources`. Relative imports are made absolute by the reader.
     pub imports: Vec<(String, Import)>,
     pub classes: Vec<PyClass>,
+    /// Its functions decorated `@dependency_manager` (inmanta's, by that name or imported from
+    /// `inmanta.export` under another): (name, line).
+    pub dependency_managers: Vec<(String, u32)>,
 }
 
 /// What an import binds.
@@ -98,6 +101,16 @@ pub fn read_classes(source: &str, file_name: &str, module: &str, package: bool) 
                 let class = class_of(class, &lines, &file.imports, source);
                 file.classes.push(class);
             }
+            ast::Stmt::FunctionDef(function)
+                if function
+                    .decorator_list
+                    .iter()
+                    .filter_map(dotted)
+                    .any(|d| is_dependency_manager(&d, &file.imports)) =>
+            {
+                file.dependency_managers
+                    .push((function.name.to_string(), lines.line(usize::from(function.range.start()))));
+            }
             _ => {}
         }
     }
@@ -131,6 +144,16 @@ fn is_resource_decorator(name: &str, imports: &[(String, Import)]) -> bool {
     }
     imports.iter().rev().find(|(local, _)| local == name).is_some_and(|(_, import)| {
         matches!(import, Import::Name { module, name } if module == "inmanta.resources" && name == "resource")
+    })
+}
+
+/// Whether a decorator, written `name`, is inmanta's `dependency_manager`.
+fn is_dependency_manager(name: &str, imports: &[(String, Import)]) -> bool {
+    if name.rsplit('.').next() == Some("dependency_manager") {
+        return true;
+    }
+    imports.iter().rev().find(|(local, _)| local == name).is_some_and(|(_, import)| {
+        matches!(import, Import::Name { module, name } if module == "inmanta.export" && name == "dependency_manager")
     })
 }
 
@@ -359,6 +382,16 @@ class Bad(inmanta_plugins.mitogen.abc.ResourceABC):
         assert_eq!(computed.decorator, None);
         assert_eq!(bad.bases, ["inmanta_plugins.mitogen.abc.ResourceABC"]);
         assert_eq!(bad.decorator, Some(Err("its `agent` is not a string".into())));
+    }
+
+    #[test]
+    fn dependency_managers_are_found_by_their_decorator() {
+        let source = "from inmanta.export import dependency_manager as dm\nimport inmanta.export\n\n\
+                      @dm\ndef first(model, resources):\n    pass\n\n\
+                      @inmanta.export.dependency_manager\ndef second(model, resources):\n    pass\n\n\
+                      def helper():\n    pass\n\n@other\ndef third(model, resources):\n    pass\n";
+        let file = read_classes(source, "f.py", "inmanta_plugins.m", true).expect("valid");
+        assert_eq!(file.dependency_managers, [("first".to_owned(), 5), ("second".to_owned(), 9)]);
     }
 
     #[test]

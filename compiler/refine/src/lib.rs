@@ -12,6 +12,7 @@
 //! created; all are reported in one run. The IR is returned even when there are errors (for
 //! drawing and debugging); callers must not export it then.
 
+mod dependencies;
 mod directories;
 mod edge_sites;
 mod functions;
@@ -61,14 +62,16 @@ pub struct Options {
     pub partial: bool,
 }
 
-/// Refines an executed model into resources, grouped and validated. `foreign` runs the mappers
-/// of modules' Python resource classes.
-pub fn refine(
-    program: &Program<'_>,
-    graph: &InstanceGraph,
-    options: Options,
-    foreign: Option<&dyn modelc_exec::ForeignPlugins>,
-) -> Refined {
+/// What runs the modules' Python at export: the plugin host (the mappers of their resource
+/// classes), and the dependency managers to run.
+#[derive(Clone, Copy, Default)]
+pub struct ModulePython<'a> {
+    pub foreign: Option<&'a dyn modelc_exec::ForeignPlugins>,
+    pub dependency_managers: &'a [modelc_exec::DependencyManager],
+}
+
+/// Refines an executed model into resources, grouped and validated.
+pub fn refine(program: &Program<'_>, graph: &InstanceGraph, options: Options, python: ModulePython<'_>) -> Refined {
     let mut refinery = Refinery {
         graph,
         diagnostics: Vec::new(),
@@ -80,13 +83,14 @@ pub fn refine(
         files: IndexMap::new(),
     };
     let shapes = Shapes::new(program, graph);
-    let mapped = mappers::run_mappers(program, graph, &shapes, foreign);
+    let mapped = mappers::run_mappers(program, graph, &shapes, python.foreign);
     let resources = refinery.queue(program, &shapes, mapped);
     let mut ir = Ir::new(resources, Vec::new());
     ir.files = std::mem::take(&mut refinery.files);
     refinery.requires(&mut ir);
     refinery.notifications(&mut ir);
     refinery.directories(&mut ir, &shapes);
+    refinery.dependency_managers(&mut ir, program, python);
     let is_set: Vec<bool> =
         graph.entities.iter().map(|e| program.index.is_subtype(&e.fqn, sets::RESOURCE_SET)).collect();
     refinery.sets(&mut ir, &is_set);

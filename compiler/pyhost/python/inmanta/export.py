@@ -27,11 +27,18 @@ class Exporter:
         return str(self._runtime.environment)
 
 
+# The registered dependency managers, in the order their modules registered them.
+_dependency_managers = []
+
+
 class dependency_manager:  # noqa: N801
-    """`@dependency_manager`: registered; modelc's export computes dependencies itself."""
+    """`@dependency_manager`: a function that modelc's export calls with the model's types and
+    the exported resources (id → resource), after it maps them; it may change what each
+    resource `requires`."""
 
     def __init__(self, function):
         self.function = function
+        _dependency_managers.append(function)
 
     def __call__(self, *args, **kwargs):
         return self.function(*args, **kwargs)

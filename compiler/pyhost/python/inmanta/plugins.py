@@ -426,6 +426,65 @@ class _Runtime:
         self.uploaded = {}
         return dict(extra, values=values, outcomes=outcomes, files=files)
 
+    def depend(self, message):
+        """Runs the dependency managers modelc names (`[module, function]`) over the exported
+        resources (`[id, instance, fields, requires]`), as the reference's exporter does, and
+        cleans up what they leave in `requires` as it does. The resources whose requires
+        changed, with what they require now (ids), or why the managers failed."""
+        from inmanta.export import _dependency_managers
+        from inmanta.resources import Id, Resource, resource
+
+        wanted = [tuple(manager) for manager in message["managers"]]
+        for module in dict.fromkeys(module for module, _ in wanted):
+            failed = self.load(module)
+            if failed is not None:
+                return failed
+        managers = [f for f in _dependency_managers if (_module_of(f), f.__name__) in wanted]
+        self.final = {}
+        self.proxies = {}
+        try:
+            resources = {}
+            order = []
+            for resource_id, model, fields, requires in message["resources"]:
+                ident = Id.parse_id(resource_id)
+                cls, _ = resource.get_class(ident.entity_type)
+                obj = (cls or Resource)(ident)
+                for name, value in fields.items():
+                    setattr(obj, name, value)
+                obj.requires = {Id.parse_id(r) for r in requires}
+                obj.model = self.decode(model)
+                resources[ident] = obj
+                order.append(obj)
+            before = [{str(r) for r in obj.requires} for obj in order]
+            types = stand_in("inmanta.export.ModelDict (the model's types, a dependency manager's first argument)")
+            for function in managers:
+                try:
+                    function(types, resources)
+                except UnknownException:
+                    # As the reference: a manager that read an unknown adds nothing more.
+                    pass
+                except BaseException as error:
+                    return {
+                        "failed": "the dependency manager `%s` of module %s raised %s"
+                        % (function.__name__, _module_of(function), _describe(error)),
+                        "detail": _traceback(error),
+                    }
+            changed = []
+            for at, obj in enumerate(order):
+                after = set()
+                for required in obj.requires:
+                    required = _requirement(required, Id, Resource)
+                    if required is None or required not in resources:
+                        return {"failed": "a dependency manager made %s require %r, which is not an exported resource"
+                                % (obj.id, required)}
+                    after.add(str(required))
+                if after != before[at]:
+                    changed.append([at, sorted(after)])
+            return {"changed": changed}
+        finally:
+            self.final = None
+            self.proxies = None
+
     def decode(self, value):
         if value.__class__ in _SCALARS:
             return value
@@ -549,6 +608,28 @@ class _Runtime:
         if "optional" in reply:
             raise OptionalValueException(None, None, reply["optional"])
         raise RuntimeException(None, reply.get("error", "modelc could not answer"))
+
+
+def _module_of(function):
+    """The module whose Python defines `function` (`inmanta_plugins.<module>.…`)."""
+    parts = function.__module__.split(".")
+    return parts[1] if parts[0] == "inmanta_plugins" and len(parts) > 1 else parts[0]
+
+
+def _requirement(required, id_class, resource_class):
+    """What a dependency manager put in `requires`, as an id (the reference's clean-up: an id, a
+    resource, or an id's text with a version); `None` for anything else."""
+    if isinstance(required, str):
+        try:
+            parsed = id_class.parse_id(required)
+        except ValueError:
+            return None
+        return parsed if parsed.version != 0 else None
+    if isinstance(required, resource_class):
+        return required.id
+    if isinstance(required, id_class):
+        return required
+    return None
 
 
 def _traceback(error):

@@ -1,3 +1,4 @@
+from inmanta.export import dependency_manager
 from inmanta.plugins import plugin
 from inmanta.resources import IgnoreResourceException, ManagedResource, Resource, resource
 
@@ -41,3 +42,27 @@ class Secret(Resource):
         if obj.ignore:
             raise IgnoreResourceException()
         return obj.name.upper()
+
+
+@dependency_manager
+def services_after_their_configs(model, resources):
+    """A service requires the configs it lists that are not purged, and no purged config; a
+    secret requires the services of its host."""
+    configs = {
+        (res.id.get_agent_name(), res.path): res
+        for res in resources.values()
+        if res.id.get_entity_type() == "webapp::Config"
+    }
+    for res in resources.values():
+        if res.id.get_entity_type() == "webapp::Service":
+            for path in res.config_paths:
+                config = configs.get((res.id.get_agent_name(), path))
+                if config is not None and not config.purged:
+                    res.requires.add(config)
+            res.requires = {r for r in res.requires if not resources[r.id if isinstance(r, Resource) else r].purged}
+        elif res.id.get_entity_type() == "webapp::Secret":
+            res.requires.update(
+                other.id
+                for other in resources.values()
+                if other.id.get_entity_type() == "webapp::Service" and other.model.host.name == res.model.host.name
+            )
