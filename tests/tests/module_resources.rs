@@ -10,6 +10,14 @@ use modelc_tests::pyenv::registry_env;
 use modelc_tests::{modelc, scratch_dir};
 use serde_json::Value;
 
+/// Writes each `(path, text)` under `dir`.
+fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+}
+
 /// id → the resource, without `requires` (which dependency managers add, not resource classes).
 fn fields_by_id(list: &str) -> BTreeMap<String, BTreeMap<String, Value>> {
     let list: Vec<BTreeMap<String, Value>> = serde_json::from_str(list).unwrap();
@@ -112,30 +120,30 @@ fn public_modules_resources_match_the_reference_exporter() {
 #[test]
 fn an_unreadable_resource_class_exports_nothing_it_would_have_shaped() {
     let dir = scratch_dir("unreadable-resource-class");
-    for (path, text) in [
-        ("project.yml", "name: p\nmodulepath: libs\n"),
-        (
-            "libs/conf/model/_init.cf",
-            "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\n\
-             entity Special extends Config:\nend\n\
-             entity Other extends std::Resource:\n    string name\nend\nindex Other(name)\n\
-             implement Config using std::none\nimplement Special using std::none\nimplement Other using std::none\n",
-        ),
-        (
-            "libs/conf/plugins/__init__.py",
-            "from inmanta.resources import PurgeableResource, resource\n\n\
-             @resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\n\
-             class Config(PurgeableResource):\n    fields = PurgeableResource.fields + (\"path\",)\n",
-        ),
-        (
-            "main.cf",
-            "import conf\nconf::Special(path=\"/a\", agent=\"local\")\nconf::Other(name=\"x\")\n\
-             import std::testing\nstd::testing::NullResource(name=\"kept\")\n",
-        ),
-    ] {
-        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(path), text).unwrap();
-    }
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            (
+                "libs/conf/model/_init.cf",
+                "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\n\
+                 entity Special extends Config:\nend\n\
+                 entity Other extends std::Resource:\n    string name\nend\nindex Other(name)\n\
+                 implement Config using std::none\nimplement Special using std::none\nimplement Other using std::none\n",
+            ),
+            (
+                "libs/conf/plugins/__init__.py",
+                "from inmanta.resources import PurgeableResource, resource\n\n\
+                 @resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\n\
+                 class Config(PurgeableResource):\n    fields = PurgeableResource.fields + (\"path\",)\n",
+            ),
+            (
+                "main.cf",
+                "import conf\nconf::Special(path=\"/a\", agent=\"local\")\nconf::Other(name=\"x\")\n\
+                 import std::testing\nstd::testing::NullResource(name=\"kept\")\n",
+            ),
+        ],
+    );
     let out = modelc(&["--format", "json", "compile", "."], &dir);
     let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
     let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
@@ -163,25 +171,25 @@ fn a_warning_of_a_std_plugin_a_mapper_calls_is_reported() {
         return;
     }
     let dir = scratch_dir("mapper-warning");
-    for (path, text) in [
-        ("project.yml", "name: p\nmodulepath: libs\n"),
-        (
-            "libs/conf/model/_init.cf",
-            "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\n\
-             implement Config using std::none\n",
-        ),
-        (
-            "libs/conf/plugins/__init__.py",
-            "import inmanta_plugins.std\nfrom inmanta.resources import PurgeableResource, resource\n\n\
-             @resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\n\
-             class Config(PurgeableResource):\n    fields = (\"path\", \"home\")\n\n    @staticmethod\n    \
-             def get_home(exporter, obj):\n        return inmanta_plugins.std.get_env(\"MODELC_UNSET_FOR_MAPPER\")\n",
-        ),
-        ("main.cf", "import conf\nconf::Config(path=\"/a\", agent=\"local\")\n"),
-    ] {
-        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(path), text).unwrap();
-    }
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            (
+                "libs/conf/model/_init.cf",
+                "entity Config extends std::PurgeableResource:\n    string path\n    string agent\nend\n\
+                 implement Config using std::none\n",
+            ),
+            (
+                "libs/conf/plugins/__init__.py",
+                "import inmanta_plugins.std\nfrom inmanta.resources import PurgeableResource, resource\n\n\
+                 @resource(\"conf::Config\", agent=\"agent\", id_attribute=\"path\")\n\
+                 class Config(PurgeableResource):\n    fields = (\"path\", \"home\")\n\n    @staticmethod\n    \
+                 def get_home(exporter, obj):\n        return inmanta_plugins.std.get_env(\"MODELC_UNSET_FOR_MAPPER\")\n",
+            ),
+            ("main.cf", "import conf\nconf::Config(path=\"/a\", agent=\"local\")\n"),
+        ],
+    );
     let out = modelc(&["--format", "json", "compile", "."], &dir);
     let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
     let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
@@ -215,15 +223,15 @@ fn values_of_every_kind_cross_the_batch_protocol_intact() {
                 e::Thing(host=h, name=\"t1\", tags={\"a\": 1, \"é\": [1.5, true, null]}, items=[h.name, 3])\n\
                 e::Thing(host=h, name=\"t2\", other=h, label=\"\")\n\
                 e::Thing(host=h, name=\"t3\", label=std::environment_server())\n";
-    for (path, text) in [
-        ("project.yml", "name: p\nmodulepath: libs\n"),
-        ("libs/e/model/_init.cf", model),
-        ("libs/e/plugins/__init__.py", plugins),
-        ("main.cf", main),
-    ] {
-        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(path), text).unwrap();
-    }
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            ("libs/e/model/_init.cf", model),
+            ("libs/e/plugins/__init__.py", plugins),
+            ("main.cf", main),
+        ],
+    );
     let out = modelc(&["-q", "compile", ".", "-o", "ir.json"], &dir);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let ir: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("ir.json")).unwrap()).unwrap();
@@ -263,19 +271,22 @@ fn outcomes_of_a_large_batch_belong_to_their_resources() {
                    if obj.number % 7 == 0:\n            raise IgnoreResourceException()\n        \
                    if obj.number % 11 == 0:\n            raise ValueError(\"eleven\")\n        \
                    return obj.number * 2\n";
-    for (path, text) in [
-        ("project.yml", "name: p\nmodulepath: libs\n"),
-        (
-            "libs/n/model/_init.cf",
-            "entity Item extends std::PurgeableResource:\n    int number\n    string key\n    string agent = \"a\"\nend\n\
-             implement Item using std::none\n",
-        ),
-        ("libs/n/plugins/__init__.py", plugins),
-        ("main.cf", "import n\nfor i in std::sequence(2500, start=1):\n    n::Item(number=i, key=\"k{{i}}\")\nend\n"),
-    ] {
-        std::fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
-        std::fs::write(dir.join(path), text).unwrap();
-    }
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            (
+                "libs/n/model/_init.cf",
+                "entity Item extends std::PurgeableResource:\n    int number\n    string key\n    string agent = \"a\"\nend\n\
+                 implement Item using std::none\n",
+            ),
+            ("libs/n/plugins/__init__.py", plugins),
+            (
+                "main.cf",
+                "import n\nfor i in std::sequence(2500, start=1):\n    n::Item(number=i, key=\"k{{i}}\")\nend\n",
+            ),
+        ],
+    );
     let out = modelc(&["--format", "json", "compile", "."], &dir);
     let diagnostics: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
     // One diagnostic per failed resource: numbers divisible by 11 and not by 7.

@@ -7,7 +7,7 @@ use md5::{Digest, Md5};
 use modelc_diagnostics::{Diagnostic, SourceFiles, codes};
 use modelc_driver::Target;
 use modelc_ir::Ir;
-use modelc_store::{ExportOutcome, Metadata, PartialRequest, Rule, SqliteStore, Store, StoreError};
+use modelc_store::{Access, ExportOutcome, Locator, Metadata, PartialRequest, Rule, Store, StoreError};
 
 use crate::output::Reporter;
 use crate::{EXIT_OK, Format, Io, usage_error};
@@ -40,7 +40,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_deref(), partial: request.partial };
     // A full export compares every resource with the store's current rows: they are read on
     // another thread while the model compiles.
-    let (exported, store_path, prefetched) = match source.exported(!request.partial, format, color, io) {
+    let (exported, store, prefetched) = match source.exported(!request.partial, format, color, io) {
         Ok(found) => found,
         Err(status) => return status,
     };
@@ -50,16 +50,12 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let progress = crate::progress::Progress::start("storing", io.stderr_is_terminal);
     let result = if request.partial {
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
-        SqliteStore::open_for_partial(&store_path).and_then(|mut store| {
-            if request.force {
-                store.export_partial(&ir, &partial, &metadata).map(ExportOutcome::Stored)
-            } else {
-                store.export_partial_if_changed(&ir, &partial, &metadata)
-            }
-        })
+        modelc_store::open(&store, Access::Partial)
+            .and_then(|mut opened| opened.export_partial_with(&ir, &partial, &metadata, request.force))
     } else {
         // A refused export does not even create the store.
-        SqliteStore::export_full_at(&store_path, &ir, &metadata, request.force, prefetched)
+        modelc_store::open(&store, Access::Full)
+            .and_then(|mut opened| opened.export_full_with(&ir, &metadata, request.force, prefetched))
     };
     drop(progress);
     if crate::verbose() {
@@ -68,7 +64,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let verb = if request.ir.is_some() { "read" } else { "compiled" };
     let reporter = Reporter { files: &files, format, color, file_count };
     if let Err(error) = &result {
-        diagnostics.push(store_diagnostic(error, Some((&ir, &files)), &store_path));
+        diagnostics.push(store_diagnostic(error, Some((&ir, &files)), &store));
     }
     let status = if format.json_diagnostics() {
         // One document: the diagnostics, the version stored (or the one the model is unchanged
@@ -81,7 +77,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         let document = serde_json::Map::from_iter([
             ("version".to_owned(), version),
             ("unchanged".to_owned(), serde_json::Value::Bool(unchanged)),
-            ("store".to_owned(), serde_json::Value::String(store_path.display().to_string())),
+            ("store".to_owned(), serde_json::Value::String(store.describe())),
         ]);
         reporter.finish_object(io, &mut diagnostics, verb, document)
     } else {
@@ -90,9 +86,8 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
             Ok(ExportOutcome::Unchanged(latest)) if format == Format::Human && crate::chatty() => {
                 let _ = writeln!(
                     io.stderr,
-                    "unchanged since version {}: no version stored in {} (`--force` stores one anyway)",
+                    "unchanged since version {}: no version stored in {store} (`--force` stores one anyway)",
                     latest.version,
-                    store_path.display()
                 );
             }
             Ok(ExportOutcome::Stored(info)) if format == Format::Human && crate::chatty() => {
@@ -104,7 +99,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
                     info.kind.as_str(),
                     modelc_diagnostics::count(info.resources, "resource"),
                     modelc_diagnostics::count(info.sets, "resource set"),
-                    store_path.display()
+                    store
                 );
             }
             _ => {}
@@ -145,19 +140,19 @@ pub(crate) const EXIT_CHANGES: u8 = 3;
 pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let partial = request.partial.is_some();
     let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_deref(), partial };
-    let (exported, store_path, _) = match source.exported(false, format, color, io) {
+    let (exported, store, _) = match source.exported(false, format, color, io) {
         Ok(found) => found,
         Err(status) => return status,
     };
     let Exported { ir, files, file_count, mut diagnostics, .. } = exported;
-    let planned = SqliteStore::plan_at(&store_path, &ir, request.partial.as_ref());
+    let planned = modelc_store::plan(&store, &ir, request.partial.as_ref());
     let reporter = Reporter { files: &files, format, color, file_count };
     let (plan, failure) = match planned {
         Ok(plan) => (Some(plan), None),
         Err(error) => {
-            let mut diagnostic = store_diagnostic(&error, Some((&ir, &files)), &store_path);
+            let mut diagnostic = store_diagnostic(&error, Some((&ir, &files)), &store);
             // A plan never writes: what an export would leave unchanged says nothing here.
-            let unchanged = not_written(&store_path);
+            let unchanged = not_written(&store);
             diagnostic.notes.retain(|note| note != STORE_UNCHANGED && *note != unchanged);
             diagnostics.push(diagnostic);
             (None, Some(error))
@@ -167,7 +162,8 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
     let base = match &plan {
         Some(plan) => plan.base.as_ref().map(|b| b.version),
         None => {
-            SqliteStore::open_read_only(&store_path).ok().and_then(|s| s.versions().ok()?.last().map(|v| v.version))
+            let opened = modelc_store::open(&store, Access::Read).ok();
+            opened.and_then(|s| s.versions().ok()?.last().map(|v| v.version))
         }
     };
     let changes = plan.as_ref().is_some_and(|p| !p.changes.is_empty());
@@ -179,7 +175,7 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
                 "changes".to_owned(),
                 plan.as_ref().map_or(serde_json::Value::Null, |p| serde_json::to_value(&p.changes).unwrap_or_default()),
             ),
-            ("store".to_owned(), serde_json::Value::String(store_path.display().to_string())),
+            ("store".to_owned(), serde_json::Value::String(store.describe())),
         ]);
         reporter.finish_object(io, &mut diagnostics, "compiled", document)
     } else {
@@ -198,8 +194,8 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
                 let _ = writeln!(io.stdout, "{kind} against {against} would be accepted and change:");
                 // Old contents from the store, new ones from the compile.
                 let mut changes = plan.changes.clone();
-                if let Ok(store) = SqliteStore::open_read_only(&store_path) {
-                    add_stored_contents(&mut changes, &store);
+                if let Ok(opened) = modelc_store::open(&store, Access::Read) {
+                    add_stored_contents(&mut changes, opened.as_ref());
                 }
                 for hash in changes.content_hashes() {
                     if let Some(text) = ir.files.get(&hash) {
@@ -241,19 +237,19 @@ impl Source<'_> {
         format: Format,
         color: bool,
         io: &mut Io<'_>,
-    ) -> Result<(Exported, PathBuf, Option<modelc_store::Prefetched>), u8> {
+    ) -> Result<(Exported, Locator, Option<modelc_store::Prefetched>), u8> {
         if let Some(file) = self.ir {
             let exported = read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
-            return Ok((exported, store_path(self.store, None, &io.cwd), None));
+            return Ok((exported, store_locator(self.store, None, &io.cwd), None));
         }
         let target = modelc_driver::locate(self.path, &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
-        let store_path = store_path(self.store, Some(&target), &io.cwd);
+        let store = store_locator(self.store, Some(&target), &io.cwd);
         let prefetched = prefetch.then(|| {
-            let path = store_path.clone();
-            std::thread::spawn(move || modelc_store::Prefetched::read(&path))
+            let store = store.clone();
+            std::thread::spawn(move || modelc_store::prefetch(&store))
         });
         let exported = compile(&target, self.partial, format, color, io)?;
-        Ok((exported, store_path, prefetched.and_then(|p| p.join().ok().flatten())))
+        Ok((exported, store, prefetched.and_then(|p| p.join().ok().flatten())))
     }
 }
 
@@ -314,10 +310,10 @@ pub(crate) fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
 }
 
 pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let path = store_path(store, None, &io.cwd);
-    let versions = match SqliteStore::open_existing(&path).and_then(|s| s.versions()) {
+    let store = store_locator(store, None, &io.cwd);
+    let versions = match modelc_store::open(&store, Access::Existing).and_then(|s| s.versions()) {
         Ok(versions) => versions,
-        Err(error) => return store_failure(io, format, color, &error, &path),
+        Err(error) => return store_failure(io, format, color, &error, &store),
     };
     if format.json_diagnostics() {
         let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&versions).unwrap_or_default());
@@ -351,10 +347,10 @@ pub(crate) fn prune(
     color: bool,
     io: &mut Io<'_>,
 ) -> u8 {
-    let path = store_path(store, None, &io.cwd);
-    let report = match SqliteStore::open_existing(&path).and_then(|mut s| s.prune(keep, dry_run)) {
+    let store = store_locator(store, None, &io.cwd);
+    let report = match modelc_store::open(&store, Access::Existing).and_then(|mut s| s.prune(keep, dry_run)) {
         Ok(report) => report,
-        Err(error) => return store_failure(io, format, color, &error, &path),
+        Err(error) => return store_failure(io, format, color, &error, &store),
     };
     if format.json_diagnostics() {
         let mut value = serde_json::to_value(&report).unwrap_or_default();
@@ -398,11 +394,11 @@ pub(crate) fn show(
     color: bool,
     io: &mut Io<'_>,
 ) -> u8 {
-    let path = store_path(store, None, &io.cwd);
-    let opened = SqliteStore::open_existing(&path);
+    let store = store_locator(store, None, &io.cwd);
+    let opened = modelc_store::open(&store, Access::Existing);
     let mut snapshot = match opened.as_ref().map_err(Clone::clone).and_then(|s| s.snapshot(version)) {
         Ok(snapshot) => snapshot,
-        Err(error) => return store_failure(io, format, color, &error, &path),
+        Err(error) => return store_failure(io, format, color, &error, &store),
     };
     if let Some(text) = filter {
         snapshot.resources.retain(|r| r.id.contains(text));
@@ -442,7 +438,7 @@ pub(crate) fn show(
                 let content = (name == modelc_store::diff::CONTENT_ATTRIBUTE)
                     .then(|| value.as_str().zip(opened.as_ref().ok()))
                     .flatten()
-                    .and_then(|(hash, store)| stored_text(store, hash));
+                    .and_then(|(hash, store)| stored_text(store.as_ref(), hash));
                 if let Some(lines) = content {
                     let _ = writeln!(io.stdout, "  content:");
                     for line in lines.lines() {
@@ -484,16 +480,16 @@ pub(crate) fn show(
 }
 
 pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let path = store_path(store, None, &io.cwd);
+    let store = store_locator(store, None, &io.cwd);
     // Only what changed between the two is read, not the two whole versions.
-    let opened = SqliteStore::open_existing(&path);
+    let opened = modelc_store::open(&store, Access::Existing);
     let changes = match opened.as_ref().map_err(Clone::clone).and_then(|s| s.changes(from, to)) {
         Ok(changes) => changes,
-        Err(error) => return store_failure(io, format, color, &error, &path),
+        Err(error) => return store_failure(io, format, color, &error, &store),
     };
     let mut diff = modelc_store::diff::diff(from, &changes.before, to, &changes.after);
     if let (Ok(store), false) = (&opened, format.json_diagnostics()) {
-        add_stored_contents(&mut diff, store);
+        add_stored_contents(&mut diff, store.as_ref());
     }
     if format.json_diagnostics() {
         let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&diff).unwrap_or_default());
@@ -505,7 +501,7 @@ pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, col
 
 /// Puts in `diff` the texts of the file contents it names that `store` holds (the diff shows
 /// hashes for the others).
-fn add_stored_contents(diff: &mut modelc_store::diff::Diff, store: &SqliteStore) {
+fn add_stored_contents(diff: &mut modelc_store::diff::Diff, store: &dyn Store) {
     let hashes = diff.content_hashes();
     if hashes.is_empty() {
         return;
@@ -517,7 +513,7 @@ fn add_stored_contents(diff: &mut modelc_store::diff::Diff, store: &SqliteStore)
 
 /// A file content shown by `show --filter`: its lines as a diff from nothing (bounded as every
 /// content diff is), or `None` when the store does not hold it as text.
-fn stored_text(store: &SqliteStore, hash: &str) -> Option<String> {
+fn stored_text(store: &dyn Store, hash: &str) -> Option<String> {
     let bytes = store.contents(&[hash.to_owned()]).ok()?.remove(hash)?;
     let text = String::from_utf8(bytes).ok()?;
     Some(modelc_ir::text_diff::unified("", &text, None, 0))
@@ -545,22 +541,22 @@ fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// `--store`, else `.modelc/store.sqlite` in the model's project directory (or the directory of
 /// the model file), else in the nearest directory above `cwd` with a project.yml, else in `cwd`.
-pub(crate) fn store_path(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> PathBuf {
+pub(crate) fn store_locator(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> Locator {
     if let Some(path) = explicit {
-        return if path.is_absolute() { path.to_owned() } else { cwd.join(path) };
+        return Locator::Embedded(if path.is_absolute() { path.to_owned() } else { cwd.join(path) });
     }
     let dir = match target {
         Some(target) => crate::passwords::project_dir(target, cwd),
         None => cwd.ancestors().find(|d| d.join("project.yml").is_file()).unwrap_or(cwd).to_owned(),
     };
-    dir.join(STORE_FILE)
+    Locator::Embedded(dir.join(STORE_FILE))
 }
 
 /// A store that cannot be read (missing, not a store, no such version) for a command that only
 /// reads it: exit status 2 (I/O), and nothing about the store changing, as nothing could.
-pub(crate) fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
+pub(crate) fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, store: &Locator) -> u8 {
     let files = SourceFiles::new();
-    let mut diagnostic = store_diagnostic(error, None, path);
+    let mut diagnostic = store_diagnostic(error, None, store);
     diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
     let status = Reporter { files: &files, format, color, file_count: 0 }.report(io, &mut [diagnostic]);
     store_status(error, status)
@@ -571,11 +567,11 @@ const STORE_UNCHANGED: &str = "the store was not changed";
 
 /// A store error as a diagnostic: the rule broken, the resources and sets involved, and where
 /// the model creates them (a label where the compiled files are known, a note otherwise).
-fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, path: &Path) -> Diagnostic {
+fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, store: &Locator) -> Diagnostic {
     let StoreError::Rejected(rejection) = error else {
         let message = match error {
-            StoreError::NoSuchVersion(_) | StoreError::Empty => format!("{error} (store {})", path.display()),
-            StoreError::Storage(_) => format!("{error} (store {})", path.display()),
+            StoreError::NoSuchVersion(_) | StoreError::Empty => format!("{error} (store {store})"),
+            StoreError::Storage(_) => format!("{error} (store {store})"),
             _ => error.to_string(),
         };
         return Diagnostic::new(&codes::STORE_UNAVAILABLE, message).note(STORE_UNCHANGED);
@@ -608,12 +604,12 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, p
         };
         labelled |= place.is_some();
     }
-    d.note(not_written(path))
+    d.note(not_written(store))
 }
 
 /// The note of a refused export: nothing was written.
-fn not_written(store: &Path) -> String {
-    format!("no version was written; the store ({}) is unchanged", store.display())
+fn not_written(store: &Locator) -> String {
+    format!("no version was written; the store ({store}) is unchanged")
 }
 
 /// A hash of every source file of the compile, in load order.

@@ -4,7 +4,8 @@
 //! from the latest one, replacing only the resource sets it holds (spec export §3.3, with the
 //! reference's bugs turned into clean rejections; see `docs/store.md`).
 //!
-//! [`Store`] is the interface; [`sqlite::SqliteStore`] is the embedded implementation. The
+//! [`Store`] is the interface, opened by [`open`] from where the store is ([`Locator`]);
+//! [`sqlite::SqliteStore`] is the embedded implementation. The
 //! layout is temporal: each stored row is valid from the version that wrote it until the version
 //! that replaced it, so a partial export touches only the rows of the sets it replaces, and its
 //! cost does not grow with the store.
@@ -16,6 +17,7 @@ pub mod diff;
 mod failpoint;
 mod full;
 mod hash;
+mod open;
 mod partial;
 pub mod plan;
 pub mod sqlite;
@@ -27,7 +29,8 @@ use serde::Serialize;
 pub use checks::check_full_export;
 pub use deploys::{Carryover, DeployRecord, DeployResult};
 pub use failpoint::FAILPOINT_VAR;
-pub use sqlite::{Prefetched, SqliteStore};
+pub use open::{Access, Locator, Prefetched, open, plan, prefetch};
+pub use sqlite::SqliteStore;
 pub use time::utc_now;
 
 /// What an export that skips unchanged models did (`export_full_if_changed`,
@@ -187,9 +190,11 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-/// A versioned store of desired state. The embedded implementation is [`SqliteStore`]; a
-/// server backend (PostgreSQL, for teams) implements the same operations with the same
-/// guarantees: each export is one transaction, exports are serialised, versions are immutable.
+/// A versioned store of desired state, and what the runtime keeps beside it: every operation
+/// the commands use. Opened by [`open`] from a [`Locator`]; the embedded implementation is
+/// [`SqliteStore`], and a server backend (PostgreSQL, for teams) implements the same operations
+/// with the same guarantees: each export is one transaction, exports are serialised, versions
+/// are immutable, and a refused export changes nothing.
 pub trait Store {
     /// Every version, oldest first.
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError>;
@@ -200,34 +205,80 @@ pub trait Store {
     /// size of the versions or of the history. `diff::diff` over the two sides gives the same
     /// as over the two whole versions.
     fn changes(&self, from: u64, to: u64) -> Result<Changes, StoreError>;
-    /// Stores `resources` as a new version that replaces everything (also when it holds
-    /// exactly what the latest version holds). Rows that did not change are shared with the
-    /// latest version, not written again.
-    fn export_full(&mut self, resources: &modelc_ir::Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError>;
-    /// As `export_full`, but when the resources are exactly those of the latest version it
-    /// writes nothing and says so.
+    /// What exporting `resources` would change (`partial`: as a partial export with this
+    /// request), decided by the export's own checks and merge, with nothing written.
+    fn plan(&self, resources: &modelc_ir::Ir, partial: Option<&PartialRequest>) -> Result<plan::Plan, StoreError>;
+    /// Stores `resources` as a new version that replaces everything. Rows that did not change
+    /// are shared with the latest version, not written again. Unless `force`, when the resources
+    /// are exactly those of the latest version it writes nothing and says so. `prefetched`: the
+    /// store's current rows read beforehand ([`prefetch`]), used only if the store has not
+    /// changed since.
+    fn export_full_with(
+        &mut self,
+        resources: &modelc_ir::Ir,
+        metadata: &Metadata,
+        force: bool,
+        prefetched: Option<Prefetched>,
+    ) -> Result<ExportOutcome, StoreError>;
+    /// A full export that stores a version whatever changed.
+    fn export_full(&mut self, resources: &modelc_ir::Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
+        match self.export_full_with(resources, metadata, true, None)? {
+            ExportOutcome::Stored(info) | ExportOutcome::Unchanged(info) => Ok(info),
+        }
+    }
+    /// A full export that writes nothing when the resources are those of the latest version.
     fn export_full_if_changed(
         &mut self,
         resources: &modelc_ir::Ir,
         metadata: &Metadata,
-    ) -> Result<ExportOutcome, StoreError>;
-    /// Deletes all but the latest `keep` versions (never the one the last deploy applied), the
-    /// rows no kept version can see, and the file contents no remaining row names; `dry_run` says what it would remove and changes nothing.
-    fn prune(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError>;
+    ) -> Result<ExportOutcome, StoreError> {
+        self.export_full_with(resources, metadata, false, None)
+    }
     /// Builds a new version from the latest one: the sets in `resources` replace their old
-    /// contents, the other sets are kept, shared resources are added or kept.
+    /// contents, the other sets are kept, shared resources are added or kept. Unless `force`,
+    /// when the new version would hold exactly what the latest one holds it writes nothing and
+    /// says so.
+    fn export_partial_with(
+        &mut self,
+        resources: &modelc_ir::Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+        force: bool,
+    ) -> Result<ExportOutcome, StoreError>;
+    /// A partial export that stores a version whatever changed.
     fn export_partial(
         &mut self,
         resources: &modelc_ir::Ir,
         request: &PartialRequest,
         metadata: &Metadata,
-    ) -> Result<VersionInfo, StoreError>;
-    /// As `export_partial`, but when the new version would hold exactly what the latest one
-    /// holds it writes nothing and says so.
+    ) -> Result<VersionInfo, StoreError> {
+        match self.export_partial_with(resources, request, metadata, true)? {
+            ExportOutcome::Stored(info) | ExportOutcome::Unchanged(info) => Ok(info),
+        }
+    }
+    /// A partial export that writes nothing when the new version would be the latest one.
     fn export_partial_if_changed(
         &mut self,
         resources: &modelc_ir::Ir,
         request: &PartialRequest,
         metadata: &Metadata,
-    ) -> Result<ExportOutcome, StoreError>;
+    ) -> Result<ExportOutcome, StoreError> {
+        self.export_partial_with(resources, request, metadata, false)
+    }
+    /// Deletes all but the latest `keep` versions (never the one the last deploy applied), the
+    /// rows no kept version can see, and the file contents no remaining row names; `dry_run`
+    /// says what it would remove and changes nothing.
+    fn prune(&mut self, keep: u64, dry_run: bool) -> Result<PruneReport, StoreError>;
+    /// The file content stored for each of `hashes` that the store has, by hash.
+    fn contents(&self, hashes: &[String]) -> Result<std::collections::HashMap<String, Vec<u8>>, StoreError>;
+    /// Records a deploy and what it leaves for the next one, in one transaction; its run number.
+    fn record_deploy(&mut self, record: &DeployRecord, carryover: &Carryover) -> Result<u64, StoreError>;
+    /// The most recent deploy, with its results in run order.
+    fn last_deploy(&self) -> Result<Option<DeployRecord>, StoreError>;
+    /// Receivers of `agents` whose refresh an earlier run could not do.
+    fn pending_refreshes(&self, agents: &[String]) -> Result<Vec<String>, StoreError>;
+    /// Continuous mode's retry counters of `agents`' resources: `(id, failed runs)`.
+    fn retry_counts(&self, agents: &[String]) -> Result<Vec<(String, u32)>, StoreError>;
+    /// The purgeable resources (with `purge_on_delete`, true or false) last deployed by `agents`.
+    fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError>;
 }

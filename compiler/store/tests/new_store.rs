@@ -6,7 +6,7 @@
 
 mod support;
 
-use modelc_store::{ExportOutcome, Prefetched, SqliteStore, Store};
+use modelc_store::{ExportOutcome, Locator, SqliteStore, Store, prefetch};
 use support::{ir, meta, resource, tempdir};
 
 fn names(dir: &std::path::Path) -> Vec<String> {
@@ -88,12 +88,12 @@ fn the_files_of_builds_whose_process_died_are_removed() {
 fn digests_read_beforehand_are_used_only_if_the_store_did_not_change() {
     let dir = tempdir::Dir::new();
     let path = dir.path.join("store.sqlite");
-    assert!(Prefetched::read(&path).is_none(), "no store, nothing to read");
+    assert!(prefetch(&Locator::Embedded(path.clone())).is_none(), "no store, nothing to read");
     let a = model();
     let mut b = model();
     b.resources[0].attributes.insert("value".to_owned(), serde_json::json!(9));
     SqliteStore::export_full_at(&path, &a, &meta("a"), false, None).unwrap();
-    let stale = Prefetched::read(&path).unwrap();
+    let stale = prefetch(&Locator::Embedded(path.clone())).unwrap();
     SqliteStore::export_full_at(&path, &b, &meta("b"), false, None).unwrap();
     // Read at version 1, whose rows are `a`'s: used, they would call `a` unchanged.
     let exported = SqliteStore::export_full_at(&path, &a, &meta("a again"), false, Some(stale)).unwrap();
@@ -101,7 +101,7 @@ fn digests_read_beforehand_are_used_only_if_the_store_did_not_change() {
     let store = SqliteStore::open_existing(&path).unwrap();
     assert_eq!(store.snapshot(Some(3)).unwrap().resources.len(), 3);
     assert_eq!(store.changes(2, 3).unwrap().after.len(), 1, "only the changed resource is written again");
-    let fresh = Prefetched::read(&path).unwrap();
+    let fresh = prefetch(&Locator::Embedded(path.clone())).unwrap();
     let again = SqliteStore::export_full_at(&path, &a, &meta("a once more"), false, Some(fresh)).unwrap();
     assert!(matches!(&again, ExportOutcome::Unchanged(info) if info.version == 3), "{again:?}");
 }

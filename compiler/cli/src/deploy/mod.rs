@@ -17,7 +17,7 @@ use modelc_runtime::{
     AgentSelection, Handlers, MemoryContent, NotificationReport, Observer, Options, Outcome, Plan, ResourceReport,
     RunReport,
 };
-use modelc_store::{Carryover, DeployRecord, DeployResult, SqliteStore, Store, StoreError};
+use modelc_store::{Access, Carryover, DeployRecord, DeployResult, Locator, StoreError};
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::output::Reporter;
@@ -71,7 +71,7 @@ struct Desired {
     version: Option<u64>,
     source: String,
     content: MemoryContent,
-    store_path: PathBuf,
+    store: Locator,
 }
 
 pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
@@ -98,16 +98,16 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         agents
     };
     // What earlier runs left: refreshes still owed, purgeable resources now gone.
-    let store = match SqliteStore::open_existing(&desired.store_path) {
+    let store = match modelc_store::open(&desired.store, Access::Existing) {
         Ok(store) => Some(store),
         Err(StoreError::NotFound(_)) => None,
-        Err(error) => return store_failure(io, format, color, &error, &desired.store_path),
+        Err(error) => return store_failure(io, format, color, &error, &desired.store),
     };
     let (previous, pending) = match &store {
         Some(store) => match (store.deployed_purgeable(&agents), store.pending_refreshes(&agents)) {
             (Ok(previous), Ok(pending)) => (previous, pending),
             (Err(error), _) | (_, Err(error)) => {
-                return store_failure(io, format, color, &error, &desired.store_path);
+                return store_failure(io, format, color, &error, &desired.store);
             }
         },
         None => (Vec::new(), Vec::new()),
@@ -155,13 +155,10 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     let mut status = if report.converged() { EXIT_OK } else { EXIT_MODEL_ERRORS };
     if !request.dry_run {
         let (record, carryover) = record(&desired, &plan, &report, &agents, started, ended);
-        let recorded = SqliteStore::open(&desired.store_path).and_then(|mut s| s.record_deploy(&record, &carryover));
+        let recorded =
+            modelc_store::open(&desired.store, Access::Create).and_then(|mut s| s.record_deploy(&record, &carryover));
         if let Err(error) = recorded {
-            let _ = writeln!(
-                io.stderr,
-                "error: the run could not be recorded in {}: {error}",
-                desired.store_path.display()
-            );
+            let _ = writeln!(io.stderr, "error: the run could not be recorded in {}: {error}", desired.store);
             status = EXIT_USAGE;
         }
     }
@@ -181,8 +178,8 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
 
 /// A store that cannot be read (or has no such version) stops a deploy before it starts: an
 /// I/O or usage error (exit status 2), reported as the store commands report it.
-fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, path: &Path) -> u8 {
-    crate::export::store_failure(io, format, color, error, path);
+fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, store: &Locator) -> u8 {
+    crate::export::store_failure(io, format, color, error, store);
     EXIT_USAGE
 }
 
@@ -200,15 +197,9 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
     let graph_content = graph.content.clone();
     let alone = request.path.is_none() && request.ir.is_none() && request.version.is_none();
     let mut desired = if alone {
-        let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
+        let store = crate::export::store_locator(request.store.as_deref(), None, &io.cwd);
         let source = format!("graph {}", file.display());
-        Desired {
-            ir: Ir::new(Vec::new(), Vec::new()),
-            version: None,
-            source,
-            content: MemoryContent::default(),
-            store_path,
-        }
+        Desired { ir: Ir::new(Vec::new(), Vec::new()), version: None, source, content: MemoryContent::default(), store }
     } else {
         let mut desired = desired_model(request, format, color, io)?;
         desired.source = format!("{} with graph {}", desired.source, file.display());
@@ -234,21 +225,21 @@ fn graph_errors(io: &mut Io<'_>, errors: &[String]) -> u8 {
 fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> Result<Desired, u8> {
     if let Some(file) = &request.ir {
         let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
-        let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
+        let store = crate::export::store_locator(request.store.as_deref(), None, &io.cwd);
         let content = MemoryContent::of_ir(&exported.ir);
-        return Ok(Desired { ir: exported.ir, version: None, source: file.display().to_string(), content, store_path });
+        return Ok(Desired { ir: exported.ir, version: None, source: file.display().to_string(), content, store });
     }
     if let Some(number) = request.version {
-        let store_path = crate::export::store_path(request.store.as_deref(), None, &io.cwd);
-        let (resources, content) = stored_version(&store_path, number)
-            .map_err(|error| store_failure(io, format, color, &error, &store_path))?;
+        let store = crate::export::store_locator(request.store.as_deref(), None, &io.cwd);
+        let (resources, content) =
+            stored_version(&store, number).map_err(|error| store_failure(io, format, color, &error, &store))?;
         let ir = Ir::new(resources, Vec::new());
         let source = format!("version {number}");
-        return Ok(Desired { ir, version: Some(number), source, content, store_path });
+        return Ok(Desired { ir, version: Some(number), source, content, store });
     }
     let target =
         modelc_driver::locate(request.path.as_deref(), &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
-    let store_path = crate::export::store_path(request.store.as_deref(), Some(&target), &io.cwd);
+    let store = crate::export::store_locator(request.store.as_deref(), Some(&target), &io.cwd);
     let exported = crate::export::compile(&target, false, format, color, io)?;
     let mut diagnostics = exported.diagnostics;
     if !diagnostics.is_empty() {
@@ -257,18 +248,18 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
             .report(io, &mut diagnostics);
     }
     // A compile of the model the latest version was exported from deploys that version.
-    let version = SqliteStore::open_existing(&store_path)
+    let version = modelc_store::open(&store, Access::Existing)
         .and_then(|s| s.versions())
         .ok()
         .and_then(|versions| versions.last().filter(|v| v.source_hash == exported.source_hash).map(|v| v.version));
     let content = MemoryContent::of_ir(&exported.ir);
     let source = format!("compile of {}", target_name(&target));
-    Ok(Desired { ir: exported.ir, version, source, content, store_path })
+    Ok(Desired { ir: exported.ir, version, source, content, store })
 }
 
 /// A stored version's resources and the file content they name, as deploys read them.
-fn stored_version(store_path: &Path, number: u64) -> Result<(Vec<Resource>, MemoryContent), StoreError> {
-    let store = SqliteStore::open_existing(store_path)?;
+fn stored_version(store: &Locator, number: u64) -> Result<(Vec<Resource>, MemoryContent), StoreError> {
+    let store = modelc_store::open(store, Access::Existing)?;
     let snapshot = store.snapshot(Some(number))?;
     let hashes: Vec<String> = snapshot
         .resources

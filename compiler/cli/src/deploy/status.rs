@@ -4,17 +4,19 @@ use super::*;
 
 /// `modelc status`: the last run, and its resources that did not converge.
 pub(crate) fn status(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let path = crate::export::store_path(store, None, &io.cwd);
-    let last = match SqliteStore::open_existing(&path).and_then(|s| s.last_deploy()) {
+    let store = crate::export::store_locator(store, None, &io.cwd);
+    let last = match modelc_store::open(&store, Access::Existing).and_then(|s| s.last_deploy()) {
         Ok(last) => last,
-        Err(error) => return crate::export::store_failure(io, format, color, &error, &path),
+        Err(error) => return crate::export::store_failure(io, format, color, &error, &store),
     };
-    warn_if_readable(&path, format, io);
+    if let Some(path) = store.file() {
+        warn_if_readable(path, format, io);
+    }
     let Some(run) = last else {
         if format == Format::Json {
             let _ = writeln!(io.stdout, "null");
         } else {
-            let _ = writeln!(io.stdout, "no deploy has been recorded in {}", path.display());
+            let _ = writeln!(io.stdout, "no deploy has been recorded in {store}");
         }
         return EXIT_OK;
     };

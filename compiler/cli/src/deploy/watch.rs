@@ -21,14 +21,14 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         let what = if request.dry_run { "--dry-run" } else { "--ir" };
         return usage_error(io, &format!("--watch follows the store's versions; it cannot be combined with {what}"));
     }
-    let store_path = match &request.path {
+    let store = match &request.path {
         Some(_) => match modelc_driver::locate(request.path.as_deref(), &io.cwd) {
-            Ok(target) => crate::export::store_path(request.store.as_deref(), Some(&target), &io.cwd),
+            Ok(target) => crate::export::store_locator(request.store.as_deref(), Some(&target), &io.cwd),
             Err(error) => return usage_error(io, &error.to_string()),
         },
-        None => crate::export::store_path(request.store.as_deref(), None, &io.cwd),
+        None => crate::export::store_locator(request.store.as_deref(), None, &io.cwd),
     };
-    let mut versions = StoreVersions { path: store_path.clone() };
+    let mut versions = StoreVersions { store: store.clone() };
     let first = match request.version {
         Some(number) => versions.load(number).map(Some),
         None => versions.newer(None),
@@ -36,10 +36,8 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     let first = match first {
         Ok(Some(version)) => version,
         Ok(None) => {
-            let message = format!(
-                "--watch deploys the store's versions, and {} has none: run `modelc export` first",
-                store_path.display()
-            );
+            let message =
+                format!("--watch deploys the store's versions, and {store} has none: run `modelc export` first");
             return usage_error(io, &message);
         }
         Err(message) => return usage_error(io, &message),
@@ -56,11 +54,11 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     };
     let mut agents: Vec<String> = selection.agents(&first.resources).into_iter().collect();
     agents.sort();
-    let carried = SqliteStore::open_existing(&store_path)
+    let carried = modelc_store::open(&store, Access::Existing)
         .and_then(|s| Ok((s.pending_refreshes(&agents)?, s.retry_counts(&agents)?, s.deployed_purgeable(&agents)?)));
     let (pending, retry_counts, previous) = match carried {
         Ok(carried) => carried,
-        Err(error) => return store_failure(io, format, color, &error, &store_path),
+        Err(error) => return store_failure(io, format, color, &error, &store),
     };
     let handlers = Handlers::builtin();
     let options = Options {
@@ -81,7 +79,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     let _ = writeln!(
         io.stderr,
         "watching: version {number} from {}, for agents {}{}",
-        store_path.display(),
+        store,
         agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "),
         limits
             .converged_timeout
@@ -107,7 +105,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
                     ));
                 }
                 Step::Ran(report) => {
-                    if let Err(error) = record_step(&store_path, continuous, report, &agents, current) {
+                    if let Err(error) = record_step(&store, continuous, report, &agents, current) {
                         record_failed = Some(error);
                     }
                 }
@@ -117,7 +115,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         stop
     };
     if let Some(error) = record_failed {
-        let _ = writeln!(io.stderr, "error: a run could not be recorded in {}: {error}", store_path.display());
+        let _ = writeln!(io.stderr, "error: a run could not be recorded in {store}: {error}");
     }
     match stop {
         Ok(Stop::Idle { converged: true }) => {
@@ -151,7 +149,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
 /// Records one step of continuous mode: its results, and what the whole graph leaves for the
 /// next process.
 fn record_step(
-    store_path: &Path,
+    store: &Locator,
     continuous: &Continuous<'_>,
     report: &RunReport,
     agents: &[String],
@@ -181,25 +179,25 @@ fn record_step(
         .collect();
     let carryover =
         Carryover { pending_refreshes: state.pending_refreshes, purgeable, retry_counts: state.retry_counts };
-    SqliteStore::open(store_path)?.record_deploy(&record, &carryover)
+    modelc_store::open(store, Access::Create)?.record_deploy(&record, &carryover)
 }
 
 /// The store's versions, for the loop: the newest one and the store's files, whose change
 /// means a version may have come.
 struct StoreVersions {
-    path: PathBuf,
+    store: Locator,
 }
 
 impl StoreVersions {
     fn load(&self, number: u64) -> Result<Version, String> {
-        let (resources, content) = super::stored_version(&self.path, number).map_err(|e| e.to_string())?;
+        let (resources, content) = super::stored_version(&self.store, number).map_err(|e| e.to_string())?;
         Ok(Version { number, resources, content: Arc::new(content) })
     }
 }
 
 impl Versions for StoreVersions {
     fn newer(&mut self, current: Option<u64>) -> Result<Option<Version>, String> {
-        let store = match SqliteStore::open_existing(&self.path) {
+        let store = match modelc_store::open(&self.store, Access::Existing) {
             Ok(store) => store,
             Err(StoreError::NotFound(_)) => return Ok(None),
             Err(error) => return Err(error.to_string()),
@@ -212,8 +210,6 @@ impl Versions for StoreVersions {
     }
 
     fn files(&self) -> Vec<PathBuf> {
-        let mut wal = self.path.clone().into_os_string();
-        wal.push("-wal");
-        vec![self.path.clone(), PathBuf::from(wal)]
+        self.store.files()
     }
 }

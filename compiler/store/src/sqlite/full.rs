@@ -27,7 +27,7 @@ const BATCH: usize = 2048;
 /// The current rows' digests, read before the export (on another thread while the model
 /// compiles). The export uses them only if the store's latest version is still the one they
 /// were read at: current rows change only with a new version.
-pub struct Prefetched {
+pub(crate) struct Prefetched {
     /// The latest version and its last row number when the digests were read.
     at: (VersionInfo, i64),
     digests: CurrentDigests,
@@ -37,12 +37,98 @@ impl Prefetched {
     /// Reads the current rows' digests of the store at `path`, if it exists and has the current
     /// layout; opened read-only, so nothing is created or migrated. `None` otherwise: the export
     /// then reads them itself.
-    pub fn read(path: &Path) -> Option<Prefetched> {
+    pub(crate) fn read(path: &Path) -> Option<Prefetched> {
         let mut store = SqliteStore::open_read_only(path).ok()?;
         let tx = store.db.transaction().ok()?;
         let at = latest_with_last_seq(&tx).ok()??;
         let digests = current_digests(&tx).ok()?;
         Some(Prefetched { at, digests })
+    }
+}
+
+/// The embedded store where there is none yet, opened for a full export ([`crate::Access::Full`]):
+/// it reads as a store with no version, and a full export builds it whole
+/// ([`SqliteStore::export_full_at`]), so a refused one creates nothing.
+pub(crate) struct Absent {
+    path: PathBuf,
+}
+
+impl Absent {
+    pub(crate) fn new(path: &Path) -> Absent {
+        Absent { path: path.to_owned() }
+    }
+
+    fn not_found(&self) -> StoreError {
+        StoreError::NotFound(self.path.display().to_string())
+    }
+}
+
+impl crate::Store for Absent {
+    fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn snapshot(&self, _version: Option<u64>) -> Result<crate::Snapshot, StoreError> {
+        Err(StoreError::Empty)
+    }
+
+    fn changes(&self, from: u64, _to: u64) -> Result<crate::Changes, StoreError> {
+        Err(StoreError::NoSuchVersion(from))
+    }
+
+    fn plan(&self, ir: &Ir, partial: Option<&crate::PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
+        match partial {
+            None => crate::plan::plan_full(None, ir),
+            Some(_) => Err(crate::checks::no_base()),
+        }
+    }
+
+    fn export_full_with(
+        &mut self,
+        ir: &Ir,
+        metadata: &Metadata,
+        force: bool,
+        prefetched: Option<crate::Prefetched>,
+    ) -> Result<ExportOutcome, StoreError> {
+        SqliteStore::export_full_at(&self.path, ir, metadata, force, prefetched)
+    }
+
+    fn export_partial_with(
+        &mut self,
+        _ir: &Ir,
+        _request: &crate::PartialRequest,
+        _metadata: &Metadata,
+        _force: bool,
+    ) -> Result<ExportOutcome, StoreError> {
+        Err(crate::checks::no_base())
+    }
+
+    fn prune(&mut self, _keep: u64, _dry_run: bool) -> Result<crate::PruneReport, StoreError> {
+        Err(self.not_found())
+    }
+
+    fn contents(&self, _hashes: &[String]) -> Result<std::collections::HashMap<String, Vec<u8>>, StoreError> {
+        Ok(std::collections::HashMap::new())
+    }
+
+    fn record_deploy(&mut self, record: &crate::DeployRecord, carryover: &crate::Carryover) -> Result<u64, StoreError> {
+        SqliteStore::open(&self.path)?.record_deploy(record, carryover)
+    }
+
+    fn last_deploy(&self) -> Result<Option<crate::DeployRecord>, StoreError> {
+        Ok(None)
+    }
+
+    fn pending_refreshes(&self, _agents: &[String]) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn retry_counts(&self, _agents: &[String]) -> Result<Vec<(String, u32)>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn deployed_purgeable(&self, _agents: &[String]) -> Result<Vec<Resource>, StoreError> {
+        Ok(Vec::new())
     }
 }
 
@@ -68,8 +154,9 @@ impl SqliteStore {
         ir: &Ir,
         metadata: &Metadata,
         force: bool,
-        prefetched: Option<Prefetched>,
+        prefetched: Option<crate::Prefetched>,
     ) -> Result<ExportOutcome, StoreError> {
+        let prefetched = prefetched.map(|p| p.0);
         if path.exists() {
             return SqliteStore::open(path)?.full_with(ir, metadata, force, prefetched);
         }
@@ -106,11 +193,7 @@ impl SqliteStore {
 
     /// A full export into this store, in one transaction. `Unchanged`, with nothing written,
     /// when nothing changed and `force` is false.
-    pub(crate) fn full(&mut self, ir: &Ir, metadata: &Metadata, force: bool) -> Result<ExportOutcome, StoreError> {
-        self.full_with(ir, metadata, force, None)
-    }
-
-    fn full_with(
+    pub(crate) fn full_with(
         &mut self,
         ir: &Ir,
         metadata: &Metadata,

@@ -17,7 +17,7 @@ mod deploys;
 mod full;
 mod prune;
 
-pub use full::Prefetched;
+pub(crate) use full::Prefetched;
 
 use std::path::Path;
 use std::time::Duration;
@@ -119,6 +119,19 @@ fn existing_store_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// Opens the embedded store at `path` for `access` ([`crate::open`]).
+pub(crate) fn open(path: &Path, access: crate::Access) -> Result<Box<dyn Store>, StoreError> {
+    use crate::Access;
+    Ok(match access {
+        Access::Read => Box::new(SqliteStore::open_read_only(path)?),
+        Access::Existing => Box::new(SqliteStore::open_existing(path)?),
+        Access::Create => Box::new(SqliteStore::open(path)?),
+        Access::Partial => Box::new(SqliteStore::open_for_partial(path)?),
+        Access::Full if path.exists() => Box::new(SqliteStore::open(path)?),
+        Access::Full => Box::new(full::Absent::new(path)),
+    })
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the store at `path`, and its directory.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -159,18 +172,6 @@ impl SqliteStore {
                 "the store has layout version {other}, and this command only reads it: an export migrates it to version {SCHEMA_VERSION}"
             ))),
             None => Err(StoreError::Storage("an SQLite database, but not a modelc store".to_owned())),
-        }
-    }
-
-    /// What exporting `ir` into the store at `path` would change, with the store opened read-only
-    /// and never created: without a store, a full export would add everything, and a partial one
-    /// has no version to build on (as `open_for_partial` refuses it).
-    pub fn plan_at(path: &Path, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
-        match (SqliteStore::open_read_only(path), partial) {
-            (Ok(store), _) => store.plan(ir, partial),
-            (Err(StoreError::NotFound(_)), None) => crate::plan::plan_full(None, ir),
-            (Err(StoreError::NotFound(_)), Some(_)) => Err(crate::checks::no_base()),
-            (Err(error), _) => Err(error),
         }
     }
 
@@ -583,39 +584,56 @@ impl Store for SqliteStore {
         })
     }
 
-    fn export_full(&mut self, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
-        // Forced, it stores a version whatever changed: `Unchanged` does not come back.
-        match self.full(ir, metadata, true)? {
-            crate::ExportOutcome::Stored(info) | crate::ExportOutcome::Unchanged(info) => Ok(info),
-        }
+    fn plan(&self, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
+        SqliteStore::plan(self, ir, partial)
     }
 
-    fn export_full_if_changed(&mut self, ir: &Ir, metadata: &Metadata) -> Result<crate::ExportOutcome, StoreError> {
-        self.full(ir, metadata, false)
+    fn export_full_with(
+        &mut self,
+        ir: &Ir,
+        metadata: &Metadata,
+        force: bool,
+        prefetched: Option<crate::Prefetched>,
+    ) -> Result<crate::ExportOutcome, StoreError> {
+        self.full_with(ir, metadata, force, prefetched.map(|p| p.0))
+    }
+
+    fn export_partial_with(
+        &mut self,
+        ir: &Ir,
+        request: &PartialRequest,
+        metadata: &Metadata,
+        force: bool,
+    ) -> Result<crate::ExportOutcome, StoreError> {
+        self.partial(ir, request, metadata, force)
     }
 
     fn prune(&mut self, keep: u64, dry_run: bool) -> Result<crate::PruneReport, StoreError> {
         self.prune_versions(keep, dry_run)
     }
 
-    fn export_partial(
-        &mut self,
-        ir: &Ir,
-        request: &PartialRequest,
-        metadata: &Metadata,
-    ) -> Result<VersionInfo, StoreError> {
-        match self.partial(ir, request, metadata, true)? {
-            crate::ExportOutcome::Stored(info) | crate::ExportOutcome::Unchanged(info) => Ok(info),
-        }
+    fn contents(&self, hashes: &[String]) -> Result<std::collections::HashMap<String, Vec<u8>>, StoreError> {
+        SqliteStore::contents(self, hashes)
     }
 
-    fn export_partial_if_changed(
-        &mut self,
-        ir: &Ir,
-        request: &PartialRequest,
-        metadata: &Metadata,
-    ) -> Result<crate::ExportOutcome, StoreError> {
-        self.partial(ir, request, metadata, false)
+    fn record_deploy(&mut self, record: &crate::DeployRecord, carryover: &crate::Carryover) -> Result<u64, StoreError> {
+        SqliteStore::record_deploy(self, record, carryover)
+    }
+
+    fn last_deploy(&self) -> Result<Option<crate::DeployRecord>, StoreError> {
+        SqliteStore::last_deploy(self)
+    }
+
+    fn pending_refreshes(&self, agents: &[String]) -> Result<Vec<String>, StoreError> {
+        SqliteStore::pending_refreshes(self, agents)
+    }
+
+    fn retry_counts(&self, agents: &[String]) -> Result<Vec<(String, u32)>, StoreError> {
+        SqliteStore::retry_counts(self, agents)
+    }
+
+    fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError> {
+        SqliteStore::deployed_purgeable(self, agents)
     }
 }
 

@@ -1,0 +1,114 @@
+//! Opening a store from where it is (`--store`, `MODELC_STORE`): the one place that knows the
+//! backends. Callers hold a `Box<dyn Store>`, and nothing of SQLite.
+
+use std::path::PathBuf;
+
+use modelc_ir::Ir;
+
+use crate::{PartialRequest, Store, StoreError};
+
+/// Where a store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Locator {
+    /// The embedded store: one SQLite file.
+    Embedded(PathBuf),
+}
+
+impl Locator {
+    /// A store as `--store` and `MODELC_STORE` name it: a path is the embedded store. A
+    /// PostgreSQL URL is refused until that backend is built.
+    pub fn parse(text: &str) -> Result<Locator, StoreError> {
+        let lower = text.to_ascii_lowercase();
+        if lower.starts_with("postgresql://") || lower.starts_with("postgres://") {
+            return Err(StoreError::Storage(
+                "a PostgreSQL store is not supported by this modelc: give the path of an embedded store".to_owned(),
+            ));
+        }
+        if text.is_empty() {
+            return Err(StoreError::Storage("an empty store location".to_owned()));
+        }
+        Ok(Locator::Embedded(PathBuf::from(text)))
+    }
+
+    /// The files whose change means the store may have a new version (`deploy --watch` watches
+    /// them): the embedded store's database and its write-ahead log.
+    pub fn files(&self) -> Vec<PathBuf> {
+        match self {
+            Locator::Embedded(path) => {
+                let mut wal = path.clone().into_os_string();
+                wal.push("-wal");
+                vec![path.clone(), PathBuf::from(wal)]
+            }
+        }
+    }
+
+    /// The embedded store's file, when the store is one: others must not be able to read it.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match self {
+            Locator::Embedded(path) => Some(path),
+        }
+    }
+
+    /// How messages name the store.
+    pub fn describe(&self) -> String {
+        match self {
+            Locator::Embedded(path) => path.display().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Locator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// What a command does with the store it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads it: nothing is created, migrated or written. A store that is not there is
+    /// [`StoreError::NotFound`].
+    Read,
+    /// Reads and writes a store that is there (deploys read it, `prune` writes it). A store that
+    /// is not there is [`StoreError::NotFound`].
+    Existing,
+    /// Reads and writes it, created empty when it is not there (a deploy of a fresh compile
+    /// records its run).
+    Create,
+    /// A partial export: a store that is not there has no version to build on (`Rule::NoBase`).
+    Partial,
+    /// A full export: a store that is not there is created by the export, whole, and not at all
+    /// when the export is refused.
+    Full,
+}
+
+/// Opens the store at `locator` for `access`.
+pub fn open(locator: &Locator, access: Access) -> Result<Box<dyn Store>, StoreError> {
+    match locator {
+        Locator::Embedded(path) => crate::sqlite::open(path, access),
+    }
+}
+
+/// What exporting `ir` into the store at `locator` would change, with the store opened to read
+/// and never created: without a store, a full export would add everything, and a partial one
+/// has no version to build on.
+pub fn plan(locator: &Locator, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
+    match (open(locator, Access::Read), partial) {
+        (Ok(store), _) => store.plan(ir, partial),
+        (Err(StoreError::NotFound(_)), None) => crate::plan::plan_full(None, ir),
+        (Err(StoreError::NotFound(_)), Some(_)) => Err(crate::checks::no_base()),
+        (Err(error), _) => Err(error),
+    }
+}
+
+/// A store's current rows, read ahead of a full export (on another thread while the model
+/// compiles): [`Store::export_full_with`] uses them only if the store has not changed since.
+pub struct Prefetched(pub(crate) crate::sqlite::Prefetched);
+
+/// Reads the current rows of the store at `locator` ahead of a full export; `None` when there is
+/// no store (or it cannot be read: the export then reads them itself).
+pub fn prefetch(locator: &Locator) -> Option<Prefetched> {
+    match locator {
+        Locator::Embedded(path) => crate::sqlite::Prefetched::read(path).map(Prefetched),
+    }
+}
