@@ -27,6 +27,12 @@ pub fn modelc(args: &[&str], cwd: &Path) -> Output {
 
 /// Runs `modelc ARGS` pretending stderr is (or is not) a terminal and NO_COLOR is (not) set.
 pub fn modelc_with(args: &[&str], cwd: &Path, terminal: bool, no_color: bool) -> Output {
+    // In-process runs read the test process's environment: a store named there would be
+    // written to, outside the tests' temporary directories.
+    assert!(
+        std::env::var_os("MODELC_STORE").is_none(),
+        "MODELC_STORE is set: unset it to run the tests, which must not write to the store it names"
+    );
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let code = {
         let mut io = modelc::Io {

@@ -319,10 +319,15 @@ pub struct PartialArgs {
 /// Where the versioned store is.
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
-    /// The store's database file. Default: `.modelc/store.sqlite` in the project directory (the
-    /// nearest one with a project.yml, or the directory of the model file).
-    #[arg(long = "store", id = "store", value_name = "PATH")]
-    pub path: Option<PathBuf>,
+    /// Where the store is: the path of the embedded store's database file. Default:
+    /// `.modelc/store.sqlite` in the project directory (the nearest one with a project.yml, or the
+    /// directory of the model file).
+    #[arg(long = "store", id = "store", value_name = "PATH", env = "MODELC_STORE", value_parser = parse_store)]
+    pub path: Option<modelc_store::Locator>,
+}
+
+fn parse_store(text: &str) -> Result<modelc_store::Locator, String> {
+    modelc_store::Locator::parse(text).map_err(|error| error.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

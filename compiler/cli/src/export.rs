@@ -22,7 +22,7 @@ pub(crate) struct Request {
     pub delete_sets: Vec<String>,
     pub soft_delete: bool,
     pub message: String,
-    pub store: Option<PathBuf>,
+    pub store: Option<Locator>,
     /// Export this IR file (written by `modelc compile -o`) instead of compiling a model.
     pub ir: Option<PathBuf>,
 }
@@ -37,7 +37,7 @@ pub(crate) struct Exported {
 }
 
 pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_deref(), partial: request.partial };
+    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_ref(), partial: request.partial };
     // A full export compares every resource with the store's current rows: they are read on
     // another thread while the model compiles.
     let (exported, store, prefetched) = match source.exported(!request.partial, format, color, io) {
@@ -128,7 +128,7 @@ pub(crate) struct PlanRequest {
     /// A partial export, with its request.
     pub partial: Option<PartialRequest>,
     pub detailed_exitcode: bool,
-    pub store: Option<PathBuf>,
+    pub store: Option<Locator>,
 }
 
 /// `--detailed-exitcode`: the export would be accepted and change something (Terraform's "changes
@@ -139,7 +139,7 @@ pub(crate) const EXIT_CHANGES: u8 = 3;
 /// with the store opened read-only (and never created).
 pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let partial = request.partial.is_some();
-    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_deref(), partial };
+    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_ref(), partial };
     let (exported, store, _) = match source.exported(false, format, color, io) {
         Ok(found) => found,
         Err(status) => return status,
@@ -224,7 +224,7 @@ struct Source<'a> {
     path: Option<&'a Path>,
     /// An IR file instead of a model.
     ir: Option<&'a Path>,
-    store: Option<&'a Path>,
+    store: Option<&'a Locator>,
     partial: bool,
 }
 
@@ -309,7 +309,7 @@ pub(crate) fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
     Ok(Exported { ir, source_hash, files: SourceFiles::new(), file_count: 1, diagnostics: Vec::new() })
 }
 
-pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+pub(crate) fn versions(store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let store = store_locator(store, None, &io.cwd);
     let versions = match modelc_store::open(&store, Access::Existing).and_then(|s| s.versions()) {
         Ok(versions) => versions,
@@ -342,7 +342,7 @@ pub(crate) fn versions(store: Option<&Path>, format: Format, color: bool, io: &m
 pub(crate) fn prune(
     keep: u64,
     dry_run: bool,
-    store: Option<&Path>,
+    store: Option<&Locator>,
     format: Format,
     color: bool,
     io: &mut Io<'_>,
@@ -389,7 +389,7 @@ pub(crate) fn prune(
 pub(crate) fn show(
     version: Option<u64>,
     filter: Option<&str>,
-    store: Option<&Path>,
+    store: Option<&Locator>,
     format: Format,
     color: bool,
     io: &mut Io<'_>,
@@ -479,7 +479,7 @@ pub(crate) fn show(
     EXIT_OK
 }
 
-pub(crate) fn diff(from: u64, to: u64, store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+pub(crate) fn diff(from: u64, to: u64, store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let store = store_locator(store, None, &io.cwd);
     // Only what changed between the two is read, not the two whole versions.
     let opened = modelc_store::open(&store, Access::Existing);
@@ -541,9 +541,11 @@ fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// `--store`, else `.modelc/store.sqlite` in the model's project directory (or the directory of
 /// the model file), else in the nearest directory above `cwd` with a project.yml, else in `cwd`.
-pub(crate) fn store_locator(explicit: Option<&Path>, target: Option<&Target>, cwd: &Path) -> Locator {
-    if let Some(path) = explicit {
-        return Locator::Embedded(if path.is_absolute() { path.to_owned() } else { cwd.join(path) });
+pub(crate) fn store_locator(explicit: Option<&Locator>, target: Option<&Target>, cwd: &Path) -> Locator {
+    match explicit {
+        Some(Locator::Embedded(path)) if path.is_relative() => return Locator::Embedded(cwd.join(path)),
+        Some(explicit) => return explicit.clone(),
+        None => {}
     }
     let dir = match target {
         Some(target) => crate::passwords::project_dir(target, cwd),

@@ -233,15 +233,15 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             };
             deploy::deploy(&request, cli.format, color, io)
         }
-        Command::Status { store } => deploy::status(store.path.as_deref(), cli.format, color, io),
-        Command::Versions { store } => export::versions(store.path.as_deref(), cli.format, color, io),
+        Command::Status { store } => deploy::status(store.path.as_ref(), cli.format, color, io),
+        Command::Versions { store } => export::versions(store.path.as_ref(), cli.format, color, io),
         Command::Prune { keep, dry_run, store } => {
-            export::prune(keep, dry_run, store.path.as_deref(), cli.format, color, io)
+            export::prune(keep, dry_run, store.path.as_ref(), cli.format, color, io)
         }
         Command::Show { number, filter, store } => {
-            export::show(number, filter.as_deref(), store.path.as_deref(), cli.format, color, io)
+            export::show(number, filter.as_deref(), store.path.as_ref(), cli.format, color, io)
         }
-        Command::Diff { from, to, store } => export::diff(from, to, store.path.as_deref(), cli.format, color, io),
+        Command::Diff { from, to, store } => export::diff(from, to, store.path.as_ref(), cli.format, color, io),
         Command::Plan { path, ir, partial, detailed_exitcode, store } => {
             let request = export::PlanRequest {
                 ir,

@@ -5,7 +5,7 @@ use std::process::Command;
 
 fn modelc() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
-    command.env_remove("NO_COLOR");
+    command.env_remove("NO_COLOR").env_remove("MODELC_STORE");
     command
 }
 
@@ -47,4 +47,42 @@ fn a_closed_pipe_is_not_a_crash() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
+}
+
+/// `MODELC_STORE` names the store as `--store` does (which wins over it); a PostgreSQL URL is
+/// refused, as a usage error that names it, before anything is compiled or created.
+#[test]
+fn the_store_is_named_by_modelc_store_or_store() {
+    let dir = std::env::temp_dir().join(format!("modelc-process-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("main.cf"), "import std::testing\nstd::testing::NullResource(name=\"a\")\n").unwrap();
+    let export = |env: Option<&str>, args: &[&str]| {
+        let mut command = modelc();
+        command.args(["export", "main.cf"]).args(args).current_dir(&dir);
+        if let Some(store) = env {
+            command.env("MODELC_STORE", store);
+        }
+        command.output().unwrap()
+    };
+    assert_eq!(export(Some("from-env.sqlite"), &[]).status.code(), Some(0));
+    assert!(dir.join("from-env.sqlite").is_file());
+    assert_eq!(export(Some("from-env.sqlite"), &["--store", "from-flag.sqlite"]).status.code(), Some(0));
+    assert!(dir.join("from-flag.sqlite").is_file(), "--store wins over MODELC_STORE");
+    let versions =
+        modelc().args(["versions"]).env("MODELC_STORE", "from-env.sqlite").current_dir(&dir).output().unwrap();
+    assert_eq!(
+        String::from_utf8(versions.stdout).unwrap().lines().count(),
+        2,
+        "one version in the store MODELC_STORE names"
+    );
+
+    for url in ["postgresql://modelc@localhost/db", "POSTGRES://db.example"] {
+        let refused = export(Some(url), &[]);
+        assert_eq!(refused.status.code(), Some(2), "{url}");
+        let stderr = String::from_utf8(refused.stderr).unwrap();
+        assert!(stderr.contains("PostgreSQL store is not supported"), "{url}: {stderr}");
+    }
+    assert!(!dir.join(".modelc").exists(), "no default store was created");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

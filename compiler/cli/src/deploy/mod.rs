@@ -41,7 +41,7 @@ pub(crate) struct Request {
     pub path: Option<PathBuf>,
     pub ir: Option<PathBuf>,
     pub version: Option<u64>,
-    pub store: Option<PathBuf>,
+    pub store: Option<Locator>,
     pub agents: Vec<String>,
     pub jobs: Option<usize>,
     pub dry_run: bool,
@@ -197,7 +197,7 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
     let graph_content = graph.content.clone();
     let alone = request.path.is_none() && request.ir.is_none() && request.version.is_none();
     let mut desired = if alone {
-        let store = crate::export::store_locator(request.store.as_deref(), None, &io.cwd);
+        let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let source = format!("graph {}", file.display());
         Desired { ir: Ir::new(Vec::new(), Vec::new()), version: None, source, content: MemoryContent::default(), store }
     } else {
@@ -225,12 +225,12 @@ fn graph_errors(io: &mut Io<'_>, errors: &[String]) -> u8 {
 fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> Result<Desired, u8> {
     if let Some(file) = &request.ir {
         let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
-        let store = crate::export::store_locator(request.store.as_deref(), None, &io.cwd);
+        let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let content = MemoryContent::of_ir(&exported.ir);
         return Ok(Desired { ir: exported.ir, version: None, source: file.display().to_string(), content, store });
     }
     if let Some(number) = request.version {
-        let store = crate::export::store_locator(request.store.as_deref(), None, &io.cwd);
+        let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let (resources, content) =
             stored_version(&store, number).map_err(|error| store_failure(io, format, color, &error, &store))?;
         let ir = Ir::new(resources, Vec::new());
@@ -239,7 +239,7 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
     }
     let target =
         modelc_driver::locate(request.path.as_deref(), &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
-    let store = crate::export::store_locator(request.store.as_deref(), Some(&target), &io.cwd);
+    let store = crate::export::store_locator(request.store.as_ref(), Some(&target), &io.cwd);
     let exported = crate::export::compile(&target, false, format, color, io)?;
     let mut diagnostics = exported.diagnostics;
     if !diagnostics.is_empty() {

@@ -3,7 +3,7 @@
 use super::*;
 
 /// `modelc status`: the last run, and its resources that did not converge.
-pub(crate) fn status(store: Option<&Path>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+pub(crate) fn status(store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let store = crate::export::store_locator(store, None, &io.cwd);
     let last = match modelc_store::open(&store, Access::Existing).and_then(|s| s.last_deploy()) {
         Ok(last) => last,

@@ -23,10 +23,10 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     }
     let store = match &request.path {
         Some(_) => match modelc_driver::locate(request.path.as_deref(), &io.cwd) {
-            Ok(target) => crate::export::store_locator(request.store.as_deref(), Some(&target), &io.cwd),
+            Ok(target) => crate::export::store_locator(request.store.as_ref(), Some(&target), &io.cwd),
             Err(error) => return usage_error(io, &error.to_string()),
         },
-        None => crate::export::store_locator(request.store.as_deref(), None, &io.cwd),
+        None => crate::export::store_locator(request.store.as_ref(), None, &io.cwd),
     };
     let mut versions = StoreVersions { store: store.clone() };
     let first = match request.version {
