@@ -20,6 +20,8 @@ mod hash;
 mod open;
 mod partial;
 pub mod plan;
+pub mod postgres;
+mod row;
 pub mod sqlite;
 mod time;
 
@@ -30,6 +32,7 @@ pub use checks::check_full_export;
 pub use deploys::{Carryover, DeployRecord, DeployResult};
 pub use failpoint::FAILPOINT_VAR;
 pub use open::{Access, Locator, Prefetched, open, plan, prefetch};
+pub use postgres::{Migrated, PgStore, migrate};
 pub use sqlite::SqliteStore;
 pub use time::utc_now;
 

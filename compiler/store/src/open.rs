@@ -12,17 +12,21 @@ use crate::{PartialRequest, Store, StoreError};
 pub enum Locator {
     /// The embedded store: one SQLite file.
     Embedded(PathBuf),
+    /// A PostgreSQL database, by its libpq URL (`postgresql://user@host:port/dbname`).
+    Postgres(String),
 }
 
 impl Locator {
-    /// A store as `--store` and `MODELC_STORE` name it: a path is the embedded store. A
-    /// PostgreSQL URL is refused until that backend is built.
+    /// A store as `--store` and `MODELC_STORE` name it: a `postgresql://` (or `postgres://`)
+    /// URL is a PostgreSQL database, anything else the path of the embedded store.
     pub fn parse(text: &str) -> Result<Locator, StoreError> {
         let lower = text.to_ascii_lowercase();
         if lower.starts_with("postgresql://") || lower.starts_with("postgres://") {
-            return Err(StoreError::Storage(
-                "a PostgreSQL store is not supported by this modelc: give the path of an embedded store".to_owned(),
-            ));
+            // Checked now, so a bad URL fails before anything is compiled.
+            <postgres::Config as std::str::FromStr>::from_str(text).map_err(|e| {
+                StoreError::Storage(format!("the store's URL does not parse: {}", crate::postgres::describe(&e)))
+            })?;
+            return Ok(Locator::Postgres(text.to_owned()));
         }
         if text.is_empty() {
             return Err(StoreError::Storage("an empty store location".to_owned()));
@@ -39,6 +43,7 @@ impl Locator {
                 wal.push("-wal");
                 vec![path.clone(), PathBuf::from(wal)]
             }
+            Locator::Postgres(_) => Vec::new(),
         }
     }
 
@@ -46,6 +51,7 @@ impl Locator {
     pub fn file(&self) -> Option<&std::path::Path> {
         match self {
             Locator::Embedded(path) => Some(path),
+            Locator::Postgres(_) => None,
         }
     }
 
@@ -53,6 +59,7 @@ impl Locator {
     pub fn describe(&self) -> String {
         match self {
             Locator::Embedded(path) => path.display().to_string(),
+            Locator::Postgres(url) => without_password(url),
         }
     }
 }
@@ -86,6 +93,8 @@ pub enum Access {
 pub fn open(locator: &Locator, access: Access) -> Result<Box<dyn Store>, StoreError> {
     match locator {
         Locator::Embedded(path) => crate::sqlite::open(path, access),
+        // A server store is laid out by `modelc store migrate`, never by another command.
+        Locator::Postgres(url) => Ok(Box::new(crate::postgres::PgStore::open(url)?)),
     }
 }
 
@@ -110,5 +119,33 @@ pub struct Prefetched(pub(crate) crate::sqlite::Prefetched);
 pub fn prefetch(locator: &Locator) -> Option<Prefetched> {
     match locator {
         Locator::Embedded(path) => crate::sqlite::Prefetched::read(path).map(Prefetched),
+        Locator::Postgres(_) => None,
+    }
+}
+
+/// A URL as messages show it: a password in it is masked.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((credentials, host)) if credentials.contains(':') => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{tail}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_in_a_url_is_not_shown() {
+        assert_eq!(without_password("postgresql://me:secret@db:5432/x?a=b"), "postgresql://me:***@db:5432/x?a=b");
+        assert_eq!(without_password("postgresql://me@db/x"), "postgresql://me@db/x");
+        assert_eq!(Locator::parse("postgres://u:p@h/d").unwrap().describe(), "postgres://u:***@h/d");
+        assert!(Locator::parse("postgresql://h:notaport/d").is_err());
+        assert_eq!(Locator::parse("store.sqlite").unwrap(), Locator::Embedded(PathBuf::from("store.sqlite")));
     }
 }

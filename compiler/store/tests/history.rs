@@ -4,6 +4,10 @@
 //! version still reads exactly as it did when it was written, whatever came after it; a full
 //! export writes a row only for what changed; and the diff read from the rows that changed
 //! between two versions is the diff of the two whole versions.
+//!
+//! Each history runs on the embedded store and, where PostgreSQL is there, on a server store
+//! beside it, step by step: both give the same verdicts, versions, snapshots (byte for byte as
+//! JSON) and changes.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod support;
@@ -12,7 +16,7 @@ use std::collections::BTreeMap;
 
 use modelc_ir::Resource;
 use modelc_store::{ExportOutcome, PartialRequest, Store, StoreError, diff};
-use support::{ir, meta, resource, rows, store};
+use support::{ir, meta, resource};
 
 const SETS: usize = 4;
 const MEMBERS: usize = 5;
@@ -75,17 +79,33 @@ fn json(resources: &[Resource]) -> String {
     serde_json::to_string(resources).unwrap()
 }
 
-/// One run of `steps` random steps from `seed`.
-fn run(seed: u64, steps: usize) {
+/// A store under test, and how many resource rows it holds (open or closed).
+struct Backend {
+    name: &'static str,
+    store: Box<dyn Store>,
+    rows: Box<dyn Fn() -> i64>,
+}
+
+/// Every backend's answer to one step, which must be the same; the first one's.
+fn same<T: std::fmt::Debug>(backends: &mut [Backend], context: &str, mut step: impl FnMut(&mut dyn Store) -> T) -> T {
+    let mut answers = backends.iter_mut().map(|b| (b.name, step(b.store.as_mut())));
+    let (first_name, first) = answers.next().unwrap();
+    for (name, answer) in answers {
+        assert_eq!(format!("{answer:?}"), format!("{first:?}"), "{context}: {name} answers as {first_name} does");
+    }
+    first
+}
+
+/// One run of `steps` random steps from `seed`, on each of `backends` in step.
+fn run(seed: u64, steps: usize, backends: &mut [Backend]) {
     let mut random = Random(seed);
-    let (mut store, dir) = store();
     // Every version the model says the store keeps: its contents and its JSON as first read.
     let mut versions: BTreeMap<u64, (Contents, String)> = BTreeMap::new();
     let mut next = 1;
     for step in 0..steps {
         let context = format!("seed {seed}, step {step}");
         let latest = versions.values().next_back().map(|(contents, _)| contents.clone());
-        let rows_before = rows(&dir);
+        let rows_before: Vec<i64> = backends.iter().map(|b| (b.rows)()).collect();
         match random.below(10) {
             // A full export: a new random model, or the latest one again (in another order).
             0..=5 => {
@@ -116,11 +136,13 @@ fn run(seed: u64, steps: usize) {
                     expected.iter().filter(|(id, r)| latest.get(*id) != Some(*r)).count()
                 });
                 let model = ir(resources, &[]);
-                let result = if force {
-                    store.export_full(&model, &meta("full")).map(ExportOutcome::Stored)
-                } else {
-                    store.export_full_if_changed(&model, &meta("full"))
-                };
+                let result = same(backends, &context, |store| {
+                    if force {
+                        store.export_full(&model, &meta("full")).map(ExportOutcome::Stored)
+                    } else {
+                        store.export_full_if_changed(&model, &meta("full"))
+                    }
+                });
                 match result.unwrap() {
                     ExportOutcome::Unchanged(info) => {
                         assert!(unchanged && !force, "{context}: unchanged, but the model changed");
@@ -133,8 +155,14 @@ fn run(seed: u64, steps: usize) {
                         next += 1;
                     }
                 }
-                let added = rows(&dir) - rows_before;
-                assert_eq!(added as usize, written, "{context}: a full export writes only what changed");
+                for (backend, before) in backends.iter().zip(&rows_before) {
+                    let added = (backend.rows)() - before;
+                    assert_eq!(
+                        added as usize, written,
+                        "{context}: {}: a full export writes only what changed",
+                        backend.name
+                    );
+                }
             }
             // A partial export: some sets replaced (some emptied), maybe one deleted.
             6..=8 => {
@@ -165,7 +193,8 @@ fn run(seed: u64, steps: usize) {
                 let unknown = latest.as_ref().is_some_and(|latest| {
                     deleted.iter().any(|set| !latest.values().any(|r| r.resource_set.as_ref() == Some(set)))
                 });
-                match (store.export_partial(&model, &request, &meta("partial")), &latest) {
+                let result = same(backends, &context, |store| store.export_partial(&model, &request, &meta("partial")));
+                match (result, &latest) {
                     (Err(StoreError::Rejected(rejection)), None) => {
                         assert_eq!(rejection.rule, modelc_store::Rule::NoBase, "{context}");
                     }
@@ -191,7 +220,13 @@ fn run(seed: u64, steps: usize) {
             _ => {
                 let keep = 1 + random.below(3);
                 let dry_run = random.chance(30);
-                let report = store.prune(keep, dry_run).unwrap();
+                // The sizes are each backend's own.
+                let report = same(backends, &context, |store| {
+                    store.prune(keep, dry_run).map(|r| (r.kept, r.removed, r.rows, r.contents))
+                });
+                let (kept, removed, _, _) = report.unwrap();
+                let report =
+                    modelc_store::PruneReport { kept, removed, rows: 0, contents: 0, bytes_before: 0, bytes_after: 0 };
                 let all: Vec<u64> = versions.keys().copied().collect();
                 let newest = all.len().saturating_sub(keep as usize);
                 assert_eq!(report.kept, all[newest..], "{context}: prune keeps the latest {keep}");
@@ -201,27 +236,33 @@ fn run(seed: u64, steps: usize) {
                         versions.remove(version);
                     }
                 }
-                let stored: Vec<u64> = store.versions().unwrap().iter().map(|v| v.version).collect();
-                assert_eq!(stored, versions.keys().copied().collect::<Vec<_>>(), "{context}: the versions kept");
+                for backend in backends.iter() {
+                    let stored: Vec<u64> = backend.store.versions().unwrap().iter().map(|v| v.version).collect();
+                    assert_eq!(stored, versions.keys().copied().collect::<Vec<_>>(), "{context}: the versions kept");
+                }
             }
         }
-        check(&store, &mut versions, &mut random, &context);
+        check(backends, &mut versions, &mut random, &context);
     }
 }
 
 /// Every version the model keeps reads as the model says, and exactly as it first read; the
 /// diff of two random versions from their changed rows is the diff of the whole versions.
 fn check(
-    store: &modelc_store::SqliteStore,
+    backends: &mut [Backend],
     versions: &mut BTreeMap<u64, (Contents, String)>,
     random: &mut Random,
     context: &str,
 ) {
-    let stored: Vec<u64> = store.versions().unwrap().iter().map(|v| v.version).collect();
-    assert_eq!(stored, versions.keys().copied().collect::<Vec<_>>(), "{context}: the versions");
+    for backend in backends.iter() {
+        let stored: Vec<u64> = backend.store.versions().unwrap().iter().map(|v| v.version).collect();
+        assert_eq!(stored, versions.keys().copied().collect::<Vec<_>>(), "{context}: {}: the versions", backend.name);
+    }
     let mut snapshots = BTreeMap::new();
     for (version, (expected, first_read)) in versions.iter_mut() {
-        let snapshot = store.snapshot(Some(*version)).unwrap().resources;
+        // Byte for byte the same on every backend.
+        let snapshot = same(backends, context, |store| json(&store.snapshot(Some(*version)).unwrap().resources));
+        let snapshot: Vec<Resource> = serde_json::from_str(&snapshot).unwrap();
         assert_eq!(&by_id(&snapshot), expected, "{context}: version {version} holds what the model says");
         let read = json(&snapshot);
         if first_read.is_empty() {
@@ -244,7 +285,14 @@ fn check(
         })
         .collect();
     for (from, to) in adjacent.chain(random_pairs) {
-        let changes = store.changes(from, to).unwrap();
+        let changes = same(backends, context, |store| {
+            let changes = store.changes(from, to).unwrap();
+            (json(&changes.before), json(&changes.after))
+        });
+        let changes = modelc_store::Changes {
+            before: serde_json::from_str(&changes.0).unwrap(),
+            after: serde_json::from_str(&changes.1).unwrap(),
+        };
         assert_eq!(
             diff::diff(from, &changes.before, to, &changes.after),
             diff::diff(from, &snapshots[&from], to, &snapshots[&to]),
@@ -253,9 +301,46 @@ fn check(
     }
 }
 
+fn embedded() -> (Backend, support::tempdir::Dir) {
+    let (store, dir) = support::store();
+    let path = dir.path.join("store.sqlite");
+    let rows = move || {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get(0)).unwrap()
+    };
+    (Backend { name: "the embedded store", store: Box::new(store), rows: Box::new(rows) }, dir)
+}
+
+/// A server store in a new database of `server`.
+fn server(server: &modelc_test_postgres::Postgres, database: &str) -> Backend {
+    server.create_database(database).unwrap();
+    let url = format!(
+        "postgresql://{}:{}@127.0.0.1:{}/{database}",
+        modelc_test_postgres::USER,
+        modelc_test_postgres::PASSWORD,
+        server.port()
+    );
+    modelc_store::migrate(&url).unwrap();
+    let store = modelc_store::PgStore::open(&url).unwrap();
+    let mut admin = server.connect(database).unwrap();
+    let rows = move || admin.query_one("SELECT COUNT(*) FROM resources", &[]).unwrap().get::<_, i64>(0);
+    let rows = std::cell::RefCell::new(rows);
+    Backend { name: "the PostgreSQL store", store: Box::new(store), rows: Box::new(move || (rows.borrow_mut())()) }
+}
+
 #[test]
 fn every_version_reads_as_written_through_random_histories() {
     for seed in 0..64 {
-        run(seed, 30);
+        let (backend, _dir) = embedded();
+        run(seed, 30, &mut [backend]);
+    }
+}
+
+#[test]
+fn the_server_store_keeps_the_same_histories_as_the_embedded_one() {
+    let Some(postgres) = modelc_test_postgres::Postgres::start("the PostgreSQL history test") else { return };
+    for seed in 0..16 {
+        let (embedded, _dir) = embedded();
+        run(seed, 30, &mut [embedded, server(&postgres, &format!("history{seed}"))]);
     }
 }

@@ -19,6 +19,8 @@ mod prune;
 
 pub(crate) use full::Prefetched;
 
+use crate::row::EncodedRow;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -416,24 +418,6 @@ impl RowWriter {
             }
         }
         Ok(())
-    }
-}
-
-/// A resource as its row stores it: its JSON, the digest a full export compares, and the
-/// attribute hash a partial export compares (a shared resource's; a set's members are replaced
-/// with their set, never compared, and store none).
-pub(crate) struct EncodedRow {
-    data: String,
-    digest: [u8; 16],
-    hash: String,
-}
-
-impl EncodedRow {
-    pub(crate) fn of(resource: &Resource) -> Result<EncodedRow, StoreError> {
-        let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-        let hash = if resource.resource_set.is_none() { crate::hash::attribute_hash(resource) } else { String::new() };
-        let digest = crate::full::row_digest(data.as_bytes()).to_be_bytes();
-        Ok(EncodedRow { data, digest, hash })
     }
 }
 

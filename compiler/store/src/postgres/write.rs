@@ -1,0 +1,224 @@
+//! Exports into PostgreSQL: the backend-neutral plans (`crate::full`, `crate::partial`) applied
+//! in one transaction that holds the store's lock. New rows go in with one
+//! `COPY … FROM STDIN (FORMAT binary)`, not a statement per row.
+
+use std::cell::RefCell;
+
+use modelc_ir::{Ir, Resource};
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::Type;
+use postgres::{GenericClient, Transaction};
+
+use super::{Current, LOCK, latest, signed, storage};
+use crate::full::CurrentDigests;
+use crate::row::EncodedRow;
+use crate::{ExportKind, ExportOutcome, Metadata, PartialRequest, StoreError, VersionInfo};
+
+/// Begins an export's transaction and takes the store's lock: from here on, the latest version
+/// is the one the export builds on, and its number is the next one.
+fn begin(client: &mut postgres::Client) -> Result<Transaction<'_>, StoreError> {
+    let mut tx = client.transaction().map_err(storage)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK]).map_err(storage)?;
+    Ok(tx)
+}
+
+/// One more than the last version ever written.
+fn next_version(tx: &mut Transaction<'_>) -> Result<u64, StoreError> {
+    let last: Option<i64> = tx.query_one("SELECT MAX(version) FROM versions", &[]).map_err(storage)?.get(0);
+    Ok(super::unsigned(last.unwrap_or(0)) + 1)
+}
+
+pub(super) fn full(
+    client: &mut postgres::Client,
+    ir: &Ir,
+    metadata: &Metadata,
+    force: bool,
+) -> Result<ExportOutcome, StoreError> {
+    let mut tx = begin(client)?;
+    let current = current_digests(&mut tx)?;
+    // The checks run while the resources are compared, and end before anything is written.
+    let (checked, plan) = std::thread::scope(|scope| {
+        let check = scope.spawn(|| crate::checks::check_full_export(ir));
+        let plan = crate::full::plan(ir, &current);
+        (check.join().unwrap_or_else(|_| Err(StoreError::Storage("checking the export failed".to_owned()))), plan)
+    });
+    checked?;
+    let plan = plan?;
+    let version = next_version(&mut tx)?;
+    let latest = latest(&mut tx)?;
+    if let (true, false, Some(latest)) = (plan.is_empty(), force, latest) {
+        return Ok(ExportOutcome::Unchanged(latest));
+    }
+    for &row in &plan.close {
+        close_row(&mut tx, row, version)?;
+    }
+    insert_rows(&mut tx, &plan.insert, version)?;
+    let info = VersionInfo {
+        version,
+        created: metadata.created.clone(),
+        kind: ExportKind::Full,
+        base: None,
+        source_hash: metadata.source_hash.clone(),
+        message: metadata.message.clone(),
+        resources: ir.resources.len() as u64,
+        sets: ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64,
+    };
+    insert_version(&mut tx, &info)?;
+    insert_contents(&mut tx, &ir.files, version)?;
+    crate::failpoint::reached("full-before-commit");
+    tx.commit().map_err(storage)?;
+    Ok(ExportOutcome::Stored(info))
+}
+
+pub(super) fn partial(
+    client: &mut postgres::Client,
+    ir: &Ir,
+    request: &PartialRequest,
+    metadata: &Metadata,
+    force: bool,
+) -> Result<ExportOutcome, StoreError> {
+    let mut tx = begin(client)?;
+    let version = next_version(&mut tx)?;
+    let plan = crate::partial::merge(&Current(RefCell::new(&mut tx)), ir, request, metadata, version)?;
+    if let (false, Some(base)) = (force, plan.unchanged.clone()) {
+        return Ok(ExportOutcome::Unchanged(base));
+    }
+    for set in &plan.close_sets {
+        tx.execute(
+            "UPDATE resources SET last_version = $1 WHERE set_name = $2 AND last_version IS NULL",
+            &[&signed(version), set],
+        )
+        .map_err(storage)?;
+    }
+    for resource in &plan.replace {
+        close_resource(&mut tx, &resource.id, version)?;
+    }
+    let rows: Vec<&Resource> = plan.insert.iter().chain(&plan.replace).collect();
+    insert_rows(&mut tx, &rows, version)?;
+    insert_version(&mut tx, &plan.info)?;
+    insert_contents(&mut tx, &ir.files, version)?;
+    crate::failpoint::reached("partial-before-commit");
+    tx.commit().map_err(storage)?;
+    Ok(ExportOutcome::Stored(plan.info))
+}
+
+/// The current rows' ids and digests, from the index that covers them.
+fn current_digests(tx: &mut Transaction<'_>) -> Result<CurrentDigests, StoreError> {
+    let rows = tx.query("SELECT seq, rid, digest FROM resources WHERE last_version IS NULL", &[]).map_err(storage)?;
+    let mut current = CurrentDigests::with_capacity(rows.len());
+    for row in &rows {
+        let digest: &[u8] = row.get(2);
+        let digest: [u8; 16] =
+            digest.try_into().map_err(|_| StoreError::Storage("a stored resource has no digest".to_owned()))?;
+        current.push(row.get(1), row.get(0), u128::from_be_bytes(digest));
+    }
+    Ok(current)
+}
+
+/// Closes the row `seq` at `version`, with its shared edges.
+fn close_row(tx: &mut Transaction<'_>, seq: i64, version: u64) -> Result<(), StoreError> {
+    let rid: String = tx
+        .query_one("UPDATE resources SET last_version = $1 WHERE seq = $2 RETURNING rid", &[&signed(version), &seq])
+        .map_err(storage)?
+        .get(0);
+    tx.execute("DELETE FROM shared_edges WHERE from_rid = $1", &[&rid]).map_err(storage)?;
+    Ok(())
+}
+
+/// Closes the current row of `rid` at `version`, with its shared edges.
+fn close_resource(tx: &mut Transaction<'_>, rid: &str, version: u64) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE resources SET last_version = $1 WHERE rid = $2 AND last_version IS NULL",
+        &[&signed(version), &rid],
+    )
+    .map_err(storage)?;
+    tx.execute("DELETE FROM shared_edges WHERE from_rid = $1", &[&rid]).map_err(storage)?;
+    Ok(())
+}
+
+/// Inserts `resources` as rows valid from `version`, numbered after every row and version
+/// before them, with one binary `COPY`; and the shared ones' edges.
+fn insert_rows(tx: &mut Transaction<'_>, resources: &[&Resource], version: u64) -> Result<(), StoreError> {
+    if resources.is_empty() {
+        return Ok(());
+    }
+    let mut seq: i64 = tx
+        .query_one(
+            "SELECT GREATEST((SELECT COALESCE(MAX(seq), 0) FROM resources), (SELECT COALESCE(MAX(last_seq), 0) FROM versions)) + 1",
+            &[],
+        )
+        .map_err(storage)?
+        .get(0);
+    let version = signed(version);
+    {
+        let sink = tx
+            .copy_in(
+                "COPY resources (seq, rid, set_name, hash, data, first_version, digest) FROM STDIN (FORMAT binary)",
+            )
+            .map_err(storage)?;
+        let types = [Type::INT8, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT8, Type::BYTEA];
+        let mut writer = BinaryCopyInWriter::new(sink, &types);
+        for resource in resources {
+            let row = EncodedRow::of(resource)?;
+            let digest: &[u8] = &row.digest;
+            writer
+                .write(&[&seq, &resource.id, &resource.resource_set, &row.hash, &row.data, &version, &digest])
+                .map_err(storage)?;
+            seq += 1;
+        }
+        writer.finish().map_err(storage)?;
+    }
+    let shared: Vec<&&Resource> =
+        resources.iter().filter(|r| r.resource_set.is_none() && !r.requires.is_empty()).collect();
+    if !shared.is_empty() {
+        let sink = tx.copy_in("COPY shared_edges (from_rid, to_rid) FROM STDIN (FORMAT binary)").map_err(storage)?;
+        let mut writer = BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::TEXT]);
+        for resource in shared {
+            for required in &resource.requires {
+                writer.write(&[&resource.id, required]).map_err(storage)?;
+            }
+        }
+        writer.finish().map_err(storage)?;
+    }
+    Ok(())
+}
+
+/// Records a version once its rows are written: its last row number is the highest now.
+fn insert_version(tx: &mut impl GenericClient, info: &VersionInfo) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO versions (version, created, kind, base, source_hash, message, resources, sets, last_seq)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT COALESCE(MAX(seq), 0) FROM resources))",
+        &[
+            &signed(info.version),
+            &info.created,
+            &info.kind.as_str(),
+            &info.base.map(signed),
+            &info.source_hash,
+            &info.message,
+            &signed(info.resources),
+            &signed(info.sets),
+        ],
+    )
+    .map_err(storage)?;
+    Ok(())
+}
+
+/// Stores the content table of an export (each text once, by its sha1).
+fn insert_contents(
+    tx: &mut impl GenericClient,
+    files: &indexmap::IndexMap<String, String>,
+    version: u64,
+) -> Result<(), StoreError> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let hashes: Vec<&str> = files.keys().map(String::as_str).collect();
+    let data: Vec<&[u8]> = files.values().map(|text| text.as_bytes()).collect();
+    tx.execute(
+        "INSERT INTO contents (hash, first_version, data) SELECT hash, $1, data FROM UNNEST($2::text[], $3::bytea[])
+         AS f(hash, data) ON CONFLICT (hash) DO NOTHING",
+        &[&signed(version), &hashes, &data],
+    )
+    .map_err(storage)?;
+    Ok(())
+}
