@@ -310,3 +310,101 @@ fn unusable_store_paths_say_what_they_are() {
     let status = modelc(&["status", "--store", "s.sqlite"], &dir);
     assert!(status.stderr.contains("can be read or written by others (mode 644)"), "{}", status.stderr);
 }
+
+/// Issue 32: every store command against a real PostgreSQL (the URL holds the password here;
+/// users give it through PGPASSWORD or ~/.pgpass): a database not laid out is refused with the
+/// command that lays it out; `store migrate` lays it out once; exports, versions, show, diff,
+/// plan, prune, status and `store info` work on it as on the embedded store; a refused export
+/// changes nothing; connection failures are one diagnostic each, with exit status 2.
+#[test]
+fn the_store_commands_work_on_a_postgresql_store() {
+    use modelc_test_postgres::{PASSWORD, Postgres, USER};
+    let Some(server) = Postgres::start("the PostgreSQL store commands") else { return };
+    server.create_database("sites").unwrap();
+    let url = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/sites", server.port());
+    let dir = scratch_dir("store-postgres");
+    std::fs::write(dir.join("project.yml"), "name: sites\n").unwrap();
+    let model = |value: &str| {
+        format!(
+            "entity Site extends std::Resource:\n    string name\n    string owner\nend\nindex Site(name)\nimplement Site using std::none\n\
+             a = Site(name=\"a\", owner=\"{value}\")\nb = Site(name=\"b\", owner=\"ops\", requires=a)\n\
+             std::ResourceSet(name=\"sites\", resources=[a, b])\n"
+        )
+    };
+    std::fs::write(dir.join("main.cf"), model("web")).unwrap();
+    let run = |args: &[&str]| modelc(&[args, &["--store", &url]].concat(), &dir);
+
+    let unmigrated = run(&["export"]);
+    assert_eq!(unmigrated.code, 2, "{}", unmigrated.stderr);
+    assert!(unmigrated.stderr.contains("run `modelc store migrate --store URL` first"), "{}", unmigrated.stderr);
+    assert!(!unmigrated.stderr.contains(PASSWORD), "the password is never shown: {}", unmigrated.stderr);
+    let migrated = run(&["store", "migrate"]);
+    assert_eq!(migrated.code, 0, "{}", migrated.stderr);
+    assert!(
+        migrated.stdout.contains("laid out") && migrated.stdout.contains("layout version 1"),
+        "{}",
+        migrated.stdout
+    );
+    assert!(run(&["store", "migrate"]).stdout.contains("already has layout version 1"));
+
+    assert_eq!(run(&["export", "-m", "first"]).code, 0);
+    std::fs::write(dir.join("main.cf"), model("platform")).unwrap();
+    let plan = run(&["plan"]);
+    assert!(plan.stdout.contains("against version 1 would be accepted and change"), "{}", plan.stdout);
+    assert_eq!(run(&["export"]).code, 0);
+    assert_eq!(run(&["export"]).code, 0, "an unchanged model stores nothing, and says so");
+    let listed = run(&["versions"]).stdout;
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    assert!(listed.lines().nth(1).unwrap().trim_end().ends_with("first"), "{listed}");
+    let diff = run(&["diff", "1", "2"]).stdout;
+    assert!(diff.contains("owner") && diff.contains("platform"), "{diff}");
+    let show = run(&["show", "1"]).stdout;
+    assert!(show.contains("set sites:") && show.contains("__config__::Site[internal,name=b]"), "{show}");
+
+    // A partial export that moves a resource out of its set is refused, and changes nothing.
+    std::fs::write(
+        dir.join("main.cf"),
+        "entity Site extends std::Resource:\n    string name\n    string owner\nend\nindex Site(name)\n\
+         implement Site using std::none\na = Site(name=\"a\", owner=\"x\")\nstd::ResourceSet(name=\"other\", resources=[a])\n",
+    )
+    .unwrap();
+    let refused = run(&["export", "--partial"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("E0503"), "{}", refused.stderr);
+    assert_eq!(run(&["versions"]).stdout.lines().count(), 3);
+
+    let pruned = run(&["prune", "--keep", "1"]);
+    assert!(pruned.stdout.contains("removed version 1"), "{}", pruned.stdout);
+    let info = run(&["store", "info"]).stdout;
+    assert!(info.contains("backend:  PostgreSQL") && info.contains("versions: 1 (latest: 2)"), "{info}");
+    assert!(run(&["status"]).stdout.contains("no deploy has been recorded"));
+
+    // What cannot be reached: one diagnostic, exit status 2, nothing written.
+    let wrong_password = format!("postgresql://{USER}:wrong@127.0.0.1:{}/sites", server.port());
+    let missing_database = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/nowhere", server.port());
+    let closed_port = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:1/sites");
+    for (store, cause) in [
+        (wrong_password.as_str(), "password authentication failed"),
+        (missing_database.as_str(), "database \"nowhere\" does not exist"),
+        (closed_port.as_str(), "cannot connect"),
+        ("postgresql://127.0.0.1:notaport/x", "does not parse"),
+    ] {
+        let out = modelc(&["versions", "--store", store], &dir);
+        assert_eq!(out.code, 2, "{store}: {}", out.stderr);
+        assert!(out.stderr.contains(cause), "{store}: {}", out.stderr);
+    }
+    // A database holding other tables is not touched.
+    server.create_database("foreign").unwrap();
+    server.connect("foreign").unwrap().batch_execute("CREATE TABLE accounts (id int)").unwrap();
+    let foreign = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/foreign", server.port());
+    let out = modelc(&["store", "migrate", "--store", &foreign], &dir);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("tables that are not a modelc store's (accounts)"), "{}", out.stderr);
+    let tables: i64 = server
+        .connect("foreign")
+        .unwrap()
+        .query_one("SELECT COUNT(*) FROM pg_tables WHERE schemaname = 'public'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1, "nothing was created beside it");
+}

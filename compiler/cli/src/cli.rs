@@ -227,6 +227,12 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Manage the store itself: `store migrate` lays out a PostgreSQL store (or upgrades it),
+    /// `store info` says what a store is.
+    Store {
+        #[command(subcommand)]
+        action: StoreAction,
+    },
     /// List the stored versions, oldest first.
     Versions {
         #[command(flatten)]
@@ -316,13 +322,30 @@ pub struct PartialArgs {
     pub soft_delete: bool,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Create the layout of a store in an empty PostgreSQL database, or upgrade an older one,
+    /// in one transaction (every other command refuses a database that is not laid out). The
+    /// embedded store lays itself out when it is first written.
+    Migrate {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Print the store's backend, layout version, versions and size.
+    Info {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
 /// Where the versioned store is.
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
-    /// Where the store is: the path of the embedded store's database file. Default:
+    /// Where the store is: a `postgresql://user@host:port/dbname` URL (the password from
+    /// PGPASSWORD or ~/.pgpass), or the path of the embedded store's database file. Default:
     /// `.modelc/store.sqlite` in the project directory (the nearest one with a project.yml, or the
     /// directory of the model file).
-    #[arg(long = "store", id = "store", value_name = "PATH", env = "MODELC_STORE", value_parser = parse_store)]
+    #[arg(long = "store", id = "store", value_name = "PATH|URL", env = "MODELC_STORE", value_parser = parse_store)]
     pub path: Option<modelc_store::Locator>,
 }
 

@@ -139,6 +139,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Prune { .. } => "prune",
         Command::Show { .. } => "show",
         Command::Diff { .. } => "diff",
+        Command::Store { .. } => "store",
         Command::Explain { .. } => "explain",
         Command::Doc { .. } => "doc",
         Command::Lsp => "lsp",
@@ -153,7 +154,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
     // escaped on its way to the terminal, by the rule diagnostics follow. JSON escapes by itself;
     // what a model prints (`compile`) stays byte-exact. `deploy` escapes its results itself
     // (`deploy/progress.rs`), so that they can be coloured.
-    let echoes_data = matches!(name, "versions" | "show" | "diff" | "status" | "plan" | "prune" | "export");
+    let echoes_data = matches!(name, "versions" | "show" | "diff" | "status" | "plan" | "prune" | "export" | "store");
     if echoes_data && cli.format == Format::Human {
         let mut safe = modelc_diagnostics::terminal::SafeWriter::new(&mut *io.stdout);
         let mut safe_io = Io {
@@ -234,6 +235,12 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             deploy::deploy(&request, cli.format, color, io)
         }
         Command::Status { store } => deploy::status(store.path.as_ref(), cli.format, color, io),
+        Command::Store { action: cli::StoreAction::Migrate { store } } => {
+            export::migrate(store.path.as_ref(), cli.format, color, io)
+        }
+        Command::Store { action: cli::StoreAction::Info { store } } => {
+            export::info(store.path.as_ref(), cli.format, color, io)
+        }
         Command::Versions { store } => export::versions(store.path.as_ref(), cli.format, color, io),
         Command::Prune { keep, dry_run, store } => {
             export::prune(keep, dry_run, store.path.as_ref(), cli.format, color, io)

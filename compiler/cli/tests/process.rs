@@ -49,8 +49,8 @@ fn a_closed_pipe_is_not_a_crash() {
     }
 }
 
-/// `MODELC_STORE` names the store as `--store` does (which wins over it); a PostgreSQL URL is
-/// refused, as a usage error that names it, before anything is compiled or created.
+/// `MODELC_STORE` names the store as `--store` does (which wins over it), a path or a
+/// PostgreSQL URL.
 #[test]
 fn the_store_is_named_by_modelc_store_or_store() {
     let dir = std::env::temp_dir().join(format!("modelc-process-store-{}", std::process::id()));
@@ -77,12 +77,15 @@ fn the_store_is_named_by_modelc_store_or_store() {
         "one version in the store MODELC_STORE names"
     );
 
-    for url in ["postgresql://modelc@localhost/db", "POSTGRES://db.example"] {
-        let refused = export(Some(url), &[]);
-        assert_eq!(refused.status.code(), Some(2), "{url}");
-        let stderr = String::from_utf8(refused.stderr).unwrap();
-        assert!(stderr.contains("PostgreSQL store is not supported"), "{url}: {stderr}");
-    }
+    // A URL names a PostgreSQL store: one that does not parse is refused before anything is
+    // compiled; one that cannot be reached (nothing listens on port 1) is an I/O error.
+    let bad = export(Some("postgresql://db.example:notaport/x"), &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8(bad.stderr).unwrap().contains("the store's URL does not parse"));
+    let unreachable = export(Some("POSTGRES://modelc@127.0.0.1:1/db"), &[]);
+    assert_eq!(unreachable.status.code(), Some(2));
+    let stderr = String::from_utf8(unreachable.stderr).unwrap();
+    assert!(stderr.contains("cannot connect to the PostgreSQL store"), "{stderr}");
     assert!(!dir.join(".modelc").exists(), "no default store was created");
     std::fs::remove_dir_all(&dir).unwrap();
 }

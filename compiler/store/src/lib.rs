@@ -284,4 +284,20 @@ pub trait Store {
     fn retry_counts(&self, agents: &[String]) -> Result<Vec<(String, u32)>, StoreError>;
     /// The purgeable resources (with `purge_on_delete`, true or false) last deployed by `agents`.
     fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError>;
+    /// What the store is: its backend, layout version and size (`modelc store info`).
+    fn about(&self) -> Result<About, StoreError>;
+}
+
+/// What `modelc store info` says of a store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct About {
+    /// `embedded (SQLite)` or `PostgreSQL <server version>`.
+    pub backend: String,
+    /// The version of its layout.
+    pub layout: i64,
+    /// How many versions it holds, and the latest one's number.
+    pub versions: u64,
+    pub latest: Option<u64>,
+    /// Its size in bytes (the database file, or the tables and indexes).
+    pub bytes: u64,
 }

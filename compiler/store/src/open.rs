@@ -20,13 +20,16 @@ impl Locator {
     /// A store as `--store` and `MODELC_STORE` name it: a `postgresql://` (or `postgres://`)
     /// URL is a PostgreSQL database, anything else the path of the embedded store.
     pub fn parse(text: &str) -> Result<Locator, StoreError> {
-        let lower = text.to_ascii_lowercase();
-        if lower.starts_with("postgresql://") || lower.starts_with("postgres://") {
-            // Checked now, so a bad URL fails before anything is compiled.
-            <postgres::Config as std::str::FromStr>::from_str(text).map_err(|e| {
+        if let Some((scheme, rest)) = text.split_once("://")
+            && (scheme.eq_ignore_ascii_case("postgresql") || scheme.eq_ignore_ascii_case("postgres"))
+        {
+            // The scheme in the case libpq reads; the URL checked now, so a bad one fails before
+            // anything is compiled.
+            let url = format!("{}://{rest}", scheme.to_ascii_lowercase());
+            <postgres::Config as std::str::FromStr>::from_str(&url).map_err(|e| {
                 StoreError::Storage(format!("the store's URL does not parse: {}", crate::postgres::describe(&e)))
             })?;
-            return Ok(Locator::Postgres(text.to_owned()));
+            return Ok(Locator::Postgres(url));
         }
         if text.is_empty() {
             return Err(StoreError::Storage("an empty store location".to_owned()));

@@ -332,6 +332,21 @@ impl crate::partial::CurrentState for Current<'_, '_> {
 }
 
 impl crate::Store for PgStore {
+    fn about(&self) -> Result<crate::About, StoreError> {
+        self.read(|tx| {
+            let server: String = tx.query_one("SHOW server_version", &[]).map_err(storage)?.get(0);
+            let row = tx.query_one("SELECT COUNT(*), MAX(version) FROM versions", &[]).map_err(storage)?;
+            let latest: Option<i64> = row.get(1);
+            Ok(crate::About {
+                backend: format!("PostgreSQL {server}"),
+                layout: SCHEMA_VERSION,
+                versions: unsigned(row.get(0)),
+                latest: latest.map(unsigned),
+                bytes: runs::size(tx)?,
+            })
+        })
+    }
+
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
         self.read(|tx| {
             let numbers: Vec<i64> = tx

@@ -180,7 +180,7 @@ pub(super) fn prune(client: &mut postgres::Client, keep: u64, dry_run: bool) -> 
 }
 
 /// The size of the store's tables and indexes, in bytes.
-fn size(client: &mut impl postgres::GenericClient) -> Result<u64, StoreError> {
+pub(super) fn size(client: &mut impl postgres::GenericClient) -> Result<u64, StoreError> {
     let bytes: i64 = client
         .query_one(
             "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c

@@ -130,6 +130,10 @@ impl crate::Store for Absent {
     fn deployed_purgeable(&self, _agents: &[String]) -> Result<Vec<Resource>, StoreError> {
         Ok(Vec::new())
     }
+
+    fn about(&self) -> Result<crate::About, StoreError> {
+        Err(self.not_found())
+    }
 }
 
 /// The latest version with its last row number.

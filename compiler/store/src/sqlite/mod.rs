@@ -619,6 +619,17 @@ impl Store for SqliteStore {
     fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError> {
         SqliteStore::deployed_purgeable(self, agents)
     }
+
+    fn about(&self) -> Result<crate::About, StoreError> {
+        let versions = self.versions()?;
+        Ok(crate::About {
+            backend: format!("embedded (SQLite {})", rusqlite::version()),
+            layout: SCHEMA_VERSION,
+            versions: versions.len() as u64,
+            latest: versions.last().map(|v| v.version),
+            bytes: self.size()?,
+        })
+    }
 }
 
 impl SqliteStore {

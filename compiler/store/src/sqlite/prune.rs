@@ -58,7 +58,7 @@ impl SqliteStore {
     }
 
     /// The size of the database in bytes (its pages).
-    fn size(&self) -> Result<u64, StoreError> {
+    pub(crate) fn size(&self) -> Result<u64, StoreError> {
         let pages: u64 = self.db.query_row("PRAGMA page_count", [], |r| r.get(0))?;
         let size: u64 = self.db.query_row("PRAGMA page_size", [], |r| r.get(0))?;
         Ok(pages * size)
