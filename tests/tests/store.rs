@@ -7,6 +7,15 @@ use modelc_tests::catalogue::service_catalogue;
 use modelc_tests::{modelc, scratch_dir, store_cases};
 use serde_json::Value;
 
+/// Two sites in one set, `a` owned by `owner`, `b` requiring `a`.
+fn sites(owner: &str) -> String {
+    format!(
+        "entity Site extends std::Resource:\n    string name\n    string owner\nend\nindex Site(name)\nimplement Site using std::none\n\
+         a = Site(name=\"a\", owner=\"{owner}\")\nb = Site(name=\"b\", owner=\"ops\", requires=a)\n\
+         std::ResourceSet(name=\"sites\", resources=[a, b])\n"
+    )
+}
+
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
@@ -94,13 +103,7 @@ fn every_refused_export_says_why_and_leaves_the_store_as_it_was() {
 fn versions_show_and_diff_read_the_store() {
     let dir = scratch_dir("store-read");
     std::fs::write(dir.join("project.yml"), "name: sites\n").unwrap();
-    let model = |value: &str| {
-        format!(
-            "entity Site extends std::Resource:\n    string name\n    string owner\nend\nindex Site(name)\nimplement Site using std::none\n\
-             a = Site(name=\"a\", owner=\"{value}\")\nb = Site(name=\"b\", owner=\"ops\", requires=a)\n\
-             std::ResourceSet(name=\"sites\", resources=[a, b])\n"
-        )
-    };
+    let model = sites;
     std::fs::write(dir.join("main.cf"), model("web")).unwrap();
     // No store yet: reading commands say so and create nothing.
     let none = modelc(&["versions"], &dir);
@@ -324,13 +327,7 @@ fn the_store_commands_work_on_a_postgresql_store() {
     let url = format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/sites", server.port());
     let dir = scratch_dir("store-postgres");
     std::fs::write(dir.join("project.yml"), "name: sites\n").unwrap();
-    let model = |value: &str| {
-        format!(
-            "entity Site extends std::Resource:\n    string name\n    string owner\nend\nindex Site(name)\nimplement Site using std::none\n\
-             a = Site(name=\"a\", owner=\"{value}\")\nb = Site(name=\"b\", owner=\"ops\", requires=a)\n\
-             std::ResourceSet(name=\"sites\", resources=[a, b])\n"
-        )
-    };
+    let model = sites;
     std::fs::write(dir.join("main.cf"), model("web")).unwrap();
     let run = |args: &[&str]| modelc(&[args, &["--store", &url]].concat(), &dir);
 

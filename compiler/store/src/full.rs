@@ -67,6 +67,20 @@ impl FullPlan<'_> {
     }
 }
 
+/// What a full export of `ir` records as version `version`.
+pub(crate) fn version_info(version: u64, metadata: &crate::Metadata, ir: &Ir) -> crate::VersionInfo {
+    crate::VersionInfo {
+        version,
+        created: metadata.created.clone(),
+        kind: crate::ExportKind::Full,
+        base: None,
+        source_hash: metadata.source_hash.clone(),
+        message: metadata.message.clone(),
+        resources: ir.resources.len() as u64,
+        sets: ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64,
+    }
+}
+
 /// How one exported resource compares with the current rows.
 #[derive(Clone, Copy)]
 enum Outcome {

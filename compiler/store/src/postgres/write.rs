@@ -12,7 +12,7 @@ use postgres::{GenericClient, Transaction};
 use super::{Current, LOCK, latest, signed, storage};
 use crate::full::CurrentDigests;
 use crate::row::EncodedRow;
-use crate::{ExportKind, ExportOutcome, Metadata, PartialRequest, StoreError, VersionInfo};
+use crate::{ExportOutcome, Metadata, PartialRequest, StoreError, VersionInfo};
 
 /// Begins an export's transaction and takes the store's lock: from here on, the latest version
 /// is the one the export builds on, and its number is the next one.
@@ -53,16 +53,7 @@ pub(super) fn full(
         close_row(&mut tx, row, version)?;
     }
     insert_rows(&mut tx, &plan.insert, version)?;
-    let info = VersionInfo {
-        version,
-        created: metadata.created.clone(),
-        kind: ExportKind::Full,
-        base: None,
-        source_hash: metadata.source_hash.clone(),
-        message: metadata.message.clone(),
-        resources: ir.resources.len() as u64,
-        sets: ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64,
-    };
+    let info = crate::full::version_info(version, metadata, ir);
     insert_version(&mut tx, &info)?;
     insert_contents(&mut tx, &ir.files, version)?;
     crate::failpoint::reached("full-before-commit");

@@ -12,7 +12,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::{RowWriter, SqliteStore, deploys};
 use crate::full::{CurrentDigests, FullPlan};
-use crate::{ExportKind, ExportOutcome, Metadata, StoreError, VersionInfo};
+use crate::{ExportOutcome, Metadata, StoreError, VersionInfo};
 
 /// The indexes over current rows, dropped while a first export fills an empty table and built
 /// after it (one sort each, instead of a random insertion per row).
@@ -250,16 +250,7 @@ fn write_full(
         return Ok(ExportOutcome::Unchanged(latest));
     }
     apply(db, &plan, version)?;
-    let info = VersionInfo {
-        version,
-        created: metadata.created.clone(),
-        kind: ExportKind::Full,
-        base: None,
-        source_hash: metadata.source_hash.clone(),
-        message: metadata.message.clone(),
-        resources: ir.resources.len() as u64,
-        sets: ir.sets.iter().filter(|s| !s.resources.is_empty()).count() as u64,
-    };
+    let info = crate::full::version_info(version, metadata, ir);
     SqliteStore::insert_version(db, &info)?;
     deploys::insert_contents(db, &ir.files, version)?;
     Ok(ExportOutcome::Stored(info))
