@@ -405,3 +405,49 @@ fn the_store_commands_work_on_a_postgresql_store() {
         .get(0);
     assert_eq!(tables, 1, "nothing was created beside it");
 }
+
+#[test]
+fn a_project_history_moves_to_postgresql_and_back_with_store_copy() {
+    use modelc_test_postgres::Postgres;
+    let Some(server) = Postgres::start("modelc store copy") else { return };
+    server.create_database("moved").unwrap();
+    let url = server.url_with_password("moved");
+    let dir = scratch_dir("store-copy");
+    std::fs::write(dir.join("project.yml"), "name: sites\n").unwrap();
+    for owner in ["web", "platform", "ops"] {
+        std::fs::write(dir.join("main.cf"), sites(owner)).unwrap();
+        assert_eq!(modelc(&["export", "-m", owner], &dir).code, 0);
+    }
+    let local = ".modelc/store.sqlite";
+
+    let unmigrated = modelc(&["store", "copy", "--from", local, "--to", &url], &dir);
+    assert_eq!(unmigrated.code, 2, "{}", unmigrated.stderr);
+    assert!(unmigrated.stderr.contains("modelc store migrate"), "{}", unmigrated.stderr);
+    assert_eq!(modelc(&["store", "migrate", "--store", &url], &dir).code, 0);
+
+    let copied = modelc(&["store", "copy", "--from", local, "--to", &url], &dir);
+    assert_eq!(copied.code, 0, "{}", copied.stderr);
+    assert!(copied.stdout.starts_with("copied 3 versions (1–3) from "), "{}", copied.stdout);
+    assert!(!copied.stdout.contains(modelc_test_postgres::PASSWORD), "the password is never shown: {}", copied.stdout);
+    let versions = |store: &str| modelc(&["versions", "--store", store], &dir).stdout;
+    assert_eq!(versions(&url), versions(local), "the same numbers, times, kinds and messages");
+    for version in ["1", "2", "3"] {
+        let show = |store: &str| modelc(&["show", version, "--store", store], &dir).stdout;
+        assert_eq!(show(&url), show(local), "version {version}");
+    }
+
+    let again = modelc(&["store", "copy", "--from", local, "--to", &url], &dir);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(again.stderr.contains("already holds versions (the latest is 3)"), "{}", again.stderr);
+    assert_eq!(versions(&url), versions(local), "a refused copy changes nothing");
+
+    let back = modelc(&["--format", "json", "store", "copy", "--from", &url, "--to", "back.sqlite"], &dir);
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    let report: serde_json::Value = serde_json::from_str(&back.stdout).unwrap();
+    assert_eq!(report["versions"], serde_json::json!([1, 2, 3]), "{}", back.stdout);
+    assert_eq!(versions("back.sqlite"), versions(local));
+
+    let nothing = modelc(&["store", "copy", "--from", "none.sqlite", "--to", "elsewhere.sqlite"], &dir);
+    assert_eq!(nothing.code, 2, "{}", nothing.stderr);
+    assert!(!dir.join("elsewhere.sqlite").exists(), "a failed copy creates nothing");
+}

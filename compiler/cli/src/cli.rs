@@ -336,6 +336,19 @@ pub enum StoreAction {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// Copy every version of one store (with its number, time and message, and its file
+    /// contents) into another that holds no version, of either backend: to move a project's
+    /// history from the embedded store to PostgreSQL, or back. Each version is read back and
+    /// compared before the copy commits; a failed copy leaves the target as it was.
+    Copy {
+        /// The store to copy from: a path or a `postgresql://` URL.
+        #[arg(long, value_name = "PATH|URL", value_parser = parse_store)]
+        from: modelc_store::Locator,
+        /// The store to copy into: an empty PostgreSQL store (`modelc store migrate` first), or
+        /// the path of an embedded store that does not exist yet or holds no version.
+        #[arg(long, value_name = "PATH|URL", value_parser = parse_store)]
+        to: modelc_store::Locator,
+    },
 }
 
 /// Where the versioned store is.

@@ -338,56 +338,6 @@ pub(crate) fn versions(store: Option<&Locator>, format: Format, color: bool, io:
     EXIT_OK
 }
 
-/// `modelc store migrate`: lays out (or upgrades) a PostgreSQL store; the embedded store lays
-/// itself out when it is first written.
-pub(crate) fn migrate(store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let store = store_locator(store, None, &io.cwd);
-    let said = match &store {
-        Locator::Postgres(url) => match modelc_store::migrate(url) {
-            Ok(modelc_store::Migrated::Created(layout)) => {
-                format!("laid out {store} as a store (layout version {layout})")
-            }
-            Ok(modelc_store::Migrated::Upgraded(from, to)) => {
-                format!("upgraded {store} from layout version {from} to {to}")
-            }
-            Ok(modelc_store::Migrated::Current(layout)) => format!("{store} already has layout version {layout}"),
-            Err(error) => return store_failure(io, format, color, &error, &store),
-        },
-        Locator::Embedded(_) => match modelc_store::open(&store, Access::Create).and_then(|s| s.about()) {
-            Ok(about) => format!("{store} has layout version {} (the embedded store migrates itself)", about.layout),
-            Err(error) => return store_failure(io, format, color, &error, &store),
-        },
-    };
-    if format.json_diagnostics() {
-        let _ = writeln!(io.stdout, "{}", serde_json::json!({ "store": store.describe(), "done": said }));
-    } else {
-        let _ = writeln!(io.stdout, "{said}");
-    }
-    EXIT_OK
-}
-
-/// `modelc store info`.
-pub(crate) fn info(store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let store = store_locator(store, None, &io.cwd);
-    let about = match modelc_store::open(&store, Access::Read).and_then(|s| s.about()) {
-        Ok(about) => about,
-        Err(error) => return store_failure(io, format, color, &error, &store),
-    };
-    if format.json_diagnostics() {
-        let mut value = serde_json::to_value(&about).unwrap_or_default();
-        value["store"] = serde_json::Value::String(store.describe());
-        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&value).unwrap_or_default());
-        return EXIT_OK;
-    }
-    let latest = about.latest.map_or_else(|| "none".to_owned(), |v| v.to_string());
-    let _ = writeln!(io.stdout, "store:    {store}");
-    let _ = writeln!(io.stdout, "backend:  {}", about.backend);
-    let _ = writeln!(io.stdout, "layout:   version {}", about.layout);
-    let _ = writeln!(io.stdout, "versions: {} (latest: {latest})", about.versions);
-    let _ = writeln!(io.stdout, "size:     {:.1} MiB", about.bytes as f64 / 1_048_576.0);
-    EXIT_OK
-}
-
 /// `modelc prune --keep N [--dry-run]`.
 pub(crate) fn prune(
     keep: u64,

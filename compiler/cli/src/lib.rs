@@ -16,6 +16,7 @@ mod output;
 mod passwords;
 mod progress;
 mod python;
+mod store_admin;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -236,10 +237,13 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
         }
         Command::Status { store } => deploy::status(store.path.as_ref(), cli.format, color, io),
         Command::Store { action: cli::StoreAction::Migrate { store } } => {
-            export::migrate(store.path.as_ref(), cli.format, color, io)
+            store_admin::migrate(store.path.as_ref(), cli.format, color, io)
         }
         Command::Store { action: cli::StoreAction::Info { store } } => {
-            export::info(store.path.as_ref(), cli.format, color, io)
+            store_admin::info(store.path.as_ref(), cli.format, color, io)
+        }
+        Command::Store { action: cli::StoreAction::Copy { from, to } } => {
+            store_admin::copy(&from, &to, cli.format, color, io)
         }
         Command::Versions { store } => export::versions(store.path.as_ref(), cli.format, color, io),
         Command::Prune { keep, dry_run, store } => {

@@ -50,6 +50,22 @@ impl CurrentDigests {
     pub(crate) fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The current row of resource `rid`: its index here, its key and its digest.
+    pub(crate) fn row(&self, rid: &str) -> Option<(usize, i64, u128)> {
+        let index = *self.by_id.get(&split(id_digest(rid)))? as usize;
+        let (key, [high, low]) = self.rows[index];
+        Some((index, key, (u128::from(high) << 64) | u128::from(low)))
+    }
+
+    /// The key of the row at `index`.
+    pub(crate) fn key(&self, index: usize) -> i64 {
+        self.rows[index].0
+    }
 }
 
 /// What a full export writes.

@@ -12,6 +12,7 @@
 #![allow(clippy::disallowed_methods, reason = "the store keeps its database and timestamps")]
 
 mod checks;
+pub mod copy;
 pub mod deploys;
 pub mod diff;
 mod failpoint;
@@ -29,6 +30,7 @@ use modelc_ir::Resource;
 use serde::Serialize;
 
 pub use checks::check_full_export;
+pub use copy::{CopyReport, copy};
 pub use deploys::{Carryover, DeployRecord, DeployResult};
 pub use failpoint::FAILPOINT_VAR;
 pub use open::{Access, Locator, Prefetched, open, plan, prefetch};
@@ -286,6 +288,17 @@ pub trait Store {
     fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError>;
     /// What the store is: its backend, layout version and size (`modelc store info`).
     fn about(&self) -> Result<About, StoreError>;
+    /// The file contents first stored by the versions after `after` (`None`: from the first)
+    /// up to `upto`, by hash: what a copy of the history moves with version `upto`.
+    fn contents_written(
+        &self,
+        after: Option<u64>,
+        upto: u64,
+    ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, StoreError>;
+    /// Writes the versions of `history` into this store, which must hold no version, in one
+    /// transaction under the exports' lock ([`copy::copy`]): each with its own number and
+    /// metadata, read back and verified by `history` before the next. Returns how many.
+    fn import(&mut self, history: &mut dyn copy::History) -> Result<u64, StoreError>;
 }
 
 /// What `modelc store info` says of a store.

@@ -314,12 +314,7 @@ fn embedded() -> (Backend, support::tempdir::Dir) {
 /// A server store in a new database of `server`.
 fn server(server: &modelc_test_postgres::Postgres, database: &str) -> Backend {
     server.create_database(database).unwrap();
-    let url = format!(
-        "postgresql://{}:{}@127.0.0.1:{}/{database}",
-        modelc_test_postgres::USER,
-        modelc_test_postgres::PASSWORD,
-        server.port()
-    );
+    let url = server.url_with_password(database);
     modelc_store::migrate(&url).unwrap();
     let store = modelc_store::PgStore::open(&url).unwrap();
     let mut admin = server.connect(database).unwrap();

@@ -153,6 +153,12 @@ impl Postgres {
         format!("postgresql://{USER}@127.0.0.1:{}/{database}", self.port)
     }
 
+    /// A libpq URL of `database` as [`USER`], with the password in it (for tests that are not
+    /// about where the password comes from).
+    pub fn url_with_password(&self, database: &str) -> String {
+        format!("postgresql://{USER}:{PASSWORD}@127.0.0.1:{}/{database}", self.port)
+    }
+
     /// An administrative connection to `database`.
     pub fn connect(&self, database: &str) -> Result<postgres::Client, postgres::Error> {
         postgres::Config::new()

@@ -294,6 +294,28 @@ fn decode_rows(rows: &[postgres::Row]) -> Result<Vec<Resource>, StoreError> {
     rows.iter().map(|row| decode(row.get(0))).collect()
 }
 
+/// A version with its resources (`None`: the latest), read inside the caller's transaction.
+fn snapshot_in(tx: &mut impl GenericClient, version: Option<u64>) -> Result<Snapshot, StoreError> {
+    let latest = latest(tx)?;
+    let info = match (version, &latest) {
+        (Some(v), _) => info(tx, v)?,
+        (None, Some(latest)) => latest.clone(),
+        (None, None) => return Err(StoreError::Empty),
+    };
+    let rows = if latest.is_some_and(|l| l.version == info.version) {
+        tx.query("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq", &[])
+    } else {
+        let last = last_seq(tx, info.version)?;
+        tx.query(
+            "SELECT data FROM resources WHERE seq <= $2 AND first_version <= $1
+             AND (last_version IS NULL OR last_version > $1) ORDER BY seq",
+            &[&signed(info.version), &last],
+        )
+    }
+    .map_err(storage)?;
+    Ok(Snapshot { info, resources: decode_rows(&rows)? })
+}
+
 /// The current state as a partial merge reads it, inside the export's transaction.
 struct Current<'a, 't>(RefCell<&'a mut postgres::Transaction<'t>>);
 
@@ -332,6 +354,26 @@ impl crate::partial::CurrentState for Current<'_, '_> {
 }
 
 impl crate::Store for PgStore {
+    fn contents_written(
+        &self,
+        after: Option<u64>,
+        upto: u64,
+    ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, StoreError> {
+        self.read(|tx| {
+            let rows = tx
+                .query(
+                    "SELECT hash, data FROM contents WHERE first_version > $1 AND first_version <= $2",
+                    &[&signed(after.unwrap_or(0)), &signed(upto)],
+                )
+                .map_err(storage)?;
+            Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+        })
+    }
+
+    fn import(&mut self, history: &mut dyn crate::copy::History) -> Result<u64, StoreError> {
+        write::import(self.client.get_mut(), history)
+    }
+
     fn about(&self) -> Result<crate::About, StoreError> {
         self.read(|tx| {
             let server: String = tx.query_one("SHOW server_version", &[]).map_err(storage)?.get(0);
@@ -360,26 +402,7 @@ impl crate::Store for PgStore {
     }
 
     fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
-        self.read(|tx| {
-            let latest = latest(tx)?;
-            let info = match (version, &latest) {
-                (Some(v), _) => info(tx, v)?,
-                (None, Some(latest)) => latest.clone(),
-                (None, None) => return Err(StoreError::Empty),
-            };
-            let rows = if latest.is_some_and(|l| l.version == info.version) {
-                tx.query("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq", &[])
-            } else {
-                let last = last_seq(tx, info.version)?;
-                tx.query(
-                    "SELECT data FROM resources WHERE seq <= $2 AND first_version <= $1
-                     AND (last_version IS NULL OR last_version > $1) ORDER BY seq",
-                    &[&signed(info.version), &last],
-                )
-            }
-            .map_err(storage)?;
-            Ok(Snapshot { info, resources: decode_rows(&rows)? })
-        })
+        self.read(|tx| snapshot_in(tx, version))
     }
 
     fn changes(&self, from: u64, to: u64) -> Result<crate::Changes, StoreError> {

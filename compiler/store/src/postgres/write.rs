@@ -10,6 +10,7 @@ use postgres::types::Type;
 use postgres::{GenericClient, Transaction};
 
 use super::{Current, LOCK, latest, signed, storage};
+use crate::copy::{History, Imported};
 use crate::full::CurrentDigests;
 use crate::row::EncodedRow;
 use crate::{ExportOutcome, Metadata, PartialRequest, StoreError, VersionInfo};
@@ -91,6 +92,40 @@ pub(super) fn partial(
     crate::failpoint::reached("partial-before-commit");
     tx.commit().map_err(storage)?;
     Ok(ExportOutcome::Stored(plan.info))
+}
+
+/// Writes a copied history (`modelc store copy`) in one transaction under the store's lock,
+/// each version read back and verified before the next.
+pub(super) fn import(client: &mut postgres::Client, history: &mut dyn History) -> Result<u64, StoreError> {
+    let mut tx = begin(client)?;
+    if let Some(latest) = latest(&mut tx)? {
+        return Err(crate::copy::not_empty(latest.version));
+    }
+    let mut copied = 0;
+    while let Some(version) = history.next_version()? {
+        let info = &version.snapshot.info;
+        crate::copy::check_number(info.version, next_version(&mut tx)?)?;
+        let current = current_digests(&mut tx)?;
+        let plan = crate::copy::import_plan(&current, &version.snapshot.resources)?;
+        drop(current);
+        for &row in &plan.close {
+            close_row(&mut tx, row, info.version)?;
+        }
+        insert_rows(&mut tx, &plan.insert, info.version)?;
+        insert_version(&mut tx, info)?;
+        let hashes: Vec<&str> = version.contents.keys().map(String::as_str).collect();
+        let data: Vec<&[u8]> = version.contents.values().map(Vec::as_slice).collect();
+        insert_content_rows(&mut tx, &hashes, &data, info.version)?;
+        let hashes: Vec<String> = version.contents.keys().cloned().collect();
+        let written = Imported {
+            snapshot: super::snapshot_in(&mut tx, Some(info.version))?,
+            contents: super::runs::contents(&mut tx, &hashes)?.into_iter().collect(),
+        };
+        history.verify(&version, &written)?;
+        copied += 1;
+    }
+    tx.commit().map_err(storage)?;
+    Ok(copied)
 }
 
 /// The current rows' ids and digests, from the index that covers them.
@@ -205,6 +240,19 @@ fn insert_contents(
     }
     let hashes: Vec<&str> = files.keys().map(String::as_str).collect();
     let data: Vec<&[u8]> = files.values().map(|text| text.as_bytes()).collect();
+    insert_content_rows(tx, &hashes, &data, version)
+}
+
+/// Stores each content once by its hash, as first stored by `version`.
+fn insert_content_rows(
+    tx: &mut impl GenericClient,
+    hashes: &[&str],
+    data: &[&[u8]],
+    version: u64,
+) -> Result<(), StoreError> {
+    if hashes.is_empty() {
+        return Ok(());
+    }
     tx.execute(
         "INSERT INTO contents (hash, first_version, data) SELECT hash, $1, data FROM UNNEST($2::text[], $3::bytea[])
          AS f(hash, data) ON CONFLICT (hash) DO NOTHING",

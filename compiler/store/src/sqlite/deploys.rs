@@ -47,14 +47,7 @@ CREATE TABLE IF NOT EXISTS retry_counts (rid TEXT PRIMARY KEY, agent TEXT NOT NU
 impl SqliteStore {
     /// The content stored for each of `hashes` that the store has.
     pub fn contents(&self, hashes: &[String]) -> Result<HashMap<String, Vec<u8>>, StoreError> {
-        let mut query = self.db.prepare_cached("SELECT data FROM contents WHERE hash = ?1")?;
-        let mut found = HashMap::new();
-        for hash in hashes {
-            if let Some(data) = query.query_row([hash], |r| r.get::<_, Vec<u8>>(0)).optional()? {
-                found.insert(hash.clone(), data);
-            }
-        }
-        Ok(found)
+        contents_in(&self.db, hashes)
     }
 
     /// Records a finished deploy with what it leaves for the next one, in one transaction.
@@ -166,6 +159,21 @@ impl SqliteStore {
 }
 
 /// Stores the content table of an export (each text once, by its sha1).
+/// The contents stored for each of `hashes` that the store has, inside the caller's transaction.
+pub(crate) fn contents_in<'a, C: FromIterator<(String, Vec<u8>)>>(
+    db: &Connection,
+    hashes: impl IntoIterator<Item = &'a String>,
+) -> Result<C, StoreError> {
+    let mut query = db.prepare_cached("SELECT data FROM contents WHERE hash = ?1")?;
+    let mut found = Vec::new();
+    for hash in hashes {
+        if let Some(data) = query.query_row([hash], |r| r.get::<_, Vec<u8>>(0)).optional()? {
+            found.push((hash.clone(), data));
+        }
+    }
+    Ok(found.into_iter().collect())
+}
+
 pub(crate) fn insert_contents(
     db: &Connection,
     files: &indexmap::IndexMap<String, String>,

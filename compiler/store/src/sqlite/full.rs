@@ -134,6 +134,18 @@ impl crate::Store for Absent {
     fn about(&self) -> Result<crate::About, StoreError> {
         Err(self.not_found())
     }
+
+    fn contents_written(
+        &self,
+        _after: Option<u64>,
+        _upto: u64,
+    ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, StoreError> {
+        Ok(std::collections::BTreeMap::new())
+    }
+
+    fn import(&mut self, history: &mut dyn crate::copy::History) -> Result<u64, StoreError> {
+        SqliteStore::import_at(&self.path, history)
+    }
 }
 
 /// The latest version with its last row number.
@@ -257,7 +269,7 @@ fn write_full(
 }
 
 /// Writes a full export's plan as version `version`.
-fn apply(db: &Connection, plan: &FullPlan<'_>, version: u64) -> Result<(), StoreError> {
+pub(super) fn apply(db: &Connection, plan: &FullPlan<'_>, version: u64) -> Result<(), StoreError> {
     for &row in &plan.close {
         super::close_row(db, row, version)?;
     }
@@ -303,7 +315,7 @@ fn insert_rows(db: &Connection, resources: &[&Resource], version: u64) -> Result
 
 /// Every current row: its id, row number and digest, read from the index that covers them (the
 /// rows' JSON is not read).
-fn current_digests(db: &Connection) -> Result<CurrentDigests, StoreError> {
+pub(super) fn current_digests(db: &Connection) -> Result<CurrentDigests, StoreError> {
     let count: usize =
         db.query_row("SELECT COUNT(*) FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL", [], |r| {
             r.get(0)
@@ -346,7 +358,7 @@ fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, Store
 
 /// A temporary file of this process to build the new store `path` in: `NAME.new-PID-N`, where N
 /// tells apart the builds of one process's threads.
-fn build_path(path: &Path) -> PathBuf {
+pub(super) fn build_path(path: &Path) -> PathBuf {
     static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -15,6 +15,7 @@
 
 mod deploys;
 mod full;
+mod import;
 mod prune;
 
 pub(crate) use full::Prefetched;
@@ -509,30 +510,9 @@ impl Store for SqliteStore {
     fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
         // One read transaction: an export committing meanwhile is not half seen.
         let tx = self.db.unchecked_transaction()?;
-        let latest = Self::latest(&tx)?;
-        let info = match (version, &latest) {
-            (Some(v), _) => Self::info(&tx, v)?,
-            (None, Some(latest)) => latest.clone(),
-            (None, None) => return Err(StoreError::Empty),
-        };
-        // The latest version's rows are the current ones (a partial index); an older version's
-        // are those valid for it, among the rows numbered up to its last one.
-        let rows = if latest.is_some_and(|l| l.version == info.version) {
-            let mut query = tx.prepare("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq")?;
-            query.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?
-        } else {
-            let mut query = tx.prepare(
-                "SELECT data FROM resources WHERE seq <= ?2 AND first_version <= ?1
-                 AND (last_version IS NULL OR last_version > ?1) ORDER BY seq",
-            )?;
-            let last_seq = last_seq(&tx, info.version)?;
-            query
-                .query_map(params![info.version, last_seq], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()?
-        };
-        let resources = rows.iter().map(|data| decode(data)).collect::<Result<Vec<_>, _>>()?;
+        let snapshot = snapshot_in(&tx, version)?;
         tx.finish()?;
-        Ok(Snapshot { info, resources })
+        Ok(snapshot)
     }
 
     fn changes(&self, from: u64, to: u64) -> Result<crate::Changes, StoreError> {
@@ -620,6 +600,21 @@ impl Store for SqliteStore {
         SqliteStore::deployed_purgeable(self, agents)
     }
 
+    fn contents_written(
+        &self,
+        after: Option<u64>,
+        upto: u64,
+    ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, StoreError> {
+        let mut query =
+            self.db.prepare("SELECT hash, data FROM contents WHERE first_version > ?1 AND first_version <= ?2")?;
+        let rows = query.query_map(params![after.unwrap_or(0), upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    fn import(&mut self, history: &mut dyn crate::copy::History) -> Result<u64, StoreError> {
+        self.import_history(history)
+    }
+
     fn about(&self) -> Result<crate::About, StoreError> {
         let versions = self.versions()?;
         Ok(crate::About {
@@ -672,6 +667,31 @@ fn next_seq(db: &Connection) -> Result<i64, StoreError> {
         [],
         |r| r.get(0),
     )?)
+}
+
+/// A version with its resources (`None`: the latest), read inside the caller's transaction.
+pub(crate) fn snapshot_in(tx: &Connection, version: Option<u64>) -> Result<Snapshot, StoreError> {
+    let latest = SqliteStore::latest(tx)?;
+    let info = match (version, &latest) {
+        (Some(v), _) => SqliteStore::info(tx, v)?,
+        (None, Some(latest)) => latest.clone(),
+        (None, None) => return Err(StoreError::Empty),
+    };
+    // The latest version's rows are the current ones (a partial index); an older version's
+    // are those valid for it, among the rows numbered up to its last one.
+    let rows = if latest.is_some_and(|l| l.version == info.version) {
+        let mut query = tx.prepare("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq")?;
+        query.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?
+    } else {
+        let mut query = tx.prepare(
+            "SELECT data FROM resources WHERE seq <= ?2 AND first_version <= ?1
+             AND (last_version IS NULL OR last_version > ?1) ORDER BY seq",
+        )?;
+        let last_seq = last_seq(tx, info.version)?;
+        query.query_map(params![info.version, last_seq], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?
+    };
+    let resources = rows.iter().map(|data| decode(data)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Snapshot { info, resources })
 }
 
 /// The number of the next version: one more than the last one ever written.
