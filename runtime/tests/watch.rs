@@ -282,8 +282,8 @@ impl Versions for Directory {
         Ok(Some(Version { number: version, resources, content: Arc::new(self.content.clone()) }))
     }
 
-    fn files(&self) -> Vec<PathBuf> {
-        vec![self.dir.join("latest")]
+    fn watch(&mut self, _wake: modelc_runtime::watch::Wake) -> Result<Vec<PathBuf>, String> {
+        Ok(vec![self.dir.join("latest")])
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use modelc_ir::{Ir, Resource, ResourceSet};
-use modelc_store::{Access, Locator, Metadata, PartialRequest, Store};
+use modelc_store::{Access, Locator, Metadata, PartialRequest};
 
 const EXPORTERS: usize = 8;
 const PARTIALS: usize = 25;

@@ -131,3 +131,47 @@ fn ctrl_c_stops_watching_at_once() {
     assert!(sent.elapsed() < Duration::from_secs(10));
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
+
+#[test]
+fn watch_follows_a_postgresql_store_through_its_notifications_and_a_server_restart() {
+    let model = "fs::File(host=host, path=\"$T/app.conf\", content=\"v1\\n\", mode=644)\n";
+    let Some(dir) = project("postgres", model) else { return };
+    let Some(mut server) = modelc_test_postgres::Postgres::start("deploy --watch on PostgreSQL") else { return };
+    server.create_database("watched").unwrap();
+    let url = server.url_with_password("watched");
+    let store = |dir: &Path, args: &[&str]| {
+        let out = modelc(dir).args(["--color", "never"]).args(args).args(["--store", &url]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    store(&dir, &["store", "migrate"]);
+    store(&dir, &["export", "."]);
+    let conf = dir.join("target/app.conf");
+    let watch = modelc(&dir)
+        .args(["--color", "never", "deploy", ".", "--watch", "--converged-timeout", "4", "--max-runtime", "90"])
+        .args(["--store", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the first deploy", || text(&conf) == "v1\n");
+    assert!(!dir.join(".modelc/store.sqlite").exists(), "nothing goes to the embedded store");
+
+    write_model(&dir, &model.replace("v1", "v2"));
+    store(&dir, &["export", "."]);
+    let seen = wait_for("version 2 to be deployed", || text(&conf) == "v2\n");
+    eprintln!("a new version was deployed {} ms after its export ended (LISTEN/NOTIFY)", seen.as_millis());
+
+    // The server goes away at once and comes back: the watch connects again and catches up.
+    server.crash();
+    server.restart().unwrap();
+    write_model(&dir, &model.replace("v1", "v3"));
+    store(&dir, &["export", "."]);
+    wait_for("version 3 to be deployed after the restart", || text(&conf) == "v3\n");
+
+    let (code, stderr) = finish(watch);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("version 3: 0 kept, 1 new or changed"), "{stderr}");
+    let status = store(&dir, &["status"]);
+    assert!(status.contains("watch of version 3"), "the steps are recorded in the server store: {status}");
+}

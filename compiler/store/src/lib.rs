@@ -33,7 +33,7 @@ pub use checks::check_full_export;
 pub use copy::{CopyReport, copy};
 pub use deploys::{Carryover, DeployRecord, DeployResult};
 pub use failpoint::FAILPOINT_VAR;
-pub use open::{Access, Locator, Prefetched, open, plan, prefetch};
+pub use open::{Access, Locator, Prefetched, Watch, open, plan, prefetch, watch};
 pub use postgres::{Migrated, PgStore, migrate};
 pub use sqlite::SqliteStore;
 pub use time::utc_now;

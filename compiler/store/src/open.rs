@@ -37,19 +37,6 @@ impl Locator {
         Ok(Locator::Embedded(PathBuf::from(text)))
     }
 
-    /// The files whose change means the store may have a new version (`deploy --watch` watches
-    /// them): the embedded store's database and its write-ahead log.
-    pub fn files(&self) -> Vec<PathBuf> {
-        match self {
-            Locator::Embedded(path) => {
-                let mut wal = path.clone().into_os_string();
-                wal.push("-wal");
-                vec![path.clone(), PathBuf::from(wal)]
-            }
-            Locator::Postgres(_) => Vec::new(),
-        }
-    }
-
     /// The embedded store's file, when the store is one: others must not be able to read it.
     pub fn file(&self) -> Option<&std::path::Path> {
         match self {
@@ -123,6 +110,29 @@ pub fn prefetch(locator: &Locator) -> Option<Prefetched> {
     match locator {
         Locator::Embedded(path) => crate::sqlite::Prefetched::read(path).map(Prefetched),
         Locator::Postgres(_) => None,
+    }
+}
+
+/// How `deploy --watch` learns that a store may have a new version: the files to watch (an
+/// embedded store's database and its write-ahead log), or, for a server store, a listener that
+/// wakes it on each version committed (kept in here: dropping the `Watch` stops it).
+pub struct Watch {
+    pub files: Vec<PathBuf>,
+    _listener: Option<crate::postgres::Listener>,
+}
+
+/// Starts watching the store at `locator`. `wake` is called (from another thread) for a server
+/// store's new versions; it returns false when no one needs waking any more.
+pub fn watch(locator: &Locator, wake: impl Fn() -> bool + Send + 'static) -> Result<Watch, StoreError> {
+    match locator {
+        Locator::Embedded(path) => {
+            let mut wal = path.clone().into_os_string();
+            wal.push("-wal");
+            Ok(Watch { files: vec![path.clone(), PathBuf::from(wal)], _listener: None })
+        }
+        Locator::Postgres(url) => {
+            Ok(Watch { files: Vec::new(), _listener: Some(crate::postgres::Listener::start(url, wake)?) })
+        }
     }
 }
 

@@ -414,8 +414,21 @@ impl<'h> Continuous<'h> {
 pub trait Versions {
     /// The newest version, when it is not `current`.
     fn newer(&mut self, current: Option<u64>) -> Result<Option<Version>, String>;
-    /// The files whose change may mean a new version (the store and its journal).
-    fn files(&self) -> Vec<PathBuf>;
+    /// Starts telling the loop when a new version may have come, once, before the loop waits:
+    /// returns the files whose change means so (an embedded store and its journal), and may
+    /// keep `wake` to call itself (a server store's notifications).
+    fn watch(&mut self, wake: Wake) -> Result<Vec<PathBuf>, String>;
+}
+
+/// Tells the loop that a new version may have come; handed to [`Versions::watch`].
+#[derive(Clone)]
+pub struct Wake(crossbeam_channel::Sender<()>);
+
+impl Wake {
+    /// Wakes the loop; false once the loop has ended (whoever holds this may stop then).
+    pub fn wake(&self) -> bool {
+        self.0.send(()).is_ok()
+    }
 }
 
 /// When the loop stops by itself.
@@ -461,7 +474,11 @@ pub fn run(
     let started = Instant::now();
     let (tx, rx) = crossbeam_channel::unbounded::<PathBuf>();
     let mut watcher = watcher::Watcher::new(tx)?;
-    let store_files: HashSet<PathBuf> = versions.files().into_iter().collect();
+    let (wake, woken) = crossbeam_channel::unbounded::<()>();
+    // Held here so the channel stays open whether or not `versions` keeps its end.
+    let _wake = wake.clone();
+    let store_files: HashSet<PathBuf> = versions.watch(Wake(wake))?.into_iter().collect();
+    let mut woken_up = false;
     let directories = |c: &Continuous<'_>| {
         let mut dirs = c.watch_directories();
         dirs.extend(store_files.iter().filter_map(|f| f.parent().map(Path::to_owned)));
@@ -479,7 +496,7 @@ pub fn run(
             return Ok(Stop::MaxRuntime);
         }
         events.extend(rx.try_iter());
-        let mut store_changed = false;
+        let mut store_changed = std::mem::take(&mut woken_up) | (woken.try_iter().count() > 0);
         for path in events.drain(..) {
             if store_files.contains(&path) {
                 store_changed = true;
@@ -520,8 +537,10 @@ pub fn run(
         if let Some(timeout) = limits.converged_timeout {
             wait = wait.min(timeout.saturating_sub(idle_for));
         }
-        if let Ok(path) = rx.recv_timeout(wait) {
-            events.push(path);
+        crossbeam_channel::select! {
+            recv(rx) -> path => events.extend(path),
+            recv(woken) -> wake => woken_up = wake.is_ok(),
+            default(wait) => {}
         }
     }
 }

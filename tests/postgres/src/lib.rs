@@ -37,6 +37,8 @@ pub struct Postgres {
     child: Child,
     dir: PathBuf,
     port: u16,
+    /// Where its binaries are, to start it again.
+    bin: PathBuf,
 }
 
 impl Postgres {
@@ -87,20 +89,8 @@ impl Postgres {
         for _ in 0..3 {
             let port = free_port()?;
             let log = dir.join(format!("server-{port}.log"));
-            let log_file = std::fs::File::create(&log).map_err(|e| format!("cannot create the server's log: {e}"))?;
-            owner.give(&log)?;
-            let child = owner
-                .command(&bin.join("postgres"))
-                .arg("-D")
-                .arg(&data)
-                .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
-                .args(["-c", &format!("port={port}"), "-c", "fsync=off", "-c", "max_connections=60"])
-                .stdin(Stdio::null())
-                .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
-                .stderr(log_file)
-                .spawn()
-                .map_err(|e| format!("cannot run postgres: {e}"))?;
-            let mut server = Postgres { child, dir: dir.clone(), port };
+            let child = spawn(bin, &owner, &data, port, &log)?;
+            let mut server = Postgres { child, dir: dir.clone(), port, bin: bin.to_owned() };
             match server.wait_ready(&log) {
                 Ok(()) => return Ok(server),
                 Err(why) => {
@@ -183,6 +173,16 @@ impl Postgres {
         self.signal(nix::sys::signal::Signal::SIGQUIT);
     }
 
+    /// Starts the server again on its files and port (after [`Postgres::crash`], it first
+    /// recovers from its write-ahead log, as after a real crash).
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.stop();
+        let owner = Owner::for_server()?;
+        let log = self.dir.join(format!("server-{}-restarted.log", self.port));
+        self.child = spawn(&self.bin, &owner, &self.dir.join("data"), self.port, &log)?;
+        self.wait_ready(&log)
+    }
+
     /// A fast shutdown (SIGINT), then SIGKILL if the server has not exited within the patience.
     fn stop(&mut self) {
         if matches!(self.child.try_wait(), Ok(Some(_))) {
@@ -211,6 +211,23 @@ impl Drop for Postgres {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Starts `postgres` on `data`, listening on 127.0.0.1:`port` only, logging to `log`.
+fn spawn(bin: &Path, owner: &Owner, data: &Path, port: u16, log: &Path) -> Result<Child, String> {
+    let log_file = std::fs::File::create(log).map_err(|e| format!("cannot create the server's log: {e}"))?;
+    owner.give(log)?;
+    owner
+        .command(&bin.join("postgres"))
+        .arg("-D")
+        .arg(data)
+        .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
+        .args(["-c", &format!("port={port}"), "-c", "fsync=off", "-c", "max_connections=60"])
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log_file)
+        .spawn()
+        .map_err(|e| format!("cannot run postgres: {e}"))
 }
 
 /// The server binaries of the newest PostgreSQL Debian installed.

@@ -35,14 +35,20 @@ fn a_server_starts_on_loopback_serves_and_is_stopped_and_removed() {
 }
 
 #[test]
-fn two_servers_run_side_by_side_and_a_crash_stops_one_at_once() {
+fn two_servers_run_side_by_side_and_a_crash_stops_one_at_once_until_it_restarts() {
     let (Some(mut one), Some(two)) = (Postgres::start("the harness test"), Postgres::start("the harness test")) else {
         return;
     };
     assert_ne!(one.port(), two.port());
     let pid = one.pid();
+    one.create_database("kept").unwrap();
+    one.connect("kept").unwrap().batch_execute("CREATE TABLE t (n int); INSERT INTO t VALUES (7)").unwrap();
     one.crash();
     assert!(!alive(pid));
     assert!(one.connect("postgres").is_err());
     assert!(two.connect("postgres").is_ok(), "the other one is untouched");
+    one.restart().unwrap();
+    assert_ne!(one.pid(), pid);
+    let n: i32 = one.connect("kept").unwrap().query_one("SELECT n FROM t", &[]).unwrap().get(0);
+    assert_eq!(n, 7, "what was committed before the crash is there after the restart");
 }

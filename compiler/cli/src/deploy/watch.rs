@@ -28,7 +28,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         },
         None => crate::export::store_locator(request.store.as_ref(), None, &io.cwd),
     };
-    let mut versions = StoreVersions { store: store.clone() };
+    let mut versions = StoreVersions { store: store.clone(), watch: None };
     let first = match request.version {
         Some(number) => versions.load(number).map(Some),
         None => versions.newer(None),
@@ -182,10 +182,11 @@ fn record_step(
     modelc_store::open(store, Access::Create)?.record_deploy(&record, &carryover)
 }
 
-/// The store's versions, for the loop: the newest one and the store's files, whose change
-/// means a version may have come.
+/// The store's versions, for the loop: the newest one, and how the loop learns that one may
+/// have come (the store's files, or a server store's notifications).
 struct StoreVersions {
     store: Locator,
+    watch: Option<modelc_store::Watch>,
 }
 
 impl StoreVersions {
@@ -209,7 +210,10 @@ impl Versions for StoreVersions {
         }
     }
 
-    fn files(&self) -> Vec<PathBuf> {
-        self.store.files()
+    fn watch(&mut self, wake: modelc_runtime::watch::Wake) -> Result<Vec<PathBuf>, String> {
+        let watch = modelc_store::watch(&self.store, move || wake.wake()).map_err(|e| e.to_string())?;
+        let files = watch.files.clone();
+        self.watch = Some(watch);
+        Ok(files)
     }
 }

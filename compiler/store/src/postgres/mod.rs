@@ -13,6 +13,7 @@
 //! A refused or interrupted export rolls back: its number is not used, and no row of it stays.
 
 mod connect;
+mod listen;
 mod runs;
 mod write;
 
@@ -22,6 +23,7 @@ use modelc_ir::{Ir, Resource};
 use postgres::GenericClient;
 
 pub(crate) use connect::connect;
+pub use listen::Listener;
 
 use crate::partial::CurrentRow;
 use crate::{ExportKind, PartialRequest, Snapshot, StoreError, VersionInfo};

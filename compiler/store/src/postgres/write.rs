@@ -57,6 +57,7 @@ pub(super) fn full(
     let info = crate::full::version_info(version, metadata, ir);
     insert_version(&mut tx, &info)?;
     insert_contents(&mut tx, &ir.files, version)?;
+    announce(&mut tx, version)?;
     crate::failpoint::reached("full-before-commit");
     tx.commit().map_err(storage)?;
     Ok(ExportOutcome::Stored(info))
@@ -89,6 +90,7 @@ pub(super) fn partial(
     insert_rows(&mut tx, &rows, version)?;
     insert_version(&mut tx, &plan.info)?;
     insert_contents(&mut tx, &ir.files, version)?;
+    announce(&mut tx, version)?;
     crate::failpoint::reached("partial-before-commit");
     tx.commit().map_err(storage)?;
     Ok(ExportOutcome::Stored(plan.info))
@@ -122,10 +124,17 @@ pub(super) fn import(client: &mut postgres::Client, history: &mut dyn History) -
             contents: super::runs::contents(&mut tx, &hashes)?.into_iter().collect(),
         };
         history.verify(&version, &written)?;
+        announce(&mut tx, info.version)?;
         copied += 1;
     }
     tx.commit().map_err(storage)?;
     Ok(copied)
+}
+
+/// Tells the store's listeners (`deploy --watch`) of `version`, when the transaction commits.
+fn announce(tx: &mut Transaction<'_>, version: u64) -> Result<(), StoreError> {
+    tx.execute("SELECT pg_notify($1, $2)", &[&super::listen::CHANNEL, &version.to_string()]).map_err(storage)?;
+    Ok(())
 }
 
 /// The current rows' ids and digests, from the index that covers them.
