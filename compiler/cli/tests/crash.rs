@@ -3,13 +3,18 @@
 //! gets the next number. Two ways of killing: at a failpoint inside the export's transaction
 //! (after every row is written, before the commit: the worst moment, every time), and at
 //! moments spread over an export's run, so that some land while SQLite commits.
+//!
+//! The same against a PostgreSQL store, and there also with the server stopped at once
+//! (`SIGQUIT`, no shutdown checkpoint) at moments spread over an export's run, then started
+//! again: every acknowledged version reads whole and as exported, no other version exists, and
+//! the next export works.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use modelc_store::{FAILPOINT_VAR, SqliteStore, Store, VersionInfo};
+use modelc_store::{Access, FAILPOINT_VAR, Locator, SqliteStore, Store, VersionInfo};
 
 fn modelc(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
@@ -62,8 +67,12 @@ struct State {
 }
 
 fn state(store: &Path) -> State {
-    let store = SqliteStore::open_existing(store).unwrap();
-    assert_eq!(store.integrity_check().unwrap(), "ok");
+    assert_eq!(SqliteStore::open_existing(store).unwrap().integrity_check().unwrap(), "ok");
+    state_at(&Locator::Embedded(store.to_owned()))
+}
+
+fn state_at(store: &Locator) -> State {
+    let store = modelc_store::open(store, Access::Existing).unwrap();
     let versions = store.versions().unwrap();
     for (i, info) in versions.iter().enumerate() {
         assert_eq!(info.version, i as u64 + 1, "versions are consecutive");
@@ -202,4 +211,127 @@ fn a_normal_build_has_no_failpoints() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && !stderr.contains("failpoint reached"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A PostgreSQL server with a migrated store, and its URL; `None` where there is none (and not
+/// in CI).
+fn postgres_store(what: &str, database: &str) -> Option<(modelc_test_postgres::Postgres, String)> {
+    let server = modelc_test_postgres::Postgres::start(what)?;
+    server.create_database(database).unwrap();
+    let url = server.url_with_password(database);
+    modelc_store::migrate(&url).unwrap();
+    Some((server, url))
+}
+
+/// Version `version` of `store` holds exactly the resources of the IR file `ir` (each as
+/// exported; the order of rows shared with the version before is theirs).
+fn holds(store: &Locator, version: u64, ir: &Path) {
+    let sorted = |resources: Vec<modelc_ir::Resource>| {
+        let mut texts: Vec<String> = resources.iter().map(|r| serde_json::to_string(r).unwrap()).collect();
+        texts.sort();
+        texts
+    };
+    let exported = modelc_ir::Ir::from_json(&std::fs::read_to_string(ir).unwrap()).unwrap();
+    let stored = modelc_store::open(store, Access::Existing).unwrap().snapshot(Some(version)).unwrap();
+    assert!(sorted(stored.resources) == sorted(exported.resources), "version {version} holds {}", ir.display());
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_postgresql_export_killed_inside_its_transaction_changes_nothing() {
+    use std::io::{BufRead, BufReader};
+    let Some((_server, url)) = postgres_store("the PostgreSQL crash test", "failpoint") else { return };
+    let store = Locator::Postgres(url.clone());
+    let dir = scratch("postgres-failpoint");
+    std::fs::write(dir.join("full.cf"), catalogue(20, 3, "a")).unwrap();
+    std::fs::write(dir.join("changed.cf"), catalogue(20, 3, "b")).unwrap();
+    std::fs::write(dir.join("network-0.cf"), catalogue(1, 1, "a")).unwrap();
+    run(modelc(&dir).args(["export", "full.cf", "--store", &url]));
+    let before = state_at(&store);
+    for (point, args) in [
+        ("full-before-commit", vec!["export", "changed.cf"]),
+        ("partial-before-commit", vec!["export", "--partial", "network-0.cf"]),
+    ] {
+        let mut child = modelc(&dir).args(&args).args(["--store", &url]).env(FAILPOINT_VAR, point).spawn().unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let reached =
+            stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
+        assert!(reached, "{point}: the export never reached its failpoint");
+        child.kill().unwrap();
+        assert!(!child.wait().unwrap().success());
+        assert_eq!(state_at(&store), before, "{point}: the killed export left a trace");
+    }
+    run(modelc(&dir).args(["export", "--partial", "network-0.cf", "--store", &url]));
+    let versions = modelc_store::open(&store, Access::Existing).unwrap().versions().unwrap();
+    assert_eq!(versions.iter().map(|v| v.version).collect::<Vec<_>>(), [1, 2], "the next export takes the next number");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Exports into PostgreSQL interrupted at moments spread over their run, by `interrupt` (which
+/// kills the exporter, or stops the server and starts it again).
+fn postgres_exports_interrupted(
+    name: &str,
+    mut interrupt: impl FnMut(&mut std::process::Child, &mut modelc_test_postgres::Postgres),
+) {
+    let Some((mut server, url)) = postgres_store("the PostgreSQL crash test", name) else { return };
+    let store = Locator::Postgres(url.clone());
+    let dir = scratch(&format!("postgres-{name}"));
+    for tag in ["a", "b"] {
+        std::fs::write(dir.join("main.cf"), catalogue(1_500, 5, tag)).unwrap();
+        run(modelc(&dir).args(["compile", "main.cf", "-o", &format!("resources-{tag}.json")]));
+    }
+    let ir = |step: u32| dir.join(if step.is_multiple_of(2) { "resources-a.json" } else { "resources-b.json" });
+    let export = |step: u32| {
+        let mut command = modelc(&dir);
+        command.args(["export", "--force", "--ir"]).arg(ir(step)).args(["--store", &url]);
+        command
+    };
+    let started = Instant::now();
+    run(&mut export(0));
+    let duration = started.elapsed();
+    let (mut acknowledged, mut interrupted) = (1, 0);
+    for step in 1..=14u32 {
+        let before = state_at(&store);
+        let mut child = export(step).spawn().unwrap();
+        std::thread::sleep(duration * step / 10);
+        interrupt(&mut child, &mut server);
+        let finished = child.wait().unwrap().success();
+        interrupted += u64::from(!finished);
+        let after = state_at(&store);
+        if after.versions.len() == before.versions.len() + 1 {
+            // It committed (acknowledged or not): whole, as exported, the earlier ones unchanged.
+            assert_eq!(
+                after.versions[..before.versions.len()],
+                before.versions,
+                "step {step}: earlier versions changed"
+            );
+            holds(&store, after.versions.last().unwrap().version, &ir(step));
+            acknowledged += u64::from(finished);
+        } else {
+            assert!(!finished, "step {step}: an acknowledged export is not there");
+            assert_eq!(after, before, "step {step}: an interrupted export left a trace");
+        }
+    }
+    assert!(acknowledged > 1, "some exports ended before they were interrupted");
+    assert!(interrupted > 0, "some exports were interrupted");
+    // The store works on.
+    run(&mut export(0));
+    let latest = state_at(&store).versions.last().unwrap().version;
+    holds(&store, latest, &ir(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgresql_exports_killed_at_any_moment_leave_whole_versions() {
+    postgres_exports_interrupted("killed", |child, _| {
+        let _ = child.kill();
+    });
+}
+
+#[test]
+fn postgresql_stopped_at_any_moment_of_an_export_keeps_whole_versions() {
+    postgres_exports_interrupted("crashed", |_, server| {
+        server.crash();
+        server.restart().unwrap();
+    });
 }
