@@ -89,3 +89,73 @@ fn the_store_is_named_by_modelc_store_or_store() {
     assert!(!dir.join(".modelc").exists(), "no default store was created");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What libpq reads from the environment, modelc reads too: the password from `PGPASSWORD`, else
+/// from the password file (`PGPASSFILE`, else `~/.pgpass`), and `PGSSLMODE` and
+/// `PGSSLROOTCERT` where the URL sets no `sslmode` or `sslrootcert`. None of them ever shows.
+#[test]
+fn the_password_and_tls_settings_come_from_the_environment_as_libpq_reads_them() {
+    use modelc_test_postgres::certificates::Authority;
+    use modelc_test_postgres::{PASSWORD, Postgres, USER};
+    let authority = Authority::new("modelc test CA");
+    let (certificate, key) = authority.server(&["127.0.0.1"]);
+    let Some(server) = Postgres::start_with_tls("the environment of a PostgreSQL store", &certificate, &key) else {
+        return;
+    };
+    server.create_database("store").unwrap();
+    let dir = std::env::temp_dir().join(format!("modelc-process-pgenv-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(dir.join("ca.pem"), authority.certificate()).unwrap();
+    std::fs::write(dir.join("other-ca.pem"), Authority::new("another CA").certificate()).unwrap();
+    let url = server.url("store");
+    assert!(!url.contains(PASSWORD));
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut command = modelc();
+        command.args(args).args(["--store", &url]).current_dir(&dir).env("HOME", &home);
+        for variable in ["PGPASSWORD", "PGPASSFILE", "PGSSLMODE", "PGSSLROOTCERT"] {
+            command.env_remove(variable);
+        }
+        command.envs(env.iter().copied());
+        let out = command.output().unwrap();
+        let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+        assert!(!stdout.contains(PASSWORD) && !stderr.contains(PASSWORD), "the password shows: {stdout}{stderr}");
+        (out.status.code(), stdout + &stderr)
+    };
+
+    // No password anywhere: the server's refusal, exit status 2.
+    let (code, said) = run(&[], &["store", "migrate"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("password"), "{said}");
+    // PGPASSWORD.
+    let (code, said) = run(&[("PGPASSWORD", PASSWORD)], &["store", "migrate"]);
+    assert_eq!(code, Some(0), "{said}");
+    // ~/.pgpass, and PGPASSFILE over it.
+    let port = server.port().to_string();
+    std::fs::write(home.join(".pgpass"), format!("127.0.0.1:{port}:store:{USER}:{PASSWORD}\n")).unwrap();
+    assert_eq!(run(&[], &["store", "info"]).0, Some(0), "~/.pgpass");
+    std::fs::write(dir.join("wrong.pgpass"), format!("*:*:*:{USER}:wrong\n")).unwrap();
+    let wrong_file = dir.join("wrong.pgpass").display().to_string();
+    let (code, said) = run(&[("PGPASSFILE", &wrong_file)], &["store", "info"]);
+    assert_eq!(code, Some(2), "PGPASSFILE is read instead of ~/.pgpass: {said}");
+    assert!(said.contains("password authentication failed"), "{said}");
+
+    // PGSSLMODE and PGSSLROOTCERT.
+    let ca = dir.join("ca.pem").display().to_string();
+    let other = dir.join("other-ca.pem").display().to_string();
+    let verified = run(&[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", &ca)], &["store", "info"]);
+    assert_eq!(verified.0, Some(0), "{}", verified.1);
+    let (code, said) = run(&[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", &other)], &["store", "info"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("UnknownIssuer") || said.contains("unknown issuer"), "{said}");
+    let (code, said) = run(&[("PGSSLMODE", "verify-full")], &["store", "info"]);
+    assert_eq!(code, Some(2), "verify-full without a root certificate: {said}");
+    assert!(said.contains("sslrootcert"), "{said}");
+    // ~/.postgresql/root.crt is the default root certificate.
+    std::fs::create_dir_all(home.join(".postgresql")).unwrap();
+    std::fs::write(home.join(".postgresql/root.crt"), authority.certificate()).unwrap();
+    assert_eq!(run(&[("PGSSLMODE", "verify-full")], &["store", "info"]).0, Some(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

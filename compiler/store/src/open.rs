@@ -26,9 +26,7 @@ impl Locator {
             // The scheme in the case libpq reads; the URL checked now, so a bad one fails before
             // anything is compiled.
             let url = format!("{}://{rest}", scheme.to_ascii_lowercase());
-            <postgres::Config as std::str::FromStr>::from_str(&url).map_err(|e| {
-                StoreError::Storage(format!("the store's URL does not parse: {}", crate::postgres::describe(&e)))
-            })?;
+            crate::postgres::parse(&url)?;
             return Ok(Locator::Postgres(url));
         }
         if text.is_empty() {

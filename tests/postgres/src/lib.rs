@@ -9,6 +9,9 @@
 //! its PID (a fast shutdown, then SIGKILL if it lingers) and removes the directory: nothing is
 //! left running or on disk.
 //!
+//! [`Postgres::start_with_tls`] also speaks TLS, with a certificate from a test authority
+//! ([`certificates::Authority`]).
+//!
 //! A machine without PostgreSQL skips the test that asked (with `modelc-test-skip`), except
 //! under `CI=true`, where it fails: CI installs the package (`.ci/run`).
 #![allow(
@@ -16,6 +19,8 @@
     clippy::print_stderr,
     reason = "test support: it runs a server process, reads its environment and says why it cannot"
 )]
+
+pub mod certificates;
 
 use std::io::Read;
 use std::net::{Ipv4Addr, TcpListener};
@@ -37,8 +42,9 @@ pub struct Postgres {
     child: Child,
     dir: PathBuf,
     port: u16,
-    /// Where its binaries are, to start it again.
+    /// Where its binaries are, and its own settings (`-c`), to start it again.
     bin: PathBuf,
+    settings: Vec<String>,
 }
 
 impl Postgres {
@@ -46,6 +52,10 @@ impl Postgres {
     /// machine without PostgreSQL, unless `CI=true`: then it panics, as a missing service must
     /// fail CI, never skip.
     pub fn start(what: &str) -> Option<Postgres> {
+        Postgres::start_as(what, None)
+    }
+
+    fn start_as(what: &str, tls: Option<(&str, &str)>) -> Option<Postgres> {
         let Some(bin) = binaries() else {
             let reason = "no PostgreSQL server: install Debian's `postgresql` package (its binaries are in /usr/lib/postgresql/<major>/bin)";
             if std::env::var("CI").is_ok_and(|v| v == "true") {
@@ -54,13 +64,18 @@ impl Postgres {
             modelc_test_skip::skip(format!("{what}: {reason}"));
             return None;
         };
-        match Postgres::start_with(&bin) {
+        match Postgres::start_with(&bin, tls) {
             Ok(server) => Some(server),
             Err(why) => panic!("{what}: PostgreSQL from {} did not start: {why}", bin.display()),
         }
     }
 
-    fn start_with(bin: &Path) -> Result<Postgres, String> {
+    /// Starts a server that also speaks TLS, with this certificate (PEM, its chain) and key.
+    pub fn start_with_tls(what: &str, certificate: &str, key: &str) -> Option<Postgres> {
+        Postgres::start_as(what, Some((certificate, key)))
+    }
+
+    fn start_with(bin: &Path, tls: Option<(&str, &str)>) -> Result<Postgres, String> {
         let owner = Owner::for_server()?;
         let dir = fresh_dir()?;
         owner.give(&dir)?;
@@ -83,14 +98,28 @@ impl Postgres {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(format!("initdb failed: {}", String::from_utf8_lossy(&initdb.stderr).trim()));
         }
+        let mut settings = Vec::new();
+        if let Some((certificate, key)) = tls {
+            for (name, text, setting) in
+                [("server.crt", certificate, "ssl_cert_file"), ("server.key", key, "ssl_key_file")]
+            {
+                let path = dir.join(name);
+                std::fs::write(&path, text).map_err(|e| format!("cannot write {name}: {e}"))?;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(|e| e.to_string())?;
+                owner.give(&path)?;
+                settings.push(format!("{setting}={}", path.display()));
+            }
+            settings.push("ssl=on".to_owned());
+        }
         // A free port, taken back just before the server binds it; tried again if another
         // process got it first.
         let mut last_error = String::new();
         for _ in 0..3 {
             let port = free_port()?;
             let log = dir.join(format!("server-{port}.log"));
-            let child = spawn(bin, &owner, &data, port, &log)?;
-            let mut server = Postgres { child, dir: dir.clone(), port, bin: bin.to_owned() };
+            let child = spawn(bin, &owner, &data, port, &settings, &log)?;
+            let mut server =
+                Postgres { child, dir: dir.clone(), port, bin: bin.to_owned(), settings: settings.clone() };
             match server.wait_ready(&log) {
                 Ok(()) => return Ok(server),
                 Err(why) => {
@@ -179,7 +208,7 @@ impl Postgres {
         self.stop();
         let owner = Owner::for_server()?;
         let log = self.dir.join(format!("server-{}-restarted.log", self.port));
-        self.child = spawn(&self.bin, &owner, &self.dir.join("data"), self.port, &log)?;
+        self.child = spawn(&self.bin, &owner, &self.dir.join("data"), self.port, &self.settings, &log)?;
         self.wait_ready(&log)
     }
 
@@ -214,7 +243,7 @@ impl Drop for Postgres {
 }
 
 /// Starts `postgres` on `data`, listening on 127.0.0.1:`port` only, logging to `log`.
-fn spawn(bin: &Path, owner: &Owner, data: &Path, port: u16, log: &Path) -> Result<Child, String> {
+fn spawn(bin: &Path, owner: &Owner, data: &Path, port: u16, settings: &[String], log: &Path) -> Result<Child, String> {
     let log_file = std::fs::File::create(log).map_err(|e| format!("cannot create the server's log: {e}"))?;
     owner.give(log)?;
     owner
@@ -223,6 +252,7 @@ fn spawn(bin: &Path, owner: &Owner, data: &Path, port: u16, log: &Path) -> Resul
         .arg(data)
         .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
         .args(["-c", &format!("port={port}"), "-c", "fsync=off", "-c", "max_connections=60"])
+        .args(settings.iter().flat_map(|setting| ["-c", setting]))
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
         .stderr(log_file)

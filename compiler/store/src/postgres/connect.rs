@@ -11,28 +11,64 @@ use crate::StoreError;
 /// How long a connection may take when the URL sets no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub(crate) fn connect(url: &str) -> Result<postgres::Client, StoreError> {
-    let mut config = postgres::Config::from_str(url)
+/// The connection settings of a store's URL, and its TLS settings (`super::tls`).
+pub(crate) fn parse(url: &str) -> Result<(postgres::Config, super::tls::Settings), StoreError> {
+    let (url, tls) = super::tls::split(url)?;
+    let config = postgres::Config::from_str(&url)
         .map_err(|e| StoreError::Storage(format!("the store's URL does not parse: {}", super::describe(&e))))?;
+    Ok((config, tls))
+}
+
+pub(crate) fn connect(url: &str) -> Result<postgres::Client, StoreError> {
+    let (mut config, tls) = parse(url)?;
     if config.get_password().is_none()
         && let Some(password) = password_for(&config)
     {
         config.password(password);
     }
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
+    let timeout = *config.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
+    config.connect_timeout(timeout);
     if config.get_application_name().is_none() {
         config.application_name("modelc");
     }
-    if config.get_ssl_mode() == postgres::config::SslMode::Require {
-        return Err(StoreError::Storage(
-            "the store's URL asks for TLS (sslmode=require), which this modelc does not speak yet".to_owned(),
-        ));
+    let connector = match tls.mode {
+        super::tls::Mode::Disable => {
+            config.ssl_mode(postgres::config::SslMode::Disable);
+            None
+        }
+        mode => {
+            let required = mode != super::tls::Mode::Prefer;
+            config.ssl_mode(if required {
+                postgres::config::SslMode::Require
+            } else {
+                postgres::config::SslMode::Prefer
+            });
+            Some(tokio_postgres_rustls::MakeRustlsConnect::new(super::tls::client_config(&tls)?))
+        }
+    };
+    // The client bounds only the TCP connection by `connect_timeout`; libpq bounds the whole of
+    // it, startup and authentication included, and so do we. A server that never answers
+    // leaves the attempt's thread waiting on its socket until the server closes it.
+    let (sender, result) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("store-connect".to_owned())
+        .spawn(move || {
+            let connected = match connector {
+                Some(connector) => config.connect(connector),
+                None => config.connect(postgres::NoTls),
+            };
+            let _ = sender.send(connected);
+        })
+        .map_err(|e| StoreError::Storage(format!("cannot connect to the PostgreSQL store: {e}")))?;
+    match result.recv_timeout(timeout) {
+        Ok(connected) => connected.map_err(|e| {
+            StoreError::Storage(format!("cannot connect to the PostgreSQL store: {}", super::describe(&e)))
+        }),
+        Err(_) => Err(StoreError::Storage(format!(
+            "cannot connect to the PostgreSQL store: timed out, with no answer within connect_timeout ({} s)",
+            timeout.as_secs_f64()
+        ))),
     }
-    config
-        .connect(postgres::NoTls)
-        .map_err(|e| StoreError::Storage(format!("cannot connect to the PostgreSQL store: {}", super::describe(&e))))
 }
 
 /// The password libpq would use for `config`'s user, host, port and database.

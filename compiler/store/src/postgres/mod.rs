@@ -15,6 +15,7 @@
 mod connect;
 mod listen;
 mod runs;
+mod tls;
 mod write;
 
 use std::cell::RefCell;
@@ -22,7 +23,7 @@ use std::cell::RefCell;
 use modelc_ir::{Ir, Resource};
 use postgres::GenericClient;
 
-pub(crate) use connect::connect;
+pub(crate) use connect::{connect, parse};
 pub use listen::Listener;
 
 use crate::partial::CurrentRow;
