@@ -385,12 +385,12 @@ fn converse(
     loop {
         let line = process.receive_line(deadline)?;
         let garbled = || Silence::Garbled(String::from_utf8_lossy(&line).into_owned());
-        // The final message is returned unparsed (a batch's answer is read into its own types);
-        // a question is small.
-        let peek: Peek = serde_json::from_slice(&line).map_err(|_| garbled())?;
-        match peek.op.as_deref() {
+        // The host writes every question and every part with its `op` first, and the final
+        // message without one: told apart by their first bytes, so the final message (a batch's
+        // answer is read into its own types) and the parts are parsed only once, by their reader.
+        match op_of(&line) {
             None => return Ok(line),
-            Some("part") => {
+            Some(b"part") => {
                 parts(&line);
                 continue;
             }
@@ -413,11 +413,10 @@ fn converse(
     }
 }
 
-/// What tells the host's question from its final message.
-#[derive(serde::Deserialize)]
-struct Peek<'a> {
-    #[serde(borrow)]
-    op: Option<std::borrow::Cow<'a, str>>,
+/// The `op` a host message starts with (`{"op":"get",…`), if it is a question or a part.
+fn op_of(line: &[u8]) -> Option<&[u8]> {
+    let rest = line.strip_prefix(b"{\"op\":\"")?;
+    rest.iter().position(|b| *b == b'"').map(|end| &rest[..end])
 }
 
 /// An attribute a plugin reads of an instance.
@@ -466,5 +465,18 @@ fn call_std(message: &serde_json::Value, context: &mut dyn PluginContext) -> ser
         Ok(value) => json!({ "v": codec::encode(&value, context) }),
         Err(PluginError::NotYetSet) => json!({ "wait": 1 }),
         Err(error) => json!({ "error": format!("std::{name}: {error}") }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::op_of;
+
+    #[test]
+    fn questions_and_parts_are_told_from_the_final_answer_by_their_first_bytes() {
+        assert_eq!(op_of(br#"{"op":"get","i":1,"a":"name"}"#), Some(&b"get"[..]));
+        assert_eq!(op_of(br#"{"op":"part","values":[]}"#), Some(&b"part"[..]));
+        assert_eq!(op_of(br#"{"values":[],"outcomes":[{"op":"x"}]}"#), None);
+        assert_eq!(op_of(br#"{"op":"#), None);
     }
 }

@@ -302,7 +302,7 @@ fn check(
 }
 
 fn embedded() -> (Backend, support::tempdir::Dir) {
-    let (store, dir) = support::store();
+    let (store, dir) = support::embedded_store();
     let path = dir.path.join("store.sqlite");
     let rows = move || {
         let db = rusqlite::Connection::open(&path).unwrap();

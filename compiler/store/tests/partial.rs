@@ -1,6 +1,7 @@
 //! The store's rules, through its interface: full and partial exports build the versions the
 //! spec describes (export §3.3, with the reference's bugs turned into rejections), and every
-//! rejection leaves the store exactly as it was.
+//! rejection leaves the store exactly as it was. Each test runs on both backends (the embedded
+//! store and PostgreSQL), but those about SQLite's own file.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod support;
@@ -22,9 +23,9 @@ fn base() -> Vec<Resource> {
     ]
 }
 
-#[test]
+crate::on_both_backends! {
 fn a_partial_export_replaces_its_sets_and_keeps_everything_else() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     let v1 = store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
     assert_eq!((v1.version, v1.resources, v1.sets), (1, 7, 3));
     // set-a: a1 changed, a2 gone, a3 new; sh1 again, identical; sh4 new, requiring a3.
@@ -45,7 +46,7 @@ fn a_partial_export_replaces_its_sets_and_keeps_everything_else() {
         .unwrap();
     assert_eq!((v2.version, v2.base, v2.resources, v2.sets), (2, Some(1), 8, 3));
     assert_eq!(
-        contents(&store, 2),
+        contents(&*store, 2),
         vec![
             row("a1", Some("set-a"), 2, &[]),
             row("a3", Some("set-a"), 1, &["a1"]),
@@ -59,18 +60,19 @@ fn a_partial_export_replaces_its_sets_and_keeps_everything_else() {
         ]
     );
     // Versions are immutable: version 1 reads as it was written.
-    assert_eq!(contents(&store, 1).len(), 7);
-    assert_eq!(contents(&store, 1)[1], row("a2", Some("set-a"), 1, &["a1"]));
+    assert_eq!(contents(&*store, 1).len(), 7);
+    assert_eq!(contents(&*store, 1)[1], row("a2", Some("set-a"), 1, &["a1"]));
     assert_eq!(store.versions().unwrap().iter().map(|v| v.version).collect::<Vec<_>>(), [1, 2]);
 }
+}
 
-#[test]
+crate::on_both_backends! {
 fn shared_resources_may_gain_requirements_and_keep_edges_to_what_remains() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
     // sh2 again with a new requirement; sh3's edge to a2 survives because a2 is exported again.
     let version = partial(
-        &mut store,
+        &mut *store,
         vec![
             resource("a1", Some("set-a"), 1, &[]),
             resource("a2", Some("set-a"), 1, &["a1"]),
@@ -78,14 +80,15 @@ fn shared_resources_may_gain_requirements_and_keep_edges_to_what_remains() {
         ],
     )
     .unwrap();
-    let rows = contents(&store, version);
+    let rows = contents(&*store, version);
     assert!(rows.contains(&row("sh2", None, 1, &["a1"])), "{rows:?}");
     assert!(rows.contains(&row("sh3", None, 1, &["a2"])), "{rows:?}");
 }
+}
 
-#[test]
+crate::on_both_backends! {
 fn sets_are_deleted_by_name_or_by_exporting_them_empty() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
     // A name the store does not have is refused (the reference ignores it), writing nothing.
     let request = PartialRequest { delete_sets: vec!["set-c".into(), "no-such-set".into()], soft_delete: false };
@@ -95,7 +98,7 @@ fn sets_are_deleted_by_name_or_by_exporting_them_empty() {
     let request = PartialRequest { delete_sets: vec!["set-c".into()], soft_delete: false };
     let v2 = store.export_partial(&ir(vec![], &["set-b"]), &request, &meta("delete")).unwrap();
     assert_eq!((v2.resources, v2.sets), (5, 1));
-    let names: Vec<String> = contents(&store, 2).into_iter().map(|r| r.0).collect();
+    let names: Vec<String> = contents(&*store, 2).into_iter().map(|r| r.0).collect();
     assert_eq!(names, ["a1", "a2", "sh1", "sh2", "sh3"]);
 
     // ExportOutcome and deleted at once: refused, unless --soft-delete keeps the exported set.
@@ -104,15 +107,17 @@ fn sets_are_deleted_by_name_or_by_exporting_them_empty() {
     assert_eq!(rule(both), Rule::UpdatedAndDeleted);
     let request = PartialRequest { delete_sets: vec!["set-a".into()], soft_delete: true };
     let v3 = store.export_partial(&ir(vec![resource("a1", Some("set-a"), 1, &[])], &[]), &request, &meta("x")).unwrap();
-    assert_eq!(contents(&store, v3.version).into_iter().map(|r| r.0).collect::<Vec<_>>(), ["a1", "sh1", "sh2", "sh3"]);
+    assert_eq!(contents(&*store, v3.version).into_iter().map(|r| r.0).collect::<Vec<_>>(), ["a1", "sh1", "sh2", "sh3"]);
+}
 }
 
-#[test]
+crate::on_both_backends! {
 fn an_empty_partial_export_makes_an_identical_version() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
-    let version = partial(&mut store, vec![]).unwrap();
-    assert_eq!(contents(&store, version), contents(&store, 1));
+    let version = partial(&mut *store, vec![]).unwrap();
+    assert_eq!(contents(&*store, version), contents(&*store, 1));
+}
 }
 
 fn rule(result: Result<impl std::fmt::Debug, StoreError>) -> Rule {
@@ -123,7 +128,7 @@ fn rule(result: Result<impl std::fmt::Debug, StoreError>) -> Rule {
 }
 
 /// Everything a reader can see of the store: its versions and every version's resources.
-fn everything(store: &SqliteStore) -> String {
+fn everything(store: &dyn Store) -> String {
     let versions = store.versions().unwrap();
     let mut out = serde_json::to_string(&versions).unwrap();
     for v in &versions {
@@ -132,13 +137,13 @@ fn everything(store: &SqliteStore) -> String {
     out
 }
 
+crate::on_both_backends! {
 /// Each partial export of `cases` is refused for its rule, names what it should, and leaves
 /// the store as it was; the next good export still gets the next number.
-#[test]
 fn every_rejection_names_the_culprits_and_changes_nothing() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
-    let before = everything(&store);
+    let before = everything(&*store);
     // (rule, the partial export, the resources and the sets the rejection names)
     type Case<'a> = (Rule, Vec<Resource>, Vec<&'a str>, Vec<&'a str>);
     let cases: Vec<Case> = vec![
@@ -178,7 +183,7 @@ fn every_rejection_names_the_culprits_and_changes_nothing() {
             listing.sets[0].resources.push(id("a1"));
             store.export_partial(&listing, &PartialRequest::default(), &meta("partial")).map(|v| v.version)
         } else {
-            partial(&mut store, resources)
+            partial(&mut *store, resources)
         };
         match result {
             Err(StoreError::Rejected(rejection)) => {
@@ -191,15 +196,16 @@ fn every_rejection_names_the_culprits_and_changes_nothing() {
             }
             other => panic!("{described}: expected a rejection, got {other:?}"),
         }
-        assert_eq!(everything(&store), before, "{described} changed the store");
+        assert_eq!(everything(&*store), before, "{described} changed the store");
     }
-    assert_eq!(partial(&mut store, vec![]).unwrap(), 2, "rejected exports use no version number");
+    assert_eq!(partial(&mut *store, vec![]).unwrap(), 2, "rejected exports use no version number");
+}
 }
 
-#[test]
+crate::on_both_backends! {
 fn a_partial_export_needs_a_base_and_a_full_export_checks_its_resources() {
-    let (mut store, _dir) = store();
-    assert_eq!(rule(partial(&mut store, vec![resource("a1", Some("set-a"), 1, &[])])), Rule::NoBase);
+    let mut store = store();
+    assert_eq!(rule(partial(&mut *store, vec![resource("a1", Some("set-a"), 1, &[])])), Rule::NoBase);
     let crossing = vec![resource("a1", Some("set-a"), 1, &["b1"]), resource("b1", Some("set-b"), 1, &[])];
     assert_eq!(rule(store.export_full(&ir(crossing, &[]), &meta("x"))), Rule::CrossSet);
     let dangling = vec![resource("a1", Some("set-a"), 1, &["b1"])];
@@ -207,6 +213,7 @@ fn a_partial_export_needs_a_base_and_a_full_export_checks_its_resources() {
     assert!(store.versions().unwrap().is_empty());
     assert!(matches!(store.snapshot(None), Err(StoreError::Empty)));
     assert!(matches!(store.snapshot(Some(3)), Err(StoreError::NoSuchVersion(3))));
+}
 }
 
 #[test]
@@ -244,9 +251,9 @@ fn concurrent_exports_are_serialised() {
     assert_eq!(store.integrity_check().unwrap(), "ok");
 }
 
-#[test]
+crate::on_both_backends! {
 fn a_shared_resource_in_the_partial_says_what_it_needs_of_the_replaced_sets() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     let base = vec![
         resource("a1", Some("set-a"), 1, &[]),
         resource("a2", Some("set-a"), 1, &[]),
@@ -258,24 +265,25 @@ fn a_shared_resource_in_the_partial_says_what_it_needs_of_the_replaced_sets() {
     let mut sh = resource("sh", None, 1, &["a2"]);
     std::sync::Arc::make_mut(&mut sh.source).line = 40;
     let version =
-        partial(&mut store, vec![resource("a1", Some("set-a"), 1, &[]), resource("a2", Some("set-a"), 1, &[]), sh])
+        partial(&mut *store, vec![resource("a1", Some("set-a"), 1, &[]), resource("a2", Some("set-a"), 1, &[]), sh])
             .unwrap();
-    assert!(contents(&store, version).contains(&row("sh", None, 1, &["b1", "a2"])), "{:?}", contents(&store, version));
+    assert!(contents(&*store, version).contains(&row("sh", None, 1, &["b1", "a2"])), "{:?}", contents(&*store, version));
     // The stored row is the new one: where the latest model creates it.
     let latest = store.snapshot(None).unwrap();
     assert_eq!(latest.resources.iter().find(|r| r.id == id("sh")).unwrap().source.line, 40);
 }
+}
 
-#[test]
+crate::on_both_backends! {
 fn deleting_a_set_cleans_the_edges_of_kept_shared_resources_and_counts_stay_right() {
-    let (mut store, _dir) = store();
+    let mut store = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
     let request = PartialRequest { delete_sets: vec!["set-a".into(), "set-b".into()], soft_delete: true };
     // set-b is exported again (soft delete keeps it), set-a is deleted: sh3 loses its edge to a2.
     let v2 = store.export_partial(&ir(vec![resource("b2", Some("set-b"), 1, &[])], &[]), &request, &meta("x")).unwrap();
     assert_eq!((v2.resources, v2.sets), (5, 2));
     assert_eq!(
-        contents(&store, 2),
+        contents(&*store, 2),
         vec![
             row("b2", Some("set-b"), 1, &[]),
             row("c1", Some("set-c"), 1, &[]),
@@ -284,6 +292,7 @@ fn deleting_a_set_cleans_the_edges_of_kept_shared_resources_and_counts_stay_righ
             row("sh3", None, 1, &[]),
         ]
     );
+}
 }
 
 #[test]
@@ -302,12 +311,12 @@ fn another_programs_database_is_refused_untouched() {
     assert_eq!(std::fs::read(&path).unwrap(), before, "the database was written to");
 }
 
-#[test]
+crate::on_both_backends! {
 fn a_partial_export_that_changes_nothing_stores_nothing_unless_forced() {
     use modelc_store::ExportOutcome;
-    let (mut store, _dir) = store();
+    let mut store = store();
     store.export_full(&ir(base(), &[]), &meta("full")).unwrap();
-    let again = |store: &mut SqliteStore, resources: Vec<Resource>, request: &PartialRequest| {
+    let again = |store: &mut dyn Store, resources: Vec<Resource>, request: &PartialRequest| {
         store.export_partial_if_changed(&ir(resources, &[]), request, &meta("again")).unwrap()
     };
     let set_a = || vec![resource("a1", Some("set-a"), 1, &[]), resource("a2", Some("set-a"), 1, &["a1"])];
@@ -315,7 +324,7 @@ fn a_partial_export_that_changes_nothing_stores_nothing_unless_forced() {
     // The set as stored, and a shared resource as stored: nothing to write.
     let mut same = set_a();
     same.push(resource("sh1", None, 1, &[]));
-    match again(&mut store, same, &none) {
+    match again(&mut *store, same, &none) {
         ExportOutcome::Unchanged(latest) => assert_eq!(latest.version, 1),
         other => panic!("{other:?}"),
     }
@@ -326,15 +335,16 @@ fn a_partial_export_that_changes_nothing_stores_nothing_unless_forced() {
     let mut new_shared = member_gone.clone();
     new_shared.push(resource("sh9", None, 1, &[]));
     for (n, resources) in [changed_attribute, member_gone, new_shared].into_iter().enumerate() {
-        match again(&mut store, resources, &none) {
+        match again(&mut *store, resources, &none) {
             ExportOutcome::Stored(info) => assert_eq!(info.version, n as u64 + 2),
             other => panic!("change {n}: {other:?}"),
         }
     }
     let deleting = PartialRequest { delete_sets: vec!["set-c".to_owned()], soft_delete: false };
-    assert!(matches!(again(&mut store, Vec::new(), &deleting), ExportOutcome::Stored(_)));
+    assert!(matches!(again(&mut *store, Vec::new(), &deleting), ExportOutcome::Stored(_)));
     // Forced, the same export stores a version.
     let latest = store.versions().unwrap().len() as u64;
     let forced = store.export_partial(&ir(Vec::new(), &[]), &none, &meta("forced")).unwrap();
     assert_eq!(forced.version, latest + 1);
+}
 }

@@ -1,13 +1,14 @@
 //! Full exports share what did not change: a resource whose row is the same stays open for the
 //! new version instead of being written again, an unchanged model stores no version unless
-//! forced, and every earlier version reads exactly as it was exported whatever follows.
+//! forced, and every earlier version reads exactly as it was exported whatever follows. On both
+//! backends, but the migration of an old embedded layout.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 mod support;
 
 use modelc_ir::Resource;
 use modelc_store::{ExportOutcome, SqliteStore, Store};
-use support::{contents, ir, meta, partial, resource, rows, summarise, tempdir};
+use support::{contents, ir, meta, partial, resource, store, summarise, tempdir};
 
 /// A catalogue of `sets` sets of three resources, with `value` in set `changed` (others 1).
 fn catalogue(sets: usize, changed: Option<(usize, i64)>) -> Vec<Resource> {
@@ -28,46 +29,42 @@ fn catalogue(sets: usize, changed: Option<(usize, i64)>) -> Vec<Resource> {
     resources
 }
 
-fn open(dir: &tempdir::Dir) -> SqliteStore {
-    SqliteStore::open(&dir.path.join("store.sqlite")).unwrap()
-}
-
-#[test]
+crate::on_both_backends! {
 fn an_unchanged_model_stores_nothing_unless_forced_and_then_shares_every_row() {
-    let dir = tempdir::Dir::new();
-    let mut store = open(&dir);
+    let mut store = store();
     let model = ir(catalogue(10, None), &[]);
     assert_eq!(store.export_full(&model, &meta("first")).unwrap().version, 1);
-    let written = rows(&dir);
+    let written = store.count("resources");
     assert_eq!(written, 31);
     let first = store.versions().unwrap().remove(0);
     assert_eq!(store.export_full_if_changed(&model, &meta("again")).unwrap(), ExportOutcome::Unchanged(first));
     assert_eq!(store.versions().unwrap().len(), 1, "an unchanged export stores no version");
     let forced = store.export_full(&model, &meta("forced")).unwrap();
     assert_eq!((forced.version, forced.resources), (2, 31));
-    assert_eq!(rows(&dir), written, "a forced unchanged export writes no resource row");
-    assert_eq!(contents(&store, 2), contents(&store, 1));
+    assert_eq!(store.count("resources"), written, "a forced unchanged export writes no resource row");
+    assert_eq!(contents(&*store, 2), contents(&*store, 1));
+}
 }
 
-#[test]
+crate::on_both_backends! {
 fn a_changed_set_writes_only_its_rows() {
-    let dir = tempdir::Dir::new();
-    let mut store = open(&dir);
+    let mut store = store();
     store.export_full(&ir(catalogue(10, None), &[]), &meta("first")).unwrap();
-    let before = rows(&dir);
+    let before = store.count("resources");
     let changed = store.export_full_if_changed(&ir(catalogue(10, Some((4, 7))), &[]), &meta("one set")).unwrap();
     assert!(matches!(&changed, ExportOutcome::Stored(info) if info.version == 2), "{changed:?}");
-    assert_eq!(rows(&dir), before + 3, "the three resources of set-4, and nothing else");
+    assert_eq!(store.count("resources"), before + 3, "the three resources of set-4, and nothing else");
     // A new set adds its rows; a set that is gone closes its rows and adds none.
     let mut grown = catalogue(11, Some((4, 7)));
     grown.retain(|r| r.resource_set.as_deref() != Some("set-0"));
     store.export_full(&ir(grown, &[]), &meta("moved")).unwrap();
-    assert_eq!(rows(&dir), before + 6);
-    let latest = contents(&store, 3);
+    assert_eq!(store.count("resources"), before + 6);
+    let latest = contents(&*store, 3);
     assert_eq!(latest.len(), 31);
     assert!(latest.iter().all(|(name, ..)| !name.starts_with("r0-")));
     assert!(latest.iter().any(|(name, _, value, _)| name == "r4-1" && *value == 7));
-    assert!(contents(&store, 1).iter().all(|(_, _, value, _)| *value == 1), "version 1 is as it was");
+    assert!(contents(&*store, 1).iter().all(|(_, _, value, _)| *value == 1), "version 1 is as it was");
+}
 }
 
 /// A small pseudo-random sequence, so that the test is the same on every run.
@@ -80,10 +77,9 @@ impl Lcg {
     }
 }
 
-#[test]
+crate::on_both_backends! {
 fn every_version_reads_as_exported_after_many_mixed_full_and_partial_exports() {
-    let dir = tempdir::Dir::new();
-    let mut store = open(&dir);
+    let mut store = store();
     let mut random = Lcg(18);
     let mut seen = Vec::new();
     for step in 0..40 {
@@ -93,24 +89,25 @@ fn every_version_reads_as_exported_after_many_mixed_full_and_partial_exports() {
             // A partial export of one set, taken from the model.
             let set = format!("set-{}", random.next(3));
             let members = model.into_iter().filter(|r| r.resource_set.as_deref() == Some(set.as_str())).collect();
-            partial(&mut store, members).unwrap()
+            partial(&mut *store, members).unwrap()
         } else {
             let exported = ir(model.clone(), &[]);
             match store.export_full_if_changed(&exported, &meta("full")).unwrap() {
                 ExportOutcome::Stored(info) => {
                     // The model of a full export: the version holds exactly its resources.
-                    assert_eq!(contents(&store, info.version), summarise(&model), "step {step}");
+                    assert_eq!(contents(&*store, info.version), summarise(&model), "step {step}");
                     info.version
                 }
                 ExportOutcome::Unchanged(_) => continue,
             }
         };
-        seen.push((version, contents(&store, version)));
+        seen.push((version, contents(&*store, version)));
         for (earlier, read) in &seen {
-            assert_eq!(&contents(&store, *earlier), read, "step {step}: version {earlier} changed");
+            assert_eq!(&contents(&*store, *earlier), read, "step {step}: version {earlier} changed");
         }
     }
     assert!(seen.len() > 20, "the sequence exported {} versions", seen.len());
+}
 }
 
 /// A store of the previous layout (3, committed as written by the modelc of that layout: two full

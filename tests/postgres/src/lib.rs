@@ -47,15 +47,25 @@ pub struct Postgres {
     settings: Vec<String>,
 }
 
+/// How a server is started.
+#[derive(Debug, Clone, Default)]
+pub struct Options<'a> {
+    /// Speak TLS too, with this certificate (PEM, its chain) and key.
+    pub tls: Option<(&'a str, &'a str)>,
+    /// Sync every commit to disk (`fsync=on`), as a production server does: for benchmarks.
+    pub durable: bool,
+}
+
 impl Postgres {
     /// Starts a server for the test `what` names. `None` (the test is recorded as skipped) on a
     /// machine without PostgreSQL, unless `CI=true`: then it panics, as a missing service must
     /// fail CI, never skip.
     pub fn start(what: &str) -> Option<Postgres> {
-        Postgres::start_as(what, None)
+        Postgres::start_with_options(what, &Options::default())
     }
 
-    fn start_as(what: &str, tls: Option<(&str, &str)>) -> Option<Postgres> {
+    /// [`Postgres::start`] with `options`.
+    pub fn start_with_options(what: &str, options: &Options<'_>) -> Option<Postgres> {
         let Some(bin) = binaries() else {
             let reason = "no PostgreSQL server: install Debian's `postgresql` package (its binaries are in /usr/lib/postgresql/<major>/bin)";
             if std::env::var("CI").is_ok_and(|v| v == "true") {
@@ -64,7 +74,7 @@ impl Postgres {
             modelc_test_skip::skip(format!("{what}: {reason}"));
             return None;
         };
-        match Postgres::start_with(&bin, tls) {
+        match Postgres::launch(&bin, options) {
             Ok(server) => Some(server),
             Err(why) => panic!("{what}: PostgreSQL from {} did not start: {why}", bin.display()),
         }
@@ -72,10 +82,10 @@ impl Postgres {
 
     /// Starts a server that also speaks TLS, with this certificate (PEM, its chain) and key.
     pub fn start_with_tls(what: &str, certificate: &str, key: &str) -> Option<Postgres> {
-        Postgres::start_as(what, Some((certificate, key)))
+        Postgres::start_with_options(what, &Options { tls: Some((certificate, key)), ..Options::default() })
     }
 
-    fn start_with(bin: &Path, tls: Option<(&str, &str)>) -> Result<Postgres, String> {
+    fn launch(bin: &Path, options: &Options<'_>) -> Result<Postgres, String> {
         let owner = Owner::for_server()?;
         let dir = fresh_dir()?;
         owner.give(&dir)?;
@@ -98,8 +108,9 @@ impl Postgres {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(format!("initdb failed: {}", String::from_utf8_lossy(&initdb.stderr).trim()));
         }
-        let mut settings = Vec::new();
-        if let Some((certificate, key)) = tls {
+        // Tests need no durability: without fsync a server starts and writes faster.
+        let mut settings = vec![format!("fsync={}", if options.durable { "on" } else { "off" })];
+        if let Some((certificate, key)) = options.tls {
             for (name, text, setting) in
                 [("server.crt", certificate, "ssl_cert_file"), ("server.key", key, "ssl_key_file")]
             {
@@ -251,7 +262,7 @@ fn spawn(bin: &Path, owner: &Owner, data: &Path, port: u16, settings: &[String],
         .arg("-D")
         .arg(data)
         .args(["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="])
-        .args(["-c", &format!("port={port}"), "-c", "fsync=off", "-c", "max_connections=60"])
+        .args(["-c", &format!("port={port}"), "-c", "max_connections=60"])
         .args(settings.iter().flat_map(|setting| ["-c", setting]))
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().map_err(|e| e.to_string())?)

@@ -414,7 +414,8 @@ class _Runtime:
 
     def _part(self, values, outcomes, **extra):
         """A part of a batch's answer, with the files uploaded since the last one (as text, or
-        `None` for content that is not UTF-8)."""
+        `None` for content that is not UTF-8). Its `op` comes first, as in every question: modelc
+        tells questions and parts from the final answer by their first bytes."""
         files = {}
         for digest, data in self.uploaded.items():
             if data.__class__ is not str:

@@ -36,6 +36,10 @@ pub const SCHEMA_VERSION: i64 = 1;
 /// per store: the key need only be fixed). "modelc" in ASCII.
 const LOCK: i64 = 0x6d6f_6465_6c63;
 
+/// The lock that numbers deploy runs, one recorder at a time (apart from the exports' lock, so a
+/// deploy's record never waits for an export).
+const DEPLOY_LOCK: i64 = LOCK + 1;
+
 /// Every table of the layout: a database holding others is not a store this code may touch.
 const TABLES: [&str; 11] = [
     "meta",
@@ -438,16 +442,14 @@ impl crate::Store for PgStore {
     }
 
     fn plan(&self, ir: &Ir, partial: Option<&PartialRequest>) -> Result<crate::plan::Plan, StoreError> {
-        let base = match self.snapshot(None) {
-            Ok(snapshot) => Some(snapshot),
-            Err(StoreError::Empty) => None,
-            Err(error) => return Err(error),
-        };
+        // One repeatable-read transaction: the base and the rows the merge reads are one moment
+        // of the store, whatever commits meanwhile.
         self.read(|tx| {
-            // An export may have committed since the snapshot was read.
-            if latest(tx)?.map(|l| l.version) != base.as_ref().map(|b| b.info.version) {
-                return Err(StoreError::Storage("the store changed while the plan was made; run it again".to_owned()));
-            }
+            let base = match snapshot_in(tx, None) {
+                Ok(snapshot) => Some(snapshot),
+                Err(StoreError::Empty) => None,
+                Err(error) => return Err(error),
+            };
             match partial {
                 Some(request) => crate::plan::plan_partial(&Current(RefCell::new(tx)), base, ir, request),
                 None => crate::plan::plan_full(base, ir),

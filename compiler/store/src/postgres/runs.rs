@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::{LOCK, signed, storage, unsigned};
+use super::{DEPLOY_LOCK, LOCK, signed, storage, unsigned};
 use crate::deploys::{Carryover, DeployRecord, DeployResult};
 use crate::{PruneReport, StoreError};
 
@@ -21,7 +21,7 @@ pub(super) fn record_deploy(
 ) -> Result<u64, StoreError> {
     let mut tx = client.transaction().map_err(storage)?;
     // Runs are numbered in order: one recorder at a time.
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&(LOCK + 1)]).map_err(storage)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&DEPLOY_LOCK]).map_err(storage)?;
     let run: i64 = tx.query_one("SELECT COALESCE(MAX(run), 0) + 1 FROM deploy_runs", &[]).map_err(storage)?.get(0);
     tx.execute(
         "INSERT INTO deploy_runs (run, version, source, started, ended, agents, converged)

@@ -50,21 +50,25 @@ pub(crate) fn source() -> Source {
     Source { entity: "std::ResourceSet".into(), file: "main.cf".into(), line: 2 }
 }
 
-pub(crate) fn store() -> (SqliteStore, tempdir::Dir) {
+/// An embedded store in a new temporary directory (`store.sqlite`).
+pub(crate) fn embedded_store() -> (SqliteStore, tempdir::Dir) {
     let dir = tempdir::Dir::new();
     (SqliteStore::open(&dir.path.join("store.sqlite")).unwrap(), dir)
 }
+
+#[allow(unused_imports, reason = "the store suites use it; the other test files do not")]
+pub(crate) use backends::store;
 
 pub(crate) fn meta(message: &str) -> Metadata {
     Metadata { created: "2026-11-24T00:00:00Z".into(), source_hash: "0".into(), message: message.into() }
 }
 
-pub(crate) fn partial(store: &mut SqliteStore, resources: Vec<Resource>) -> Result<u64, StoreError> {
+pub(crate) fn partial(store: &mut dyn Store, resources: Vec<Resource>) -> Result<u64, StoreError> {
     store.export_partial(&ir(resources, &[]), &PartialRequest::default(), &meta("partial")).map(|v| v.version)
 }
 
 /// (id, set, value, requires) of every resource of a version, sorted by id.
-pub(crate) fn contents(store: &SqliteStore, version: u64) -> Vec<(String, Option<String>, i64, Vec<String>)> {
+pub(crate) fn contents(store: &dyn Store, version: u64) -> Vec<(String, Option<String>, i64, Vec<String>)> {
     summarise(&store.snapshot(Some(version)).unwrap().resources)
 }
 
@@ -82,12 +86,6 @@ pub(crate) fn summarise(resources: &[Resource]) -> Vec<(String, Option<String>, 
     rows
 }
 
-/// How many resource rows the store in `dir` (`store.sqlite`) holds, open or closed.
-pub(crate) fn rows(dir: &tempdir::Dir) -> i64 {
-    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
-    db.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get(0)).unwrap()
-}
-
 pub(crate) fn row(
     name: &str,
     set: Option<&str>,
@@ -95,6 +93,196 @@ pub(crate) fn row(
     requires: &[&str],
 ) -> (String, Option<String>, i64, Vec<String>) {
     (name.to_owned(), set.map(str::to_owned), value, requires.iter().map(|r| (*r).to_owned()).collect())
+}
+
+/// One store suite, two backends: each test of [`on_both_backends!`] runs on the embedded
+/// store and on a PostgreSQL store (a database of its own on a server the test binary's tests
+/// share, stopped when the last of them ends; skipped where there is no PostgreSQL, except in
+/// CI).
+pub(crate) mod backends {
+    use std::cell::Cell;
+    use std::sync::Mutex;
+
+    use modelc_store::{Locator, PgStore, SqliteStore, Store};
+    use modelc_test_postgres::Postgres;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Backend {
+        Embedded,
+        Postgres,
+    }
+
+    thread_local! {
+        static BACKEND: Cell<Backend> = const { Cell::new(Backend::Embedded) };
+    }
+
+    /// Runs `test` with [`store`] giving stores of `backend`; nothing where that backend cannot
+    /// run here.
+    pub(crate) fn on(backend: Backend, test: impl FnOnce()) {
+        let _server = match backend {
+            Backend::Embedded => None,
+            Backend::Postgres => match ServerUse::begin() {
+                Some(server) => Some(server),
+                None => return,
+            },
+        };
+        BACKEND.with(|b| b.set(backend));
+        test();
+    }
+
+    /// The server, how many tests are using it, and how many databases it has been given.
+    static SERVER: Mutex<(Option<Postgres>, usize, usize)> = Mutex::new((None, 0, 0));
+
+    /// A test using the shared server: the last one to end stops it (even when it panics), so
+    /// no server outlives the tests.
+    struct ServerUse;
+
+    impl ServerUse {
+        fn begin() -> Option<ServerUse> {
+            let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+            if server.0.is_none() {
+                server.0 = Some(Postgres::start("the store suite on PostgreSQL")?);
+            }
+            server.1 += 1;
+            Some(ServerUse)
+        }
+    }
+
+    impl Drop for ServerUse {
+        fn drop(&mut self) {
+            let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+            server.1 -= 1;
+            if server.1 == 0 {
+                server.0 = None;
+            }
+        }
+    }
+
+    /// A store of the test's backend, with what the tests look at beneath the interface.
+    pub(crate) struct TestStore {
+        store: Box<dyn Store>,
+        place: Place,
+    }
+
+    enum Place {
+        Embedded(super::tempdir::Dir),
+        Postgres { url: String, admin: Box<postgres::Client> },
+    }
+
+    /// A new, empty store of the backend the test runs on.
+    pub(crate) fn store() -> TestStore {
+        match BACKEND.with(Cell::get) {
+            Backend::Embedded => {
+                let (store, dir) = super::embedded_store();
+                TestStore { store: Box::new(store), place: Place::Embedded(dir) }
+            }
+            Backend::Postgres => {
+                let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+                server.2 += 1;
+                let database = format!("suite{}", server.2);
+                let postgres = server.0.as_ref().expect("`on` keeps the server running");
+                postgres.create_database(&database).unwrap();
+                let url = postgres.url_with_password(&database);
+                let admin = Box::new(postgres.connect(&database).unwrap());
+                drop(server);
+                modelc_store::migrate(&url).unwrap();
+                let store = PgStore::open(&url).unwrap();
+                TestStore { store: Box::new(store), place: Place::Postgres { url, admin } }
+            }
+        }
+    }
+
+    impl TestStore {
+        /// Where it is.
+        pub(crate) fn locator(&self) -> Locator {
+            match &self.place {
+                Place::Embedded(dir) => Locator::Embedded(dir.path.join("store.sqlite")),
+                Place::Postgres { url, .. } => Locator::Postgres(url.clone()),
+            }
+        }
+
+        /// The number of rows of `table` (`resources`, `contents`, …), open or closed.
+        pub(crate) fn count(&mut self, table: &str) -> i64 {
+            self.query_one(&format!("SELECT COUNT(*) FROM {table}"))
+        }
+
+        /// One number a query of the store's tables gives (the same SQL on both backends).
+        pub(crate) fn query_one(&mut self, sql: &str) -> i64 {
+            match &mut self.place {
+                Place::Embedded(dir) => {
+                    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
+                    db.query_row(sql, [], |r| r.get(0)).unwrap()
+                }
+                Place::Postgres { admin, .. } => admin.query_one(sql, &[]).unwrap().get::<_, i64>(0),
+            }
+        }
+
+        /// The strings a query of the store's tables gives, in its order.
+        pub(crate) fn query_strings(&mut self, sql: &str) -> Vec<String> {
+            match &mut self.place {
+                Place::Embedded(dir) => {
+                    let db = rusqlite::Connection::open(dir.path.join("store.sqlite")).unwrap();
+                    let mut query = db.prepare(sql).unwrap();
+                    query.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+                }
+                Place::Postgres { admin, .. } => admin.query(sql, &[]).unwrap().iter().map(|r| r.get(0)).collect(),
+            }
+        }
+
+        /// The embedded store's database file.
+        pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
+            match &self.place {
+                Place::Embedded(dir) => Some(dir.path.join("store.sqlite")),
+                Place::Postgres { .. } => None,
+            }
+        }
+
+        /// The embedded store's file, for the tests that look at it.
+        pub(crate) fn sqlite(&self) -> Option<SqliteStore> {
+            match &self.place {
+                Place::Embedded(dir) => Some(SqliteStore::open(&dir.path.join("store.sqlite")).unwrap()),
+                Place::Postgres { .. } => None,
+            }
+        }
+    }
+
+    impl std::ops::Deref for TestStore {
+        type Target = dyn Store;
+        fn deref(&self) -> &(dyn Store + 'static) {
+            self.store.as_ref()
+        }
+    }
+
+    impl std::ops::DerefMut for TestStore {
+        fn deref_mut(&mut self) -> &mut (dyn Store + 'static) {
+            self.store.as_mut()
+        }
+    }
+}
+
+/// Tests run on both backends: `fn name() { … }` becomes a module `name` with the tests
+/// `embedded` and `postgres`, each calling [`store`] for stores of its backend.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($(#[doc = $doc:literal])* fn $name:ident() $body:block)*) => {$(
+        $(#[doc = $doc])*
+        mod $name {
+            #[allow(unused_imports, reason = "each test uses some")]
+            use super::*;
+
+            fn body() $body
+
+            #[test]
+            fn embedded() {
+                $crate::support::backends::on($crate::support::backends::Backend::Embedded, body);
+            }
+
+            #[test]
+            fn postgres() {
+                $crate::support::backends::on($crate::support::backends::Backend::Postgres, body);
+            }
+        }
+    )*};
 }
 
 /// A directory removed when dropped.
