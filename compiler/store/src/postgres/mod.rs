@@ -269,15 +269,19 @@ pub(crate) fn latest(db: &mut impl GenericClient) -> Result<Option<VersionInfo>,
     latest.map(|v| info(db, unsigned(v))).transpose()
 }
 
+/// The columns a version's information is read from, in [`version_info`]'s order.
+const VERSION_COLUMNS: &str = "version, created, kind, base, source_hash, message, resources, sets";
+
 fn info(db: &mut impl GenericClient, version: u64) -> Result<VersionInfo, StoreError> {
     let row = db
-        .query_opt(
-            "SELECT version, created, kind, base, source_hash, message, resources, sets FROM versions WHERE version = $1",
-            &[&signed(version)],
-        )
+        .query_opt(&format!("SELECT {VERSION_COLUMNS} FROM versions WHERE version = $1"), &[&signed(version)])
         .map_err(storage)?
         .ok_or(StoreError::NoSuchVersion(version))?;
-    Ok(VersionInfo {
+    Ok(version_info(&row))
+}
+
+fn version_info(row: &postgres::Row) -> VersionInfo {
+    VersionInfo {
         version: unsigned(row.get(0)),
         created: row.get(1),
         kind: if row.get::<_, String>(2) == "partial" { ExportKind::Partial } else { ExportKind::Full },
@@ -286,7 +290,7 @@ fn info(db: &mut impl GenericClient, version: u64) -> Result<VersionInfo, StoreE
         message: row.get(5),
         resources: unsigned(row.get(6)),
         sets: unsigned(row.get(7)),
-    })
+    }
 }
 
 fn last_seq(db: &mut impl GenericClient, version: u64) -> Result<i64, StoreError> {
@@ -315,7 +319,7 @@ fn snapshot_in(tx: &mut impl GenericClient, version: Option<u64>) -> Result<Snap
         let last = last_seq(tx, info.version)?;
         tx.query(
             "SELECT data FROM resources WHERE seq <= $2 AND first_version <= $1
-             AND (last_version IS NULL OR last_version > $1) ORDER BY seq",
+             AND COALESCE(last_version, 9223372036854775807) > $1 ORDER BY seq",
             &[&signed(info.version), &last],
         )
     }
@@ -398,13 +402,9 @@ impl crate::Store for PgStore {
 
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
         self.read(|tx| {
-            let numbers: Vec<i64> = tx
-                .query("SELECT version FROM versions ORDER BY version", &[])
-                .map_err(storage)?
-                .iter()
-                .map(|row| row.get(0))
-                .collect();
-            numbers.into_iter().map(|v| info(tx, unsigned(v))).collect()
+            let rows =
+                tx.query(&format!("SELECT {VERSION_COLUMNS} FROM versions ORDER BY version"), &[]).map_err(storage)?;
+            Ok(rows.iter().map(version_info).collect())
         })
     }
 
@@ -427,8 +427,10 @@ impl crate::Store for PgStore {
             let (older_seq, newer_seq) = (last_seq(tx, unsigned(older))?, last_seq(tx, unsigned(newer))?);
             let only_newer = tx
                 .query(
+                    // `COALESCE`, not `last_version IS NULL OR …`: that would tempt the planner to
+                    // combine the partial index of every current row with the row range.
                     "SELECT data FROM resources WHERE seq > $3 AND seq <= $4 AND first_version > $1 AND first_version <= $2
-                     AND (last_version IS NULL OR last_version > $2) ORDER BY seq",
+                     AND COALESCE(last_version, 9223372036854775807) > $2 ORDER BY seq",
                     &[&older, &newer, &older_seq, &newer_seq],
                 )
                 .map_err(storage)?;

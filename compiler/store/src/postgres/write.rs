@@ -54,6 +54,11 @@ pub(super) fn full(
         close_row(&mut tx, row, version)?;
     }
     insert_rows(&mut tx, &plan.insert, version)?;
+    if current.is_empty() && !plan.insert.is_empty() {
+        // The planner's statistics for the first rows, at once rather than at autovacuum's next
+        // round: without them it misjudges the indexes' selectivity for a while.
+        tx.batch_execute("ANALYZE resources").map_err(storage)?;
+    }
     let info = crate::full::version_info(version, metadata, ir);
     insert_version(&mut tx, &info)?;
     insert_contents(&mut tx, &ir.files, version)?;
