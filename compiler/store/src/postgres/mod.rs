@@ -29,8 +29,9 @@ pub use listen::Listener;
 use crate::partial::CurrentRow;
 use crate::{ExportKind, PartialRequest, Snapshot, StoreError, VersionInfo};
 
-/// The layout this code reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The layout this code reads and writes: the first one ([`LAYOUT_1`]) and each upgrade of
+/// [`UPGRADES`] up to it.
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The advisory lock every export and prune of a store takes in its transaction (one database
 /// per store: the key need only be fixed). "modelc" in ASCII.
@@ -55,7 +56,9 @@ const TABLES: [&str; 11] = [
     "schema_history",
 ];
 
-const SCHEMA: &str = "
+/// The first layout, as `migrate` created it. Never edited: a change is an upgrade, so that a new
+/// store and an upgraded one are laid out by the same statements.
+const LAYOUT_1: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
 CREATE TABLE schema_history (version BIGINT PRIMARY KEY, migrated TEXT NOT NULL);
 CREATE TABLE versions (
@@ -112,6 +115,17 @@ CREATE TABLE deployed_purgeable (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, data
 CREATE TABLE retry_counts (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, failures BIGINT NOT NULL);
 ";
 
+/// Each layout after the first: its version and the statements that make it from the one before.
+const UPGRADES: [(i64, &str); 1] = [(
+    // 2: the file content a row names (its `hash` attribute), in a column with an index, so that
+    // prune finds the contents no row names by index lookups rather than by parsing every row.
+    2,
+    "ALTER TABLE resources ADD COLUMN content TEXT;
+     UPDATE resources SET content = data::jsonb -> 'attributes' ->> 'hash'
+       WHERE strpos(data, '\"hash\"') > 0 AND jsonb_typeof(data::jsonb -> 'attributes' -> 'hash') = 'string';
+     CREATE INDEX rows_by_content ON resources (content) WHERE content IS NOT NULL;",
+)];
+
 /// A store in a PostgreSQL database.
 pub struct PgStore {
     /// Reads take `&self` (the `Store` interface), and a client needs `&mut` for any query.
@@ -131,27 +145,50 @@ pub enum Migrated {
 
 /// Creates the layout in an empty database, or upgrades an older one, in one transaction.
 pub fn migrate(url: &str) -> Result<Migrated, StoreError> {
+    migrate_to(url, SCHEMA_VERSION)
+}
+
+/// [`migrate`], up to layout `target` only: the upgrade tests make stores of older layouts so.
+#[doc(hidden)]
+pub fn migrate_to(url: &str, target: i64) -> Result<Migrated, StoreError> {
     let mut client = connect(url)?;
     let mut tx = client.transaction().map_err(storage)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK]).map_err(storage)?;
     let migrated = match layout(&mut tx)? {
         Layout::Empty => {
-            tx.batch_execute(SCHEMA).map_err(storage)?;
-            tx.execute("INSERT INTO meta (key, value) VALUES ('schema', $1)", &[&SCHEMA_VERSION]).map_err(storage)?;
-            tx.execute(
-                "INSERT INTO schema_history (version, migrated) VALUES ($1, $2)",
-                &[&SCHEMA_VERSION, &crate::utc_now()],
-            )
-            .map_err(storage)?;
-            Migrated::Created(SCHEMA_VERSION)
+            tx.batch_execute(LAYOUT_1).map_err(storage)?;
+            tx.execute("INSERT INTO meta (key, value) VALUES ('schema', 1)", &[]).map_err(storage)?;
+            record_layout(&mut tx, 1)?;
+            upgrade(&mut tx, 1, target)?;
+            Migrated::Created(target)
         }
-        Layout::Store(SCHEMA_VERSION) => Migrated::Current(SCHEMA_VERSION),
+        Layout::Store(current) if current == target => Migrated::Current(current),
         Layout::Store(newer) if newer > SCHEMA_VERSION => return Err(newer_layout(newer)),
-        Layout::Store(older) => return Err(StoreError::Storage(format!("no upgrade from layout version {older}"))),
+        Layout::Store(older) if older < target => {
+            upgrade(&mut tx, older, target)?;
+            Migrated::Upgraded(older, target)
+        }
+        Layout::Store(current) => Migrated::Current(current),
         Layout::Foreign(why) => return Err(StoreError::Storage(why)),
     };
     tx.commit().map_err(storage)?;
     Ok(migrated)
+}
+
+/// Applies the upgrades after layout `from` up to `to`, each recorded.
+fn upgrade(tx: &mut postgres::Transaction<'_>, from: i64, to: i64) -> Result<(), StoreError> {
+    for (version, statements) in UPGRADES.iter().filter(|(version, _)| *version > from && *version <= to) {
+        tx.batch_execute(statements).map_err(storage)?;
+        tx.execute("UPDATE meta SET value = $1 WHERE key = 'schema'", &[version]).map_err(storage)?;
+        record_layout(tx, *version)?;
+    }
+    Ok(())
+}
+
+fn record_layout(tx: &mut postgres::Transaction<'_>, version: i64) -> Result<(), StoreError> {
+    tx.execute("INSERT INTO schema_history (version, migrated) VALUES ($1, $2)", &[&version, &crate::utc_now()])
+        .map_err(storage)?;
+    Ok(())
 }
 
 /// What a database holds.

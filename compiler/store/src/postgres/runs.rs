@@ -161,9 +161,7 @@ pub(super) fn prune(client: &mut postgres::Client, keep: u64, dry_run: bool) -> 
     tx.execute("DELETE FROM versions WHERE version = ANY($1)", &[&removed_signed]).map_err(storage)?;
     let contents = tx
         .execute(
-            "DELETE FROM contents WHERE hash NOT IN (
-                SELECT data::jsonb -> 'attributes' ->> 'hash' FROM resources
-                WHERE strpos(data, '\"hash\"') > 0 AND data::jsonb -> 'attributes' ->> 'hash' IS NOT NULL)",
+            "DELETE FROM contents WHERE NOT EXISTS (SELECT 1 FROM resources WHERE resources.content = contents.hash)",
             &[],
         )
         .map_err(storage)?;
