@@ -158,9 +158,11 @@ impl Backend for Server<'_> {
         self.admin.batch_execute(&format!("CREATE DATABASE \"{state}\" TEMPLATE s")).unwrap();
     }
 
+    /// The store's tables and indexes, as `modelc store info` counts them (the database's
+    /// directory also holds caches a new connection writes).
     fn size(&mut self) -> u64 {
-        let bytes: i64 = self.admin.query_one("SELECT pg_database_size('s')", &[]).unwrap().get(0);
-        u64::try_from(bytes).unwrap_or(0)
+        let store = modelc_store::open(&Locator::parse(&self.store()).unwrap(), Access::Read).unwrap();
+        store.about().unwrap().bytes
     }
 }
 
