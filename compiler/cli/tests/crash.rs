@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use modelc_store::{Access, FAILPOINT_VAR, Locator, SqliteStore, Store, VersionInfo};
+#[cfg(feature = "failpoints")]
+use modelc_store::Store;
+use modelc_store::{Access, FAILPOINT_VAR, Locator, SqliteStore, VersionInfo};
 
 fn modelc(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_modelc"));
@@ -91,12 +93,31 @@ fn run(command: &mut Command) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// Full and partial exports into `store` (of `full.cf`'s version), each killed at its failpoint
+/// inside the transaction: the store then reads as `before`.
+#[cfg(feature = "failpoints")]
+fn kill_at_failpoints(dir: &Path, store: &str, before: &State, read: impl Fn() -> State) {
+    use std::io::{BufRead, BufReader};
+    for (point, args) in [
+        ("full-before-commit", vec!["export", "changed.cf"]),
+        ("partial-before-commit", vec!["export", "--partial", "network-0.cf"]),
+    ] {
+        let mut child = modelc(dir).args(&args).args(["--store", store]).env(FAILPOINT_VAR, point).spawn().unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let reached =
+            stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
+        assert!(reached, "{point}: the export never reached its failpoint");
+        child.kill().unwrap();
+        assert!(!child.wait().unwrap().success());
+        assert_eq!(&read(), before, "{point}: the killed export left a trace");
+    }
+}
+
 /// Needs the store's failpoints: `cargo test -p modelc --features failpoints --test crash`
 /// (`scripts/test` runs it so).
 #[cfg(feature = "failpoints")]
 #[test]
 fn an_export_killed_inside_its_transaction_changes_nothing() {
-    use std::io::{BufRead, BufReader};
     let dir = scratch("failpoint");
     std::fs::write(dir.join("full.cf"), catalogue(20, 3, "a")).unwrap();
     std::fs::write(dir.join("changed.cf"), catalogue(20, 3, "b")).unwrap();
@@ -105,20 +126,7 @@ fn an_export_killed_inside_its_transaction_changes_nothing() {
     run(modelc(&dir).args(["export", "full.cf", "--store", "store.sqlite"]));
     let before = state(&store);
 
-    for (point, args) in [
-        ("full-before-commit", vec!["export", "changed.cf"]),
-        ("partial-before-commit", vec!["export", "--partial", "network-0.cf"]),
-    ] {
-        let mut child =
-            modelc(&dir).args(&args).args(["--store", "store.sqlite"]).env(FAILPOINT_VAR, point).spawn().unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let reached =
-            stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
-        assert!(reached, "{point}: the export never reached its failpoint");
-        child.kill().unwrap();
-        assert!(!child.wait().unwrap().success());
-        assert_eq!(state(&store), before, "{point}: the killed export left a trace");
-    }
+    kill_at_failpoints(&dir, "store.sqlite", &before, || state(&store));
     // The store works on: the next export is version 2.
     run(modelc(&dir).args(["export", "--partial", "network-0.cf", "--store", "store.sqlite"]));
     let store = SqliteStore::open_existing(&store).unwrap();
@@ -239,7 +247,6 @@ fn holds(store: &Locator, version: u64, ir: &Path) {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_postgresql_export_killed_inside_its_transaction_changes_nothing() {
-    use std::io::{BufRead, BufReader};
     let Some((_server, url)) = postgres_store("the PostgreSQL crash test", "failpoint") else { return };
     let store = Locator::Postgres(url.clone());
     let dir = scratch("postgres-failpoint");
@@ -248,19 +255,7 @@ fn a_postgresql_export_killed_inside_its_transaction_changes_nothing() {
     std::fs::write(dir.join("network-0.cf"), catalogue(1, 1, "a")).unwrap();
     run(modelc(&dir).args(["export", "full.cf", "--store", &url]));
     let before = state_at(&store);
-    for (point, args) in [
-        ("full-before-commit", vec!["export", "changed.cf"]),
-        ("partial-before-commit", vec!["export", "--partial", "network-0.cf"]),
-    ] {
-        let mut child = modelc(&dir).args(&args).args(["--store", &url]).env(FAILPOINT_VAR, point).spawn().unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let reached =
-            stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
-        assert!(reached, "{point}: the export never reached its failpoint");
-        child.kill().unwrap();
-        assert!(!child.wait().unwrap().success());
-        assert_eq!(state_at(&store), before, "{point}: the killed export left a trace");
-    }
+    kill_at_failpoints(&dir, &url, &before, || state_at(&store));
     run(modelc(&dir).args(["export", "--partial", "network-0.cf", "--store", &url]));
     let versions = modelc_store::open(&store, Access::Existing).unwrap().versions().unwrap();
     assert_eq!(versions.iter().map(|v| v.version).collect::<Vec<_>>(), [1, 2], "the next export takes the next number");

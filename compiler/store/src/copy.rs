@@ -151,23 +151,7 @@ pub(crate) fn import_plan<'a>(current: &CurrentDigests, resources: &'a [Resource
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn resource(name: &str, value: &str) -> Resource {
-        serde_json::from_value(serde_json::json!({
-            "id": format!("t::T[a,n={name}]"), "type": "t::T", "agent": "a", "attributes": {"v": value},
-            "requires": [], "send_event": false, "receive_events": true, "resource_set": null,
-            "state": "available", "source": {"entity": "t::T", "file": "m.cf", "line": 1}
-        }))
-        .unwrap()
-    }
-
-    fn current(rows: &[(&Resource, i64)]) -> CurrentDigests {
-        let mut current = CurrentDigests::default();
-        for (resource, key) in rows {
-            current.push(&resource.id, *key, crate::full::resource_digest(resource, &mut Vec::new()).unwrap());
-        }
-        current
-    }
+    use crate::full::testing::{current, resource};
 
     fn ids<'a>(plan: &FullPlan<'a>) -> Vec<&'a str> {
         plan.insert.iter().map(|r| r.id.as_str()).collect()

@@ -179,33 +179,44 @@ fn id_digest(rid: &str) -> u128 {
     xxhash_rust::xxh3::xxh3_128(rid.as_bytes())
 }
 
+/// Rows for the unit tests of plans (`full`, `copy`).
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testing {
+    use modelc_ir::Resource;
 
-    fn resource(id: &str, name: &str) -> Resource {
+    use super::{CurrentDigests, resource_digest};
+
+    /// `t::T[a,n=NAME]` with the attribute `v`.
+    pub(crate) fn resource(name: &str, value: &str) -> Resource {
         serde_json::from_value(serde_json::json!({
-            "id": id, "type": "t::T", "agent": "a", "attributes": {"name": name},
+            "id": format!("t::T[a,n={name}]"), "type": "t::T", "agent": "a", "attributes": {"v": value},
             "requires": [], "send_event": false, "receive_events": true, "resource_set": null,
             "state": "available", "source": {"entity": "t::T", "file": "m.cf", "line": 1}
         }))
         .unwrap()
     }
 
-    fn current(rows: &[(&Resource, i64)]) -> CurrentDigests {
+    /// The current rows: each resource with its row key.
+    pub(crate) fn current(rows: &[(&Resource, i64)]) -> CurrentDigests {
         let mut current = CurrentDigests::default();
         for (resource, key) in rows {
             current.push(&resource.id, *key, resource_digest(resource, &mut Vec::new()).unwrap());
         }
         current
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{current, resource};
+    use super::*;
 
     #[test]
     fn same_rows_stay_changed_and_gone_ones_close_and_new_ones_are_written() {
-        let (a, b, c) = (resource("t::T[a,n=a]", "a"), resource("t::T[a,n=b]", "b"), resource("t::T[a,n=c]", "c"));
+        let (a, b, c) = (resource("a", "a"), resource("b", "b"), resource("c", "c"));
         let stored = current(&[(&a, 10), (&b, 11), (&c, 12)]);
-        let b2 = resource("t::T[a,n=b]", "B");
-        let d = resource("t::T[a,n=d]", "d");
+        let b2 = resource("b", "B");
+        let d = resource("d", "d");
         let ir = Ir::new(vec![d.clone(), b2.clone(), a.clone()], Vec::new());
         let plan = plan(&ir, &stored).unwrap();
         let inserted: Vec<&str> = plan.insert.iter().map(|r| r.id.as_str()).collect();
@@ -215,7 +226,7 @@ mod tests {
 
     #[test]
     fn an_identical_export_plans_nothing() {
-        let (a, b) = (resource("t::T[a,n=a]", "a"), resource("t::T[a,n=b]", "b"));
+        let (a, b) = (resource("a", "a"), resource("b", "b"));
         let stored = current(&[(&a, 1), (&b, 2)]);
         let ir = Ir::new(vec![b, a], Vec::new());
         assert!(plan(&ir, &stored).unwrap().is_empty(), "order alone is no change");
