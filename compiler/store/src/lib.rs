@@ -189,12 +189,6 @@ impl std::fmt::Display for StoreError {
     }
 }
 
-impl From<rusqlite::Error> for StoreError {
-    fn from(error: rusqlite::Error) -> StoreError {
-        StoreError::Storage(error.to_string())
-    }
-}
-
 /// A versioned store of desired state, and what the runtime keeps beside it: every operation
 /// the commands use. Opened by [`open`] from a [`Locator`]; the embedded implementation is
 /// [`SqliteStore`], and a server backend (PostgreSQL, for teams) implements the same operations

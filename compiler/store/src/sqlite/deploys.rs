@@ -14,6 +14,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::StoreError;
 use crate::deploys::{Carryover, DeployRecord, DeployResult};
+use crate::sqlite::Sql as _;
 use crate::sqlite::SqliteStore;
 
 pub(crate) const SCHEMA: &str = "
@@ -53,8 +54,8 @@ impl SqliteStore {
     /// Records a finished deploy with what it leaves for the next one, in one transaction.
     /// Returns the run's number.
     pub fn record_deploy(&mut self, record: &DeployRecord, carryover: &Carryover) -> Result<u64, StoreError> {
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let run: u64 = tx.query_row("SELECT COALESCE(MAX(run), 0) + 1 FROM deploy_runs", [], |r| r.get(0))?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
+        let run: u64 = tx.query_row("SELECT COALESCE(MAX(run), 0) + 1 FROM deploy_runs", [], |r| r.get(0)).sql()?;
         tx.execute(
             "INSERT INTO deploy_runs (run, version, source, started, ended, agents, converged)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -67,66 +68,76 @@ impl SqliteStore {
                 serde_json::to_string(&record.agents).unwrap_or_default(),
                 record.converged
             ],
-        )?;
+        )
+        .sql()?;
         {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO deploy_results (run, seq, rid, agent, result, changes, error, duration_ms, source)
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO deploy_results (run, seq, rid, agent, result, changes, error, duration_ms, source)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
+                )
+                .sql()?;
             for (seq, r) in record.results.iter().enumerate() {
-                insert.execute(params![
-                    run,
-                    seq as u64,
-                    r.id,
-                    r.agent,
-                    r.result,
-                    r.changes.to_string(),
-                    r.error,
-                    r.duration_ms,
-                    r.source
-                ])?;
+                insert
+                    .execute(params![
+                        run,
+                        seq as u64,
+                        r.id,
+                        r.agent,
+                        r.result,
+                        r.changes.to_string(),
+                        r.error,
+                        r.duration_ms,
+                        r.source
+                    ])
+                    .sql()?;
             }
-            let mut forget_refreshes = tx.prepare_cached("DELETE FROM pending_refreshes WHERE agent = ?1")?;
-            let mut forget_purgeable = tx.prepare_cached("DELETE FROM deployed_purgeable WHERE agent = ?1")?;
-            let mut forget_retries = tx.prepare_cached("DELETE FROM retry_counts WHERE agent = ?1")?;
+            let mut forget_refreshes = tx.prepare_cached("DELETE FROM pending_refreshes WHERE agent = ?1").sql()?;
+            let mut forget_purgeable = tx.prepare_cached("DELETE FROM deployed_purgeable WHERE agent = ?1").sql()?;
+            let mut forget_retries = tx.prepare_cached("DELETE FROM retry_counts WHERE agent = ?1").sql()?;
             for agent in &record.agents {
-                forget_refreshes.execute([agent])?;
-                forget_purgeable.execute([agent])?;
-                forget_retries.execute([agent])?;
+                forget_refreshes.execute([agent]).sql()?;
+                forget_purgeable.execute([agent]).sql()?;
+                forget_retries.execute([agent]).sql()?;
             }
-            let mut retries =
-                tx.prepare_cached("INSERT OR REPLACE INTO retry_counts (rid, agent, failures) VALUES (?1, ?2, ?3)")?;
+            let mut retries = tx
+                .prepare_cached("INSERT OR REPLACE INTO retry_counts (rid, agent, failures) VALUES (?1, ?2, ?3)")
+                .sql()?;
             for (rid, agent, failures) in &carryover.retry_counts {
-                retries.execute(params![rid, agent, failures])?;
+                retries.execute(params![rid, agent, failures]).sql()?;
             }
             let mut refresh =
-                tx.prepare_cached("INSERT OR REPLACE INTO pending_refreshes (rid, agent) VALUES (?1, ?2)")?;
+                tx.prepare_cached("INSERT OR REPLACE INTO pending_refreshes (rid, agent) VALUES (?1, ?2)").sql()?;
             for (rid, agent) in &carryover.pending_refreshes {
-                refresh.execute([rid, agent])?;
+                refresh.execute([rid, agent]).sql()?;
             }
-            let mut purgeable =
-                tx.prepare_cached("INSERT OR REPLACE INTO deployed_purgeable (rid, agent, data) VALUES (?1, ?2, ?3)")?;
+            let mut purgeable = tx
+                .prepare_cached("INSERT OR REPLACE INTO deployed_purgeable (rid, agent, data) VALUES (?1, ?2, ?3)")
+                .sql()?;
             for resource in &carryover.purgeable {
                 let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
-                purgeable.execute(params![resource.id, resource.agent, data])?;
+                purgeable.execute(params![resource.id, resource.agent, data]).sql()?;
             }
         }
-        tx.commit()?;
+        tx.commit().sql()?;
         Ok(run)
     }
 
     /// The most recent deploy, with its results in run order.
     pub fn last_deploy(&self) -> Result<Option<DeployRecord>, StoreError> {
-        let run: Option<u64> = self.db.query_row("SELECT MAX(run) FROM deploy_runs", [], |r| r.get(0))?;
+        let run: Option<u64> = self.db.query_row("SELECT MAX(run) FROM deploy_runs", [], |r| r.get(0)).sql()?;
         run.map(|run| deploy(&self.db, run)).transpose()
     }
 
     /// Receivers of `agents` whose refresh an earlier run could not do.
     pub fn pending_refreshes(&self, agents: &[String]) -> Result<Vec<String>, StoreError> {
-        let mut query = self.db.prepare_cached("SELECT rid FROM pending_refreshes WHERE agent = ?1 ORDER BY rid")?;
+        let mut query =
+            self.db.prepare_cached("SELECT rid FROM pending_refreshes WHERE agent = ?1 ORDER BY rid").sql()?;
         let mut ids = Vec::new();
         for agent in agents {
-            ids.extend(query.query_map([agent], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?);
+            ids.extend(
+                query.query_map([agent], |r| r.get::<_, String>(0)).sql()?.collect::<Result<Vec<_>, _>>().sql()?,
+            );
         }
         Ok(ids)
     }
@@ -134,22 +145,23 @@ impl SqliteStore {
     /// Continuous mode's retry counters of `agents`' resources: `(id, failed runs)`.
     pub fn retry_counts(&self, agents: &[String]) -> Result<Vec<(String, u32)>, StoreError> {
         let mut query =
-            self.db.prepare_cached("SELECT rid, failures FROM retry_counts WHERE agent = ?1 ORDER BY rid")?;
+            self.db.prepare_cached("SELECT rid, failures FROM retry_counts WHERE agent = ?1 ORDER BY rid").sql()?;
         let mut counts = Vec::new();
         for agent in agents {
-            let rows = query.query_map([agent], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))?;
-            counts.extend(rows.collect::<Result<Vec<_>, _>>()?);
+            let rows = query.query_map([agent], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?))).sql()?;
+            counts.extend(rows.collect::<Result<Vec<_>, _>>().sql()?);
         }
         Ok(counts)
     }
 
     /// The purgeable resources (with `purge_on_delete`, true or false) last deployed by `agents`.
     pub fn deployed_purgeable(&self, agents: &[String]) -> Result<Vec<Resource>, StoreError> {
-        let mut query = self.db.prepare_cached("SELECT data FROM deployed_purgeable WHERE agent = ?1 ORDER BY rid")?;
+        let mut query =
+            self.db.prepare_cached("SELECT data FROM deployed_purgeable WHERE agent = ?1 ORDER BY rid").sql()?;
         let mut resources = Vec::new();
         for agent in agents {
-            for data in query.query_map([agent], |r| r.get::<_, String>(0))? {
-                let resource = serde_json::from_str(&data?)
+            for data in query.query_map([agent], |r| r.get::<_, String>(0)).sql()? {
+                let resource = serde_json::from_str(&data.sql()?)
                     .map_err(|e| StoreError::Storage(format!("a deployed resource is unreadable: {e}")))?;
                 resources.push(resource);
             }
@@ -164,10 +176,10 @@ pub(crate) fn contents_in<'a, C: FromIterator<(String, Vec<u8>)>>(
     db: &Connection,
     hashes: impl IntoIterator<Item = &'a String>,
 ) -> Result<C, StoreError> {
-    let mut query = db.prepare_cached("SELECT data FROM contents WHERE hash = ?1")?;
+    let mut query = db.prepare_cached("SELECT data FROM contents WHERE hash = ?1").sql()?;
     let mut found = Vec::new();
     for hash in hashes {
-        if let Some(data) = query.query_row([hash], |r| r.get::<_, Vec<u8>>(0)).optional()? {
+        if let Some(data) = query.query_row([hash], |r| r.get::<_, Vec<u8>>(0)).optional().sql()? {
             found.push((hash.clone(), data));
         }
     }
@@ -180,31 +192,33 @@ pub(crate) fn insert_contents(
     version: u64,
 ) -> Result<(), StoreError> {
     let mut insert =
-        db.prepare_cached("INSERT OR IGNORE INTO contents (hash, first_version, data) VALUES (?1, ?2, ?3)")?;
+        db.prepare_cached("INSERT OR IGNORE INTO contents (hash, first_version, data) VALUES (?1, ?2, ?3)").sql()?;
     for (hash, text) in files {
-        insert.execute(params![hash, version, text.as_bytes()])?;
+        insert.execute(params![hash, version, text.as_bytes()]).sql()?;
     }
     Ok(())
 }
 
 fn deploy(db: &Connection, run: u64) -> Result<DeployRecord, StoreError> {
-    let (version, source, started, ended, agents, converged) = db.query_row(
-        "SELECT version, source, started, ended, agents, converged FROM deploy_runs WHERE run = ?1",
-        [run],
-        |r| {
-            Ok((
-                r.get::<_, Option<u64>>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, bool>(5)?,
-            ))
-        },
-    )?;
+    let (version, source, started, ended, agents, converged) = db
+        .query_row(
+            "SELECT version, source, started, ended, agents, converged FROM deploy_runs WHERE run = ?1",
+            [run],
+            |r| {
+                Ok((
+                    r.get::<_, Option<u64>>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, bool>(5)?,
+                ))
+            },
+        )
+        .sql()?;
     let mut query = db.prepare_cached(
         "SELECT rid, agent, result, changes, error, duration_ms, source FROM deploy_results WHERE run = ?1 ORDER BY seq",
-    )?;
+    ).sql()?;
     let results = query
         .query_map([run], |r| {
             Ok(DeployResult {
@@ -216,8 +230,10 @@ fn deploy(db: &Connection, run: u64) -> Result<DeployRecord, StoreError> {
                 duration_ms: r.get(5)?,
                 source: r.get(6)?,
             })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+        })
+        .sql()?
+        .collect::<Result<Vec<_>, _>>()
+        .sql()?;
     Ok(DeployRecord {
         run,
         version,

@@ -12,6 +12,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::{RowWriter, SqliteStore, deploys};
 use crate::full::{CurrentDigests, FullPlan};
+use crate::sqlite::Sql as _;
 use crate::{ExportOutcome, Metadata, StoreError, VersionInfo};
 
 /// The indexes over current rows, dropped while a first export fills an empty table and built
@@ -216,7 +217,7 @@ impl SqliteStore {
         force: bool,
         prefetched: Option<Prefetched>,
     ) -> Result<ExportOutcome, StoreError> {
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
         // Holding the write lock, the latest version is what the export builds on.
         let current = match prefetched {
             Some(prefetched) if latest_with_last_seq(&tx)?.as_ref() == Some(&prefetched.at) => prefetched.digests,
@@ -230,7 +231,7 @@ impl SqliteStore {
         })?;
         if let ExportOutcome::Stored(_) = result {
             crate::failpoint::reached("full-before-commit");
-            tx.commit()?;
+            tx.commit().sql()?;
         }
         // Otherwise dropping the transaction writes nothing.
         Ok(result)
@@ -273,16 +274,16 @@ pub(super) fn apply(db: &Connection, plan: &FullPlan<'_>, version: u64) -> Resul
     for &row in &plan.close {
         super::close_row(db, row, version)?;
     }
-    let empty: bool = db.query_row("SELECT NOT EXISTS (SELECT 1 FROM resources)", [], |r| r.get(0))?;
+    let empty: bool = db.query_row("SELECT NOT EXISTS (SELECT 1 FROM resources)", [], |r| r.get(0)).sql()?;
     if empty {
         for (name, _) in CURRENT_INDEXES {
-            db.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
+            db.execute_batch(&format!("DROP INDEX IF EXISTS {name}")).sql()?;
         }
     }
     insert_rows(db, &plan.insert, version)?;
     if empty {
         for (name, definition) in CURRENT_INDEXES {
-            db.execute_batch(&format!("CREATE INDEX {name} ON {definition}"))?;
+            db.execute_batch(&format!("CREATE INDEX {name} ON {definition}")).sql()?;
         }
     }
     Ok(())
@@ -316,17 +317,19 @@ fn insert_rows(db: &Connection, resources: &[&Resource], version: u64) -> Result
 /// Every current row: its id, row number and digest, read from the index that covers them (the
 /// rows' JSON is not read).
 pub(super) fn current_digests(db: &Connection) -> Result<CurrentDigests, StoreError> {
-    let count: usize =
-        db.query_row("SELECT COUNT(*) FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL", [], |r| {
+    let count: usize = db
+        .query_row("SELECT COUNT(*) FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL", [], |r| {
             r.get(0)
-        })?;
+        })
+        .sql()?;
     let mut current = CurrentDigests::with_capacity(count);
-    let mut query =
-        db.prepare("SELECT seq, rid, digest FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL")?;
-    let mut cursor = query.query([])?;
-    while let Some(row) = cursor.next()? {
-        let rid = row.get_ref(1)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
-        current.push(rid, row.get(0)?, super::stored_digest(row.get_ref(2)?)?);
+    let mut query = db
+        .prepare("SELECT seq, rid, digest FROM resources INDEXED BY current_by_rid WHERE last_version IS NULL")
+        .sql()?;
+    let mut cursor = query.query([]).sql()?;
+    while let Some(row) = cursor.next().sql()? {
+        let rid = row.get_ref(1).sql()?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
+        current.push(rid, row.get(0).sql()?, super::stored_digest(row.get_ref(2).sql()?)?);
     }
     Ok(current)
 }
@@ -335,21 +338,21 @@ pub(super) fn current_digests(db: &Connection) -> Result<CurrentDigests, StoreEr
 fn build(path: &Path, ir: &Ir, metadata: &Metadata) -> Result<VersionInfo, StoreError> {
     let _ = std::fs::remove_file(path);
     super::create_private(path)?;
-    let mut db = Connection::open(path)?;
+    let mut db = Connection::open(path).sql()?;
     // Nothing else can open this file until it is linked into place, and a failed build is
     // deleted: the journal would only double the writes.
-    db.pragma_update(None, "journal_mode", "OFF")?;
-    db.pragma_update(None, "synchronous", "OFF")?;
-    db.pragma_update(None, "page_size", super::PAGE_SIZE)?;
-    let tx = db.transaction()?;
+    db.pragma_update(None, "journal_mode", "OFF").sql()?;
+    db.pragma_update(None, "synchronous", "OFF").sql()?;
+    db.pragma_update(None, "page_size", super::PAGE_SIZE).sql()?;
+    let tx = db.transaction().sql()?;
     super::lay_out(&tx)?;
     let info = match write_full(&tx, ir, metadata, true, CurrentDigests::default(), || Ok(()))? {
         ExportOutcome::Stored(info) | ExportOutcome::Unchanged(info) => info,
     };
-    tx.commit()?;
+    tx.commit().sql()?;
     // The store is used in write-ahead-log mode, which its header records.
-    db.pragma_update(None, "journal_mode", "WAL")?;
-    db.close().map_err(|(_, e)| StoreError::from(e))?;
+    db.pragma_update(None, "journal_mode", "WAL").sql()?;
+    db.close().map_err(|(_, e)| StoreError::Storage(e.to_string()))?;
     std::fs::File::open(path)
         .and_then(|f| f.sync_all())
         .map_err(|e| StoreError::Storage(format!("cannot sync {}: {e}", path.display())))?;

@@ -9,6 +9,7 @@ use rusqlite::{TransactionBehavior, params};
 use super::SqliteStore;
 use crate::StoreError;
 use crate::copy::{History, Imported};
+use crate::sqlite::Sql as _;
 
 impl SqliteStore {
     /// Copies `history` into the store at `path`. Where there is none yet, it is built in a
@@ -43,7 +44,7 @@ impl SqliteStore {
     }
 
     pub(crate) fn import_history(&mut self, history: &mut dyn History) -> Result<u64, StoreError> {
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
         if let Some(latest) = SqliteStore::latest(&tx)? {
             return Err(crate::copy::not_empty(latest.version));
         }
@@ -56,10 +57,11 @@ impl SqliteStore {
             drop(current);
             super::full::apply(&tx, &plan, info.version)?;
             SqliteStore::insert_version(&tx, info)?;
-            let mut insert =
-                tx.prepare_cached("INSERT OR IGNORE INTO contents (hash, first_version, data) VALUES (?1, ?2, ?3)")?;
+            let mut insert = tx
+                .prepare_cached("INSERT OR IGNORE INTO contents (hash, first_version, data) VALUES (?1, ?2, ?3)")
+                .sql()?;
             for (hash, data) in &version.contents {
-                insert.execute(params![hash, info.version, data])?;
+                insert.execute(params![hash, info.version, data]).sql()?;
             }
             drop(insert);
             let written = Imported {
@@ -69,7 +71,7 @@ impl SqliteStore {
             history.verify(&version, &written)?;
             copied += 1;
         }
-        tx.commit()?;
+        tx.commit().sql()?;
         Ok(copied)
     }
 }

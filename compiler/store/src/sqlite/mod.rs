@@ -31,6 +31,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use crate::partial::{CurrentRow, MergePlan};
 use crate::{ExportKind, Metadata, PartialRequest, Snapshot, Store, StoreError, VersionInfo};
 
+/// SQLite's errors as the store's: the conversion is written here and used only in this module,
+/// so no rusqlite type is part of the store's interface.
+pub(crate) trait Sql<T> {
+    fn sql(self) -> Result<T, StoreError>;
+}
+
+impl<T> Sql<T> for rusqlite::Result<T> {
+    fn sql(self) -> Result<T, StoreError> {
+        self.map_err(|error| StoreError::Storage(error.to_string()))
+    }
+}
+
 /// The layout this code reads and writes. Version 2 added the runtime's tables
 /// (`crate::deploys`), version 3 continuous mode's retry counters, version 4 the rows' digests,
 /// version 5 each version's last row number and the index of closed rows by the version that
@@ -144,9 +156,9 @@ impl SqliteStore {
         }
         refuse_directory(path)?;
         create_private(path)?;
-        let db = Connection::open(path)?;
-        db.busy_timeout(BUSY_TIMEOUT)?;
-        db.pragma_update(None, "synchronous", "NORMAL")?;
+        let db = Connection::open(path).sql()?;
+        db.busy_timeout(BUSY_TIMEOUT).sql()?;
+        db.pragma_update(None, "synchronous", "NORMAL").sql()?;
         let mut store = SqliteStore { db };
         store.prepare()?;
         Ok(store)
@@ -163,8 +175,8 @@ impl SqliteStore {
     /// store of an older layout is refused until a writing command migrates it).
     pub fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
         existing_store_file(path)?;
-        let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        db.busy_timeout(BUSY_TIMEOUT)?;
+        let db = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).sql()?;
+        db.busy_timeout(BUSY_TIMEOUT).sql()?;
         let schema: Option<i64> = db
             .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
             .optional()
@@ -186,7 +198,7 @@ impl SqliteStore {
             Err(StoreError::Empty) => None,
             Err(error) => return Err(error),
         };
-        let tx = self.db.unchecked_transaction()?;
+        let tx = self.db.unchecked_transaction().sql()?;
         // An export may have committed since the snapshot was read: the merge would then read
         // another version than the one compared with.
         if Self::latest(&tx)?.map(|l| l.version) != latest.as_ref().map(|l| l.info.version) {
@@ -196,7 +208,7 @@ impl SqliteStore {
             Some(request) => crate::plan::plan_partial(&Current(&tx), latest, ir, request),
             None => crate::plan::plan_full(latest, ir),
         };
-        tx.finish()?;
+        tx.finish().sql()?;
         plan
     }
 
@@ -215,41 +227,44 @@ impl SqliteStore {
     fn prepare(&mut self) -> Result<(), StoreError> {
         let tables: Vec<String> = self
             .db
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .sql()?
+            .query_map([], |r| r.get(0))
+            .sql()?
+            .collect::<Result<_, _>>()
+            .sql()?;
         if tables.is_empty() {
             // The page size is fixed once the database is in write-ahead-log mode.
-            self.db.pragma_update(None, "page_size", PAGE_SIZE)?;
-            self.db.pragma_update(None, "journal_mode", "WAL")?;
+            self.db.pragma_update(None, "page_size", PAGE_SIZE).sql()?;
+            self.db.pragma_update(None, "journal_mode", "WAL").sql()?;
             // Two processes may create the store at once: the second waits here, then finds
             // everything in place.
-            let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
             lay_out(&tx)?;
-            tx.commit()?;
+            tx.commit().sql()?;
             return Ok(());
         }
         if !tables.iter().any(|t| t == "meta") {
             return Err(StoreError::Storage("an SQLite database, but not a modelc store".to_owned()));
         }
         let schema: Option<i64> =
-            self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional()?;
+            self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional().sql()?;
         match schema {
             Some(SCHEMA_VERSION) => Ok(()),
             Some(old @ 1..=4) => {
                 // One transaction: a store is migrated whole or not at all. Layouts 1 and 2
                 // lack the runtime's tables, layouts before 4 the rows' digests, and every
                 // older layout the versions' last row numbers.
-                let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
                 if old < 3 {
-                    tx.execute_batch(deploys::SCHEMA)?;
+                    tx.execute_batch(deploys::SCHEMA).sql()?;
                 }
                 if old < 4 {
                     add_digests(&tx)?;
                 }
                 add_row_ranges(&tx)?;
-                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION])?;
-                tx.commit()?;
+                tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION]).sql()?;
+                tx.commit().sql()?;
                 Ok(())
             }
             Some(other) => Err(StoreError::Storage(format!(
@@ -261,12 +276,12 @@ impl SqliteStore {
 
     /// `PRAGMA integrity_check`: `ok` for a sound database.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
-        Ok(self.db.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+        self.db.query_row("PRAGMA integrity_check", [], |r| r.get(0)).sql()
     }
 
     pub(crate) fn latest(db: &Connection) -> Result<Option<VersionInfo>, StoreError> {
         let latest: Option<u64> =
-            db.query_row("SELECT MAX(version) FROM versions", [], |r| r.get::<_, Option<u64>>(0))?;
+            db.query_row("SELECT MAX(version) FROM versions", [], |r| r.get::<_, Option<u64>>(0)).sql()?;
         match latest {
             Some(v) => Ok(Some(Self::info(db, v)?)),
             None => Ok(None),
@@ -290,7 +305,7 @@ impl SqliteStore {
                 })
             },
         )
-        .optional()?
+        .optional().sql()?
         .ok_or(StoreError::NoSuchVersion(version))
     }
 
@@ -309,15 +324,18 @@ impl SqliteStore {
                 info.resources,
                 info.sets
             ],
-        )?;
+        )
+        .sql()?;
         Ok(())
     }
 
     /// Closes the current row of `rid` at `version` (and forgets its shared edges).
     pub(crate) fn close_resource(db: &Connection, rid: &str, version: u64) -> Result<(), StoreError> {
-        db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE rid = ?2 AND last_version IS NULL")?
-            .execute(params![version, rid])?;
-        db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = ?1")?.execute([rid])?;
+        db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE rid = ?2 AND last_version IS NULL")
+            .sql()?
+            .execute(params![version, rid])
+            .sql()?;
+        db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = ?1").sql()?.execute([rid]).sql()?;
         Ok(())
     }
 }
@@ -336,21 +354,23 @@ impl crate::partial::CurrentState for Current<'_> {
 
     fn members(&self, set: &str) -> Result<Vec<String>, StoreError> {
         let mut query =
-            self.0.prepare_cached("SELECT rid FROM resources WHERE set_name = ?1 AND last_version IS NULL")?;
-        Ok(query.query_map([set], |r| r.get(0))?.collect::<Result<_, _>>()?)
+            self.0.prepare_cached("SELECT rid FROM resources WHERE set_name = ?1 AND last_version IS NULL").sql()?;
+        query.query_map([set], |r| r.get(0)).sql()?.collect::<Result<_, _>>().sql()
     }
 
     fn shared_requirers(&self, rid: &str) -> Result<Vec<String>, StoreError> {
-        let mut query = self.0.prepare_cached("SELECT from_rid FROM shared_edges WHERE to_rid = ?1")?;
-        Ok(query.query_map([rid], |r| r.get(0))?.collect::<Result<_, _>>()?)
+        let mut query = self.0.prepare_cached("SELECT from_rid FROM shared_edges WHERE to_rid = ?1").sql()?;
+        query.query_map([rid], |r| r.get(0)).sql()?.collect::<Result<_, _>>().sql()
     }
 }
 
 /// Writes what a partial merge decided, as version `version`.
 fn apply(db: &Connection, plan: &MergePlan, version: u64) -> Result<(), StoreError> {
     for set in &plan.close_sets {
-        db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE set_name = ?2 AND last_version IS NULL")?
-            .execute(params![version, set])?;
+        db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE set_name = ?2 AND last_version IS NULL")
+            .sql()?
+            .execute(params![version, set])
+            .sql()?;
     }
     let mut rows = RowWriter::new(db, version)?;
     for resource in &plan.insert {
@@ -365,9 +385,11 @@ fn apply(db: &Connection, plan: &MergePlan, version: u64) -> Result<(), StoreErr
 
 pub(crate) fn current_row(db: &Connection, rid: &str) -> Result<Option<CurrentRow>, StoreError> {
     let row = db
-        .prepare_cached("SELECT set_name, hash, data FROM resources WHERE rid = ?1 AND last_version IS NULL")?
+        .prepare_cached("SELECT set_name, hash, data FROM resources WHERE rid = ?1 AND last_version IS NULL")
+        .sql()?
         .query_row([rid], |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
-        .optional()?;
+        .optional()
+        .sql()?;
     row.map(|(set_name, hash, data)| Ok(CurrentRow { set_name, hash, resource: decode(&data)? })).transpose()
 }
 
@@ -398,24 +420,28 @@ impl RowWriter {
         resource: &Resource,
         row: &EncodedRow,
     ) -> Result<(), StoreError> {
-        let mut insert = db.prepare_cached(
-            "INSERT INTO resources (seq, rid, set_name, hash, data, first_version, digest)
+        let mut insert = db
+            .prepare_cached(
+                "INSERT INTO resources (seq, rid, set_name, hash, data, first_version, digest)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        insert.execute(params![
-            self.next_seq,
-            resource.id,
-            resource.resource_set,
-            row.hash,
-            row.data,
-            self.version,
-            &row.digest[..]
-        ])?;
+            )
+            .sql()?;
+        insert
+            .execute(params![
+                self.next_seq,
+                resource.id,
+                resource.resource_set,
+                row.hash,
+                row.data,
+                self.version,
+                &row.digest[..]
+            ])
+            .sql()?;
         self.next_seq += 1;
         if resource.resource_set.is_none() {
-            let mut edge = db.prepare_cached("INSERT INTO shared_edges (from_rid, to_rid) VALUES (?1, ?2)")?;
+            let mut edge = db.prepare_cached("INSERT INTO shared_edges (from_rid, to_rid) VALUES (?1, ?2)").sql()?;
             for required in &resource.requires {
-                edge.execute(params![resource.id, required])?;
+                edge.execute(params![resource.id, required]).sql()?;
             }
         }
         Ok(())
@@ -424,9 +450,9 @@ impl RowWriter {
 
 /// Creates a store's tables in an empty database.
 fn lay_out(db: &Connection) -> Result<(), StoreError> {
-    db.execute_batch(SCHEMA)?;
-    db.execute_batch(deploys::SCHEMA)?;
-    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION])?;
+    db.execute_batch(SCHEMA).sql()?;
+    db.execute_batch(deploys::SCHEMA).sql()?;
+    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)", [SCHEMA_VERSION]).sql()?;
     Ok(())
 }
 
@@ -446,18 +472,23 @@ fn add_digests(db: &Connection) -> Result<(), StoreError> {
     db.execute_batch(
         "ALTER TABLE resources ADD COLUMN digest BLOB;
          DROP INDEX IF EXISTS current_by_rid;",
-    )?;
+    )
+    .sql()?;
     let rows: Vec<(i64, String)> = db
-        .prepare("SELECT seq, data FROM resources")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    let mut update = db.prepare("UPDATE resources SET digest = ?1 WHERE seq = ?2")?;
+        .prepare("SELECT seq, data FROM resources")
+        .sql()?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .sql()?
+        .collect::<Result<_, _>>()
+        .sql()?;
+    let mut update = db.prepare("UPDATE resources SET digest = ?1 WHERE seq = ?2").sql()?;
     for (seq, data) in rows {
-        update.execute(params![&crate::full::row_digest(data.as_bytes()).to_be_bytes()[..], seq])?;
+        update.execute(params![&crate::full::row_digest(data.as_bytes()).to_be_bytes()[..], seq]).sql()?;
     }
     db.execute_batch(
         "CREATE INDEX current_by_rid ON resources (rid, digest, last_version) WHERE last_version IS NULL;",
-    )?;
+    )
+    .sql()?;
     Ok(())
 }
 
@@ -471,29 +502,41 @@ fn add_row_ranges(db: &Connection) -> Result<(), StoreError> {
         "ALTER TABLE versions ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
          DROP INDEX IF EXISTS by_first_version;
          CREATE INDEX closed_by_version ON resources (last_version) WHERE last_version IS NOT NULL;",
-    )?;
+    )
+    .sql()?;
     let highest: std::collections::BTreeMap<u64, i64> = db
-        .prepare("SELECT first_version, MAX(seq) FROM resources GROUP BY first_version")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+        .prepare("SELECT first_version, MAX(seq) FROM resources GROUP BY first_version")
+        .sql()?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .sql()?
+        .collect::<Result<_, _>>()
+        .sql()?;
     let versions: Vec<u64> = db
-        .prepare("SELECT version FROM versions ORDER BY version")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    let mut update = db.prepare("UPDATE versions SET last_seq = ?1 WHERE version = ?2")?;
+        .prepare("SELECT version FROM versions ORDER BY version")
+        .sql()?
+        .query_map([], |r| r.get(0))
+        .sql()?
+        .collect::<Result<_, _>>()
+        .sql()?;
+    let mut update = db.prepare("UPDATE versions SET last_seq = ?1 WHERE version = ?2").sql()?;
     let mut last = 0;
     for version in versions {
         last = highest.range(..=version).next_back().map_or(last, |(_, seq)| (*seq).max(last));
-        update.execute(params![last, version])?;
+        update.execute(params![last, version]).sql()?;
     }
     Ok(())
 }
 
 /// Closes the current row number `seq` at `version`, with its shared edges.
 fn close_row(db: &Connection, seq: i64, version: u64) -> Result<(), StoreError> {
-    db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE seq = ?2")?.execute(params![version, seq])?;
-    db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = (SELECT rid FROM resources WHERE seq = ?1)")?
-        .execute([seq])?;
+    db.prepare_cached("UPDATE resources SET last_version = ?1 WHERE seq = ?2")
+        .sql()?
+        .execute(params![version, seq])
+        .sql()?;
+    db.prepare_cached("DELETE FROM shared_edges WHERE from_rid = (SELECT rid FROM resources WHERE seq = ?1)")
+        .sql()?
+        .execute([seq])
+        .sql()?;
     Ok(())
 }
 
@@ -501,29 +544,33 @@ impl Store for SqliteStore {
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
         let numbers: Vec<u64> = self
             .db
-            .prepare("SELECT version FROM versions ORDER BY version")?
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+            .prepare("SELECT version FROM versions ORDER BY version")
+            .sql()?
+            .query_map([], |r| r.get(0))
+            .sql()?
+            .collect::<Result<_, _>>()
+            .sql()?;
         numbers.into_iter().map(|v| Self::info(&self.db, v)).collect()
     }
 
     fn snapshot(&self, version: Option<u64>) -> Result<Snapshot, StoreError> {
         // One read transaction: an export committing meanwhile is not half seen.
-        let tx = self.db.unchecked_transaction()?;
+        let tx = self.db.unchecked_transaction().sql()?;
         let snapshot = snapshot_in(&tx, version)?;
-        tx.finish()?;
+        tx.finish().sql()?;
         Ok(snapshot)
     }
 
     fn changes(&self, from: u64, to: u64) -> Result<crate::Changes, StoreError> {
-        let tx = self.db.unchecked_transaction()?;
+        let tx = self.db.unchecked_transaction().sql()?;
         // Both must exist, whichever way round.
         Self::info(&tx, from)?;
         Self::info(&tx, to)?;
         let (older, newer) = (from.min(to), from.max(to));
         let read = |sql: &str, values: &[&dyn rusqlite::ToSql]| -> Result<Vec<Resource>, StoreError> {
-            let mut query = tx.prepare(sql)?;
-            let rows = query.query_map(values, |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+            let mut query = tx.prepare(sql).sql()?;
+            let rows =
+                query.query_map(values, |r| r.get::<_, String>(0)).sql()?.collect::<Result<Vec<_>, _>>().sql()?;
             rows.iter().map(|data| decode(data)).collect()
         };
         // Seen by the older version and closed by the time of the newer one: the index of
@@ -540,7 +587,7 @@ impl Store for SqliteStore {
              AND (last_version IS NULL OR last_version > ?2) ORDER BY seq",
             &[&older, &newer, &last_seq(&tx, older)?, &last_seq(&tx, newer)?],
         )?;
-        tx.finish()?;
+        tx.finish().sql()?;
         Ok(if from <= to {
             crate::Changes { before: only_older, after: only_newer }
         } else {
@@ -605,10 +652,12 @@ impl Store for SqliteStore {
         after: Option<u64>,
         upto: u64,
     ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, StoreError> {
-        let mut query =
-            self.db.prepare("SELECT hash, data FROM contents WHERE first_version > ?1 AND first_version <= ?2")?;
-        let rows = query.query_map(params![after.unwrap_or(0), upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut query = self
+            .db
+            .prepare("SELECT hash, data FROM contents WHERE first_version > ?1 AND first_version <= ?2")
+            .sql()?;
+        let rows = query.query_map(params![after.unwrap_or(0), upto], |r| Ok((r.get(0)?, r.get(1)?))).sql()?;
+        rows.collect::<Result<_, _>>().sql()
     }
 
     fn import(&mut self, history: &mut dyn crate::copy::History) -> Result<u64, StoreError> {
@@ -637,7 +686,7 @@ impl SqliteStore {
         metadata: &Metadata,
         force: bool,
     ) -> Result<crate::ExportOutcome, StoreError> {
-        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
         let version = next_version(&tx)?;
         // Any error returns before the commit: dropping the transaction rolls everything back.
         let plan = crate::partial::merge(&Current(&tx), ir, request, metadata, version)?;
@@ -648,25 +697,25 @@ impl SqliteStore {
         let info = plan.info;
         deploys::insert_contents(&tx, &ir.files, version)?;
         crate::failpoint::reached("partial-before-commit");
-        tx.commit()?;
+        tx.commit().sql()?;
         Ok(crate::ExportOutcome::Stored(info))
     }
 }
 
 /// The highest row number version `version` can see.
 fn last_seq(db: &Connection, version: u64) -> Result<i64, StoreError> {
-    Ok(db.query_row("SELECT last_seq FROM versions WHERE version = ?1", [version], |r| r.get(0))?)
+    db.query_row("SELECT last_seq FROM versions WHERE version = ?1", [version], |r| r.get(0)).sql()
 }
 
 /// The number the next row gets: above every row, and above every version's last row number
 /// (a prune may have deleted the highest rows), so each version's rows are numbered above those
 /// of every older version and `seq <= last_seq` selects what a version can see.
 fn next_seq(db: &Connection) -> Result<i64, StoreError> {
-    Ok(db.query_row(
+    db.query_row(
         "SELECT MAX((SELECT COALESCE(MAX(seq), 0) FROM resources), (SELECT COALESCE(MAX(last_seq), 0) FROM versions)) + 1",
         [],
         |r| r.get(0),
-    )?)
+    ).sql()
 }
 
 /// A version with its resources (`None`: the latest), read inside the caller's transaction.
@@ -680,15 +729,21 @@ pub(crate) fn snapshot_in(tx: &Connection, version: Option<u64>) -> Result<Snaps
     // The latest version's rows are the current ones (a partial index); an older version's
     // are those valid for it, among the rows numbered up to its last one.
     let rows = if latest.is_some_and(|l| l.version == info.version) {
-        let mut query = tx.prepare("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq")?;
-        query.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?
+        let mut query = tx.prepare("SELECT data FROM resources WHERE last_version IS NULL ORDER BY seq").sql()?;
+        query.query_map([], |r| r.get::<_, String>(0)).sql()?.collect::<Result<Vec<_>, _>>().sql()?
     } else {
-        let mut query = tx.prepare(
-            "SELECT data FROM resources WHERE seq <= ?2 AND first_version <= ?1
+        let mut query = tx
+            .prepare(
+                "SELECT data FROM resources WHERE seq <= ?2 AND first_version <= ?1
              AND (last_version IS NULL OR last_version > ?1) ORDER BY seq",
-        )?;
+            )
+            .sql()?;
         let last_seq = last_seq(tx, info.version)?;
-        query.query_map(params![info.version, last_seq], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?
+        query
+            .query_map(params![info.version, last_seq], |r| r.get::<_, String>(0))
+            .sql()?
+            .collect::<Result<Vec<_>, _>>()
+            .sql()?
     };
     let resources = rows.iter().map(|data| decode(data)).collect::<Result<Vec<_>, _>>()?;
     Ok(Snapshot { info, resources })
@@ -696,6 +751,6 @@ pub(crate) fn snapshot_in(tx: &Connection, version: Option<u64>) -> Result<Snaps
 
 /// The number of the next version: one more than the last one ever written.
 fn next_version(db: &Connection) -> Result<u64, StoreError> {
-    let last: Option<u64> = db.query_row("SELECT MAX(version) FROM versions", [], |r| r.get(0))?;
+    let last: Option<u64> = db.query_row("SELECT MAX(version) FROM versions", [], |r| r.get(0)).sql()?;
     Ok(last.unwrap_or(0) + 1)
 }
