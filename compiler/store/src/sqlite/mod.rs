@@ -43,6 +43,13 @@ impl<T> Sql<T> for rusqlite::Result<T> {
     }
 }
 
+/// The first column of every row `sql` gives.
+pub(crate) fn column<T: rusqlite::types::FromSql>(db: &Connection, sql: &str) -> Result<Vec<T>, StoreError> {
+    let mut query = db.prepare(sql).sql()?;
+    let rows = query.query_map([], |r| r.get(0)).sql()?;
+    rows.collect::<Result<_, _>>().sql()
+}
+
 /// The layout this code reads and writes. Version 2 added the runtime's tables
 /// (`crate::deploys`), version 3 continuous mode's retry counters, version 4 the rows' digests,
 /// version 5 each version's last row number and the index of closed rows by the version that
@@ -225,14 +232,7 @@ impl SqliteStore {
     /// is written to a database that already has tables: another program's database, or a
     /// store of another layout, is refused as it is.
     fn prepare(&mut self) -> Result<(), StoreError> {
-        let tables: Vec<String> = self
-            .db
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-            .sql()?
-            .query_map([], |r| r.get(0))
-            .sql()?
-            .collect::<Result<_, _>>()
-            .sql()?;
+        let tables: Vec<String> = column(&self.db, "SELECT name FROM sqlite_master WHERE type = 'table'")?;
         if tables.is_empty() {
             // The page size is fixed once the database is in write-ahead-log mode.
             self.db.pragma_update(None, "page_size", PAGE_SIZE).sql()?;
@@ -511,13 +511,7 @@ fn add_row_ranges(db: &Connection) -> Result<(), StoreError> {
         .sql()?
         .collect::<Result<_, _>>()
         .sql()?;
-    let versions: Vec<u64> = db
-        .prepare("SELECT version FROM versions ORDER BY version")
-        .sql()?
-        .query_map([], |r| r.get(0))
-        .sql()?
-        .collect::<Result<_, _>>()
-        .sql()?;
+    let versions: Vec<u64> = column(db, "SELECT version FROM versions ORDER BY version")?;
     let mut update = db.prepare("UPDATE versions SET last_seq = ?1 WHERE version = ?2").sql()?;
     let mut last = 0;
     for version in versions {
@@ -542,14 +536,7 @@ fn close_row(db: &Connection, seq: i64, version: u64) -> Result<(), StoreError> 
 
 impl Store for SqliteStore {
     fn versions(&self) -> Result<Vec<VersionInfo>, StoreError> {
-        let numbers: Vec<u64> = self
-            .db
-            .prepare("SELECT version FROM versions ORDER BY version")
-            .sql()?
-            .query_map([], |r| r.get(0))
-            .sql()?
-            .collect::<Result<_, _>>()
-            .sql()?;
+        let numbers: Vec<u64> = column(&self.db, "SELECT version FROM versions ORDER BY version")?;
         numbers.into_iter().map(|v| Self::info(&self.db, v)).collect()
     }
 

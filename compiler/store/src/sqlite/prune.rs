@@ -14,13 +14,7 @@ impl SqliteStore {
         }
         let bytes_before = self.size()?;
         let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
-        let all: Vec<u64> = tx
-            .prepare("SELECT version FROM versions ORDER BY version")
-            .sql()?
-            .query_map([], |r| r.get(0))
-            .sql()?
-            .collect::<Result<_, _>>()
-            .sql()?;
+        let all: Vec<u64> = super::column(&tx, "SELECT version FROM versions ORDER BY version")?;
         // The version the last deploy applied stays, however old: it is what runs.
         let deployed: Option<u64> = tx
             .query_row("SELECT version FROM deploy_runs WHERE version IS NOT NULL ORDER BY run DESC LIMIT 1", [], |r| {
