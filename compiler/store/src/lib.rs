@@ -38,6 +38,13 @@ pub use postgres::{Migrated, PgStore, migrate};
 pub use sqlite::SqliteStore;
 pub use time::utc_now;
 
+/// `n` random bytes from the operating system (token ids, action ids).
+pub fn random_bytes(n: usize) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = vec![0; n];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError::Storage(format!("no random numbers: {e}")))?;
+    Ok(bytes)
+}
+
 /// What an export that skips unchanged models did (`export_full_if_changed`,
 /// `export_partial_if_changed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +182,8 @@ pub enum StoreError {
     NotFound(String),
     /// The database could not be read or written.
     Storage(String),
+    /// The operation contradicts the store's state (a release older than the latest one).
+    Conflict(String),
 }
 
 impl std::fmt::Display for StoreError {
@@ -185,6 +194,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Empty => f.write_str("the store has no version yet"),
             StoreError::NotFound(path) => write!(f, "there is no store at {path}: export a model first"),
             StoreError::Storage(message) => write!(f, "the store cannot be used: {message}"),
+            StoreError::Conflict(message) => f.write_str(message),
         }
     }
 }

@@ -115,19 +115,24 @@ fn a_store_of_the_previous_layout_is_upgraded_by_migrate_and_reads_exactly_as_be
     admin
         .batch_execute(
             "DROP INDEX rows_by_content; ALTER TABLE resources DROP COLUMN content;
-             UPDATE meta SET value = 1 WHERE key = 'schema'; DELETE FROM schema_history WHERE version = 2",
+             DROP TABLE releases, agent_releases, tokens, agents, actions, resource_states;
+             ALTER TABLE resources DROP COLUMN agent;
+             UPDATE meta SET value = 1 WHERE key = 'schema'; DELETE FROM schema_history WHERE version > 1",
         )
         .unwrap();
     assert_eq!(describe(&mut admin), fixture(1), "the store is laid out as layout 1 was frozen");
 
     let refused = modelc_store::PgStore::open(&url).err().unwrap();
-    assert!(refused.to_string().contains("run `modelc store migrate --store URL` to upgrade it to 2"), "{refused}");
-    assert_eq!(modelc_store::migrate(&url).unwrap(), Migrated::Upgraded(1, 2));
-    assert_eq!(describe(&mut admin), fixture(2), "an upgraded store is laid out as a new one");
+    assert!(refused.to_string().contains("run `modelc store migrate --store URL` to upgrade it to 3"), "{refused}");
+    assert_eq!(modelc_store::migrate(&url).unwrap(), Migrated::Upgraded(1, 3));
+    assert_eq!(describe(&mut admin), fixture(modelc_store::postgres::SCHEMA_VERSION), "an upgraded store is laid out as a new one");
     let history: i64 = admin.query_one("SELECT COUNT(*) FROM schema_history", &[]).unwrap().get(0);
-    assert_eq!(history, 2, "each layout the store had is recorded");
+    assert_eq!(history, modelc_store::postgres::SCHEMA_VERSION, "each layout the store had is recorded");
     let mut store = modelc_store::PgStore::open(&url).unwrap();
     assert_eq!(everything(&store), before, "the upgraded store reads exactly as before");
+    // Each row's agent was carried into its column: an agent reads its own rows.
+    let own = store.agent_resources(&["internal".to_owned()], 4).unwrap();
+    assert_eq!(own, store.snapshot(Some(4)).unwrap().resources);
     // What rows name was carried into the new column: prune keeps exactly the contents the kept
     // version names.
     let report = store.prune(1, false).unwrap();

@@ -13,6 +13,7 @@
 //! A refused or interrupted export rolls back: its number is not used, and no row of it stays.
 
 mod connect;
+pub mod fleet;
 mod listen;
 mod runs;
 mod tls;
@@ -31,7 +32,7 @@ use crate::{ExportKind, PartialRequest, Snapshot, StoreError, VersionInfo};
 
 /// The layout this code reads and writes: the first one ([`LAYOUT_1`]) and each upgrade of
 /// [`UPGRADES`] up to it.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The advisory lock every export and prune of a store takes in its transaction (one database
 /// per store: the key need only be fixed). "modelc" in ASCII.
@@ -42,8 +43,14 @@ const LOCK: i64 = 0x6d6f_6465_6c63;
 const DEPLOY_LOCK: i64 = LOCK + 1;
 
 /// Every table of the layout: a database holding others is not a store this code may touch.
-const TABLES: [&str; 11] = [
+const TABLES: [&str; 17] = [
     "meta",
+    "releases",
+    "agent_releases",
+    "tokens",
+    "agents",
+    "actions",
+    "resource_states",
     "versions",
     "resources",
     "shared_edges",
@@ -116,15 +123,69 @@ CREATE TABLE retry_counts (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, failures B
 ";
 
 /// Each layout after the first: its version and the statements that make it from the one before.
-const UPGRADES: [(i64, &str); 1] = [(
-    // 2: the file content a row names (its `hash` attribute), in a column with an index, so that
-    // prune finds the contents no row names by index lookups rather than by parsing every row.
-    2,
-    "ALTER TABLE resources ADD COLUMN content TEXT;
-     UPDATE resources SET content = data::jsonb -> 'attributes' ->> 'hash'
-       WHERE strpos(data, '\"hash\"') > 0 AND jsonb_typeof(data::jsonb -> 'attributes' -> 'hash') = 'string';
-     CREATE INDEX rows_by_content ON resources (content) WHERE content IS NOT NULL;",
-)];
+const UPGRADES: [(i64, &str); 2] = [
+    (
+        // 2: the file content a row names (its `hash` attribute), in a column with an index, so
+        // that prune finds the contents no row names by index lookups rather than by parsing
+        // every row.
+        2,
+        "ALTER TABLE resources ADD COLUMN content TEXT;
+         UPDATE resources SET content = data::jsonb -> 'attributes' ->> 'hash'
+           WHERE strpos(data, '\"hash\"') > 0 AND jsonb_typeof(data::jsonb -> 'attributes' -> 'hash') = 'string';
+         CREATE INDEX rows_by_content ON resources (content) WHERE content IS NOT NULL;",
+    ),
+    (
+        // 3: what `modelc server` and its agents keep (`fleet.rs`): each row's agent (an agent
+        // reads only its own rows), releases and the agents each one changed, API tokens (their
+        // hashes), agents' leases, the actions agents report, and each resource's latest one.
+        3,
+        "ALTER TABLE resources ADD COLUMN agent TEXT;
+         UPDATE resources SET agent = data::jsonb ->> 'agent';
+         CREATE INDEX rows_by_agent ON resources (agent, first_version);
+         CREATE TABLE releases (version BIGINT PRIMARY KEY, released TEXT NOT NULL);
+         CREATE TABLE agent_releases (agent TEXT NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (agent, version));
+         CREATE TABLE tokens (
+             id TEXT PRIMARY KEY,
+             hash BYTEA NOT NULL UNIQUE,
+             role TEXT NOT NULL,
+             agents TEXT[] NOT NULL,
+             created TEXT NOT NULL,
+             revoked TEXT
+         );
+         CREATE TABLE agents (
+             name TEXT PRIMARY KEY,
+             holder TEXT,
+             expires TIMESTAMPTZ,
+             deploying BIGINT,
+             deployed BIGINT,
+             seen TEXT NOT NULL
+         );
+         CREATE TABLE actions (
+             seq BIGSERIAL UNIQUE,
+             action_id TEXT PRIMARY KEY,
+             rid TEXT NOT NULL,
+             agent TEXT NOT NULL,
+             version BIGINT NOT NULL,
+             result TEXT,
+             started TEXT NOT NULL,
+             finished TEXT,
+             error TEXT,
+             changes TEXT
+         );
+         CREATE INDEX actions_by_agent ON actions (agent, seq);
+         CREATE TABLE resource_states (
+             rid TEXT PRIMARY KEY,
+             agent TEXT NOT NULL,
+             action_id TEXT NOT NULL,
+             version BIGINT NOT NULL,
+             result TEXT,
+             started TEXT NOT NULL,
+             finished TEXT,
+             error TEXT
+         );
+         CREATE INDEX states_by_agent ON resource_states (agent);",
+    ),
+];
 
 /// A store in a PostgreSQL database.
 pub struct PgStore {

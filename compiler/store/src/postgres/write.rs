@@ -193,10 +193,11 @@ fn insert_rows(tx: &mut Transaction<'_>, resources: &[&Resource], version: u64) 
     {
         let sink = tx
             .copy_in(
-                "COPY resources (seq, rid, set_name, hash, data, first_version, digest, content) FROM STDIN (FORMAT binary)",
+                "COPY resources (seq, rid, set_name, hash, data, first_version, digest, content, agent) FROM STDIN (FORMAT binary)",
             )
             .map_err(storage)?;
-        let types = [Type::INT8, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT8, Type::BYTEA, Type::TEXT];
+        let types =
+            [Type::INT8, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT8, Type::BYTEA, Type::TEXT, Type::TEXT];
         let mut writer = BinaryCopyInWriter::new(sink, &types);
         for resource in resources {
             let row = EncodedRow::of(resource)?;
@@ -204,7 +205,17 @@ fn insert_rows(tx: &mut Transaction<'_>, resources: &[&Resource], version: u64) 
             // The file content it names, as `fs::File` names it (prune keeps what rows name).
             let content = resource.attributes.get("hash").and_then(|hash| hash.as_str());
             writer
-                .write(&[&seq, &resource.id, &resource.resource_set, &row.hash, &row.data, &version, &digest, &content])
+                .write(&[
+                    &seq,
+                    &resource.id,
+                    &resource.resource_set,
+                    &row.hash,
+                    &row.data,
+                    &version,
+                    &digest,
+                    &content,
+                    &resource.agent,
+                ])
                 .map_err(storage)?;
             seq += 1;
         }
