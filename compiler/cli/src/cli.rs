@@ -126,8 +126,13 @@ pub enum Command {
         /// (without it, such an export, full or partial, says so and stores nothing).
         #[arg(long)]
         force: bool,
+        /// Release the version once stored (a server's agents deploy only released versions).
+        #[arg(long)]
+        release: bool,
         #[command(flatten)]
         store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
     },
     /// Show what `modelc export` would change against the latest stored version, without
     /// writing anything: resources added, removed and changed (attribute by attribute, moves
@@ -149,6 +154,8 @@ pub enum Command {
         detailed_exitcode: bool,
         #[command(flatten)]
         store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
     },
     /// Apply desired state to this machine: compile the model at PATH (or read `--ir FILE`, or
     /// the stored `--version N`) and deploy the resources of this machine's agents (the agent
@@ -214,6 +221,8 @@ pub enum Command {
     Status {
         #[command(flatten)]
         store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
     },
     /// Delete all but the latest N versions (never the one the last deploy applied), drop the
     /// stored rows no kept version can see, and give the space back to the file system.
@@ -237,6 +246,8 @@ pub enum Command {
     Versions {
         #[command(flatten)]
         store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
     },
     /// Show a stored version (the latest without VERSION): its resources by set. `--format json`
     /// prints a JSON list of its resources, each with its id, attributes, requires and resource_set.
@@ -250,6 +261,8 @@ pub enum Command {
         filter: Option<String>,
         #[command(flatten)]
         store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
     },
     /// Compare two stored versions: resources added, removed and changed (attribute by
     /// attribute). `--format json` for a JSON document.
@@ -262,6 +275,73 @@ pub enum Command {
         to: u64,
         #[command(flatten)]
         store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
+    },
+    /// Release a stored version (the latest without VERSION): agents of a server deploy only
+    /// released versions, in order. Releasing a version older than the latest released one is
+    /// refused; releasing it again changes nothing.
+    Release {
+        #[arg(value_name = "VERSION")]
+        number: Option<u64>,
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
+    },
+    /// List the actions agents reported (each check of a resource, with its result and times),
+    /// in the order they were received.
+    Actions {
+        /// Only this agent's.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Only those started at or after this RFC 3339 time.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
+    },
+    /// Manage API tokens of a server: `token create --role R` prints a new token once (only its
+    /// hash is kept), `token list`, `token revoke ID`. Directly on a PostgreSQL store
+    /// (`--store`), or through a server with an admin token.
+    Token {
+        #[command(subcommand)]
+        action: TokenCommand,
+    },
+    /// Serve a PostgreSQL store to exporters, readers and agents: a JSON API under /api/v1
+    /// (docs/server.md). Plain HTTP only on loopback, unless --insecure-http.
+    Server {
+        /// The store: a `postgresql://` URL, laid out by `modelc store migrate`.
+        #[arg(long = "store", value_name = "URL", env = "MODELC_STORE")]
+        store: String,
+        /// The address to listen on (port 0: any free port, printed at start).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8414")]
+        listen: std::net::SocketAddr,
+        /// The certificate chain to serve HTTPS with (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// Serve plain HTTP on an address other than loopback (tokens cross the network in
+        /// clear text).
+        #[arg(long)]
+        insecure_http: bool,
+        /// Keep the latest N versions, pruning the others every --prune-interval (never the
+        /// latest released version nor one an agent is deploying).
+        #[arg(long, value_name = "N", value_parser = versions_to_keep)]
+        keep: Option<u64>,
+        /// How often --keep prunes, in seconds.
+        #[arg(long, value_name = "S", default_value = "60", value_parser = seconds)]
+        prune_interval: f64,
+        /// The largest request body taken, in bytes (compressed).
+        #[arg(long, value_name = "BYTES", default_value_t = modelc_server::DEFAULT_MAX_BODY)]
+        max_body: usize,
+        /// How long an agent's name stays held after its last call, in seconds.
+        #[arg(long, value_name = "S", default_value = "30", value_parser = seconds)]
+        lease: f64,
     },
     /// Format .cf files in the one canonical layout (docs/fmt.md): the files named, the .cf
     /// files under the directories named, or under the current directory. Files with syntax
@@ -323,6 +403,45 @@ pub struct PartialArgs {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a token and print it (alone, on stdout); its id and role go to stderr.
+    Create {
+        /// What it may do: export (export, plan, release, read), agent (deploy its agents),
+        /// read, or admin (everything, tokens included).
+        #[arg(long, value_parser = parse_role)]
+        role: modelc_store::postgres::fleet::Role,
+        /// An agent token's agents (repeatable).
+        #[arg(long = "agent", value_name = "NAME")]
+        agents: Vec<String>,
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
+    },
+    /// List the tokens (never the secrets).
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
+    },
+    /// Revoke a token by its id: calls with it are refused from now on.
+    Revoke {
+        #[arg(value_name = "ID")]
+        id: String,
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        server: ServerArg,
+    },
+}
+
+fn parse_role(text: &str) -> Result<modelc_store::postgres::fleet::Role, String> {
+    modelc_store::postgres::fleet::Role::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a role: export, agent, read or admin"))
+}
+
+#[derive(Debug, Subcommand)]
 pub enum StoreAction {
     /// Create the layout of a store in an empty PostgreSQL database, or upgrade an older one,
     /// in one transaction (every other command refuses a database that is not laid out). The
@@ -349,6 +468,22 @@ pub enum StoreAction {
         #[arg(long, value_name = "PATH|URL", value_parser = parse_store)]
         to: modelc_store::Locator,
     },
+}
+
+/// A `modelc server` to use instead of a store.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServerArg {
+    /// Use this `modelc server` (`https://host:port`) instead of a store. The token comes from
+    /// MODELC_TOKEN or --token-file, never from the command line.
+    #[arg(long = "server", id = "server", value_name = "URL", conflicts_with = "store")]
+    pub url: Option<String>,
+    /// A file holding the server's token (instead of MODELC_TOKEN).
+    #[arg(long = "token-file", value_name = "FILE", requires = "server")]
+    pub token_file: Option<PathBuf>,
+    /// The certificate authority (PEM) that signed the server's certificate, when the web does
+    /// not know it.
+    #[arg(long = "server-ca", value_name = "FILE", env = "MODELC_SERVER_CA", requires = "server")]
+    pub ca: Option<PathBuf>,
 }
 
 /// Where the versioned store is.
@@ -417,5 +552,15 @@ fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s.is_finite() && s >= 0.0 => Ok(s),
         _ => Err(format!("`{text}` is not a number of seconds (0 or more)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        // clap checks names, conflicts and requirements of every subcommand only when it is
+        // used: all of them at once here.
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
     }
 }

@@ -7,9 +7,10 @@ use md5::{Digest, Md5};
 use modelc_diagnostics::{Diagnostic, SourceFiles, codes};
 use modelc_driver::Target;
 use modelc_ir::Ir;
-use modelc_store::{Access, ExportOutcome, Locator, Metadata, PartialRequest, Rule, Store, StoreError};
+use modelc_store::{Access, ExportOutcome, Locator, Metadata, PartialRequest, Store, StoreError};
 
 use crate::output::Reporter;
+use crate::place::Place;
 use crate::{EXIT_OK, Format, Io, usage_error};
 
 /// The store's file inside a project directory.
@@ -23,6 +24,10 @@ pub(crate) struct Request {
     pub soft_delete: bool,
     pub message: String,
     pub store: Option<Locator>,
+    /// Export through this server instead.
+    pub server: Option<crate::place::Server>,
+    /// Release the version once stored.
+    pub release: bool,
     /// Export this IR file (written by `modelc compile -o`) instead of compiling a model.
     pub ir: Option<PathBuf>,
 }
@@ -37,7 +42,13 @@ pub(crate) struct Exported {
 }
 
 pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_ref(), partial: request.partial };
+    let source = Source {
+        path,
+        ir: request.ir.as_deref(),
+        store: request.store.as_ref(),
+        server: request.server.as_ref(),
+        partial: request.partial,
+    };
     // A full export compares every resource with the store's current rows: they are read on
     // another thread while the model compiles.
     let (exported, store, prefetched) = match source.exported(!request.partial, format, color, io) {
@@ -50,12 +61,19 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     let progress = crate::progress::Progress::start("storing", io.stderr_is_terminal);
     let result = if request.partial {
         let partial = PartialRequest { delete_sets: request.delete_sets.clone(), soft_delete: request.soft_delete };
-        modelc_store::open(&store, Access::Partial)
+        store
+            .open(Access::Partial)
             .and_then(|mut opened| opened.export_partial_with(&ir, &partial, &metadata, request.force))
     } else {
         // A refused export does not even create the store.
-        modelc_store::open(&store, Access::Full)
+        store
+            .open(Access::Full)
             .and_then(|mut opened| opened.export_full_with(&ir, &metadata, request.force, prefetched))
+    };
+    // Through a server, `--release` is part of the export; a PostgreSQL store releases after it.
+    let released = match (&result, request.release) {
+        (Ok(outcome), true) => Some(release_after_export(&store, outcome)),
+        _ => None,
     };
     drop(progress);
     if crate::verbose() {
@@ -77,7 +95,14 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         let document = serde_json::Map::from_iter([
             ("version".to_owned(), version),
             ("unchanged".to_owned(), serde_json::Value::Bool(unchanged)),
-            ("store".to_owned(), serde_json::Value::String(store.describe())),
+            ("store".to_owned(), serde_json::Value::String(store.to_string())),
+            (
+                "released".to_owned(),
+                match &released {
+                    Some(Ok(release)) => serde_json::to_value(release).unwrap_or_default(),
+                    _ => serde_json::Value::Null,
+                },
+            ),
         ]);
         reporter.finish_object(io, &mut diagnostics, verb, document)
     } else {
@@ -108,9 +133,36 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
     };
     // The process ends soon after: freeing a large model's resources would only delay it.
     std::thread::spawn(move || drop(ir));
-    match &result {
-        Err(error) => store_status(error, status),
-        Ok(_) => status,
+    match (&result, released) {
+        (Err(error), _) => store_status(error, status),
+        (Ok(_), Some(Err(error))) => {
+            let _ = writeln!(io.stderr, "error: the version was stored, but not released: {error}");
+            crate::EXIT_USAGE
+        }
+        (Ok(_), Some(Ok(release))) => {
+            if format == Format::Human && crate::chatty() && !release.already {
+                let _ = writeln!(io.stderr, "released version {}", release.version);
+            }
+            status
+        }
+        (Ok(_), None) => status,
+    }
+}
+
+/// `export --release`: the release the server made with the export, or, into a PostgreSQL
+/// store, one made now.
+fn release_after_export(
+    place: &Place,
+    outcome: &ExportOutcome,
+) -> Result<modelc_store::postgres::fleet::Release, StoreError> {
+    let (ExportOutcome::Stored(info) | ExportOutcome::Unchanged(info)) = outcome;
+    let made_with_export = match place {
+        Place::Server(server) => server.released.as_ref().and_then(|cell| cell.lock().ok()?.take()),
+        Place::Store(_) => None,
+    };
+    match made_with_export {
+        Some(release) => Ok(release),
+        None => crate::fleet::release(place, Some(info.version)),
     }
 }
 
@@ -129,6 +181,7 @@ pub(crate) struct PlanRequest {
     pub partial: Option<PartialRequest>,
     pub detailed_exitcode: bool,
     pub store: Option<Locator>,
+    pub server: Option<crate::place::Server>,
 }
 
 /// `--detailed-exitcode`: the export would be accepted and change something (Terraform's "changes
@@ -139,13 +192,19 @@ pub(crate) const EXIT_CHANGES: u8 = 3;
 /// with the store opened read-only (and never created).
 pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     let partial = request.partial.is_some();
-    let source = Source { path, ir: request.ir.as_deref(), store: request.store.as_ref(), partial };
+    let source = Source {
+        path,
+        ir: request.ir.as_deref(),
+        store: request.store.as_ref(),
+        server: request.server.as_ref(),
+        partial,
+    };
     let (exported, store, _) = match source.exported(false, format, color, io) {
         Ok(found) => found,
         Err(status) => return status,
     };
     let Exported { ir, files, file_count, mut diagnostics, .. } = exported;
-    let planned = modelc_store::plan(&store, &ir, request.partial.as_ref());
+    let planned = store.plan(&ir, request.partial.as_ref());
     let reporter = Reporter { files: &files, format, color, file_count };
     let (plan, failure) = match planned {
         Ok(plan) => (Some(plan), None),
@@ -162,7 +221,7 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
     let base = match &plan {
         Some(plan) => plan.base.as_ref().map(|b| b.version),
         None => {
-            let opened = modelc_store::open(&store, Access::Read).ok();
+            let opened = store.open(Access::Read).ok();
             opened.and_then(|s| s.versions().ok()?.last().map(|v| v.version))
         }
     };
@@ -175,7 +234,7 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
                 "changes".to_owned(),
                 plan.as_ref().map_or(serde_json::Value::Null, |p| serde_json::to_value(&p.changes).unwrap_or_default()),
             ),
-            ("store".to_owned(), serde_json::Value::String(store.describe())),
+            ("store".to_owned(), serde_json::Value::String(store.to_string())),
         ]);
         reporter.finish_object(io, &mut diagnostics, "compiled", document)
     } else {
@@ -194,7 +253,7 @@ pub(crate) fn plan(path: Option<&Path>, request: &PlanRequest, format: Format, c
                 let _ = writeln!(io.stdout, "{kind} against {against} would be accepted and change:");
                 // Old contents from the store, new ones from the compile.
                 let mut changes = plan.changes.clone();
-                if let Ok(opened) = modelc_store::open(&store, Access::Read) {
+                if let Ok(opened) = store.open(Access::Read) {
                     add_stored_contents(&mut changes, opened.as_ref());
                 }
                 for hash in changes.content_hashes() {
@@ -225,6 +284,7 @@ struct Source<'a> {
     /// An IR file instead of a model.
     ir: Option<&'a Path>,
     store: Option<&'a Locator>,
+    server: Option<&'a crate::place::Server>,
     partial: bool,
 }
 
@@ -237,19 +297,27 @@ impl Source<'_> {
         format: Format,
         color: bool,
         io: &mut Io<'_>,
-    ) -> Result<(Exported, Locator, Option<modelc_store::Prefetched>), u8> {
+    ) -> Result<(Exported, Place, Option<modelc_store::Prefetched>), u8> {
+        let server = self.server.map(|server| Place::Server(server.clone()));
         if let Some(file) = self.ir {
             let exported = read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
-            return Ok((exported, store_locator(self.store, None, &io.cwd), None));
+            return Ok((
+                exported,
+                server.unwrap_or_else(|| Place::Store(store_locator(self.store, None, &io.cwd))),
+                None,
+            ));
         }
         let target = modelc_driver::locate(self.path, &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
+        if let Some(server) = server {
+            return Ok((compile(&target, self.partial, format, color, io)?, server, None));
+        }
         let store = store_locator(self.store, Some(&target), &io.cwd);
         let prefetched = prefetch.then(|| {
             let store = store.clone();
             std::thread::spawn(move || modelc_store::prefetch(&store))
         });
         let exported = compile(&target, self.partial, format, color, io)?;
-        Ok((exported, store, prefetched.and_then(|p| p.join().ok().flatten())))
+        Ok((exported, Place::Store(store), prefetched.and_then(|p| p.join().ok().flatten())))
     }
 }
 
@@ -309,9 +377,8 @@ pub(crate) fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
     Ok(Exported { ir, source_hash, files: SourceFiles::new(), file_count: 1, diagnostics: Vec::new() })
 }
 
-pub(crate) fn versions(store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let store = store_locator(store, None, &io.cwd);
-    let versions = match modelc_store::open(&store, Access::Existing).and_then(|s| s.versions()) {
+pub(crate) fn versions(store: &Place, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
+    let versions = match store.open(Access::Existing).and_then(|s| s.versions()) {
         Ok(versions) => versions,
         Err(error) => return store_failure(io, format, color, &error, &store),
     };
@@ -389,13 +456,12 @@ pub(crate) fn prune(
 pub(crate) fn show(
     version: Option<u64>,
     filter: Option<&str>,
-    store: Option<&Locator>,
+    store: &Place,
     format: Format,
     color: bool,
     io: &mut Io<'_>,
 ) -> u8 {
-    let store = store_locator(store, None, &io.cwd);
-    let opened = modelc_store::open(&store, Access::Existing);
+    let opened = store.open(Access::Existing);
     let mut snapshot = match opened.as_ref().map_err(Clone::clone).and_then(|s| s.snapshot(version)) {
         Ok(snapshot) => snapshot,
         Err(error) => return store_failure(io, format, color, &error, &store),
@@ -479,10 +545,9 @@ pub(crate) fn show(
     EXIT_OK
 }
 
-pub(crate) fn diff(from: u64, to: u64, store: Option<&Locator>, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let store = store_locator(store, None, &io.cwd);
+pub(crate) fn diff(from: u64, to: u64, store: &Place, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
     // Only what changed between the two is read, not the two whole versions.
-    let opened = modelc_store::open(&store, Access::Existing);
+    let opened = store.open(Access::Existing);
     let changes = match opened.as_ref().map_err(Clone::clone).and_then(|s| s.changes(from, to)) {
         Ok(changes) => changes,
         Err(error) => return store_failure(io, format, color, &error, &store),
@@ -556,7 +621,13 @@ pub(crate) fn store_locator(explicit: Option<&Locator>, target: Option<&Target>,
 
 /// A store that cannot be read (missing, not a store, no such version) for a command that only
 /// reads it: exit status 2 (I/O), and nothing about the store changing, as nothing could.
-pub(crate) fn store_failure(io: &mut Io<'_>, format: Format, color: bool, error: &StoreError, store: &Locator) -> u8 {
+pub(crate) fn store_failure(
+    io: &mut Io<'_>,
+    format: Format,
+    color: bool,
+    error: &StoreError,
+    store: &dyn std::fmt::Display,
+) -> u8 {
     let files = SourceFiles::new();
     let mut diagnostic = store_diagnostic(error, None, store);
     diagnostic.notes.retain(|note| note != STORE_UNCHANGED);
@@ -569,7 +640,11 @@ const STORE_UNCHANGED: &str = "the store was not changed";
 
 /// A store error as a diagnostic: the rule broken, the resources and sets involved, and where
 /// the model creates them (a label where the compiled files are known, a note otherwise).
-fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, store: &Locator) -> Diagnostic {
+fn store_diagnostic(
+    error: &StoreError,
+    exported: Option<(&Ir, &SourceFiles)>,
+    store: &dyn std::fmt::Display,
+) -> Diagnostic {
     let StoreError::Rejected(rejection) = error else {
         let message = match error {
             StoreError::NoSuchVersion(_) | StoreError::Empty => format!("{error} (store {store})"),
@@ -578,17 +653,7 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, s
         };
         return Diagnostic::new(&codes::STORE_UNAVAILABLE, message).note(STORE_UNCHANGED);
     };
-    let code = match rejection.rule {
-        Rule::NoBase => &codes::NO_BASE_VERSION,
-        Rule::UpdatedAndDeleted => &codes::SET_EXPORTED_AND_DELETED,
-        Rule::Moved => &codes::RESOURCE_MOVED,
-        Rule::SharedChanged => &codes::SHARED_RESOURCE_CHANGED,
-        Rule::CrossSet => &codes::CROSS_SET_DEPENDENCY_IN_STORE,
-        Rule::Dangling => &codes::DANGLING_DEPENDENCY,
-        Rule::DuplicateId => &codes::DUPLICATE_RESOURCE_IN_EXPORT,
-        Rule::SetMismatch => &codes::SET_MEMBERSHIP_MISMATCH,
-        Rule::UnknownSet => &codes::UNKNOWN_RESOURCE_SET,
-    };
+    let code = modelc_api::rule_code(rejection.rule);
     let mut d = Diagnostic::new(code, format!("export rejected: {}", rejection.message));
     let mut labelled = false;
     for id in &rejection.resources {
@@ -610,7 +675,7 @@ fn store_diagnostic(error: &StoreError, exported: Option<(&Ir, &SourceFiles)>, s
 }
 
 /// The note of a refused export: nothing was written.
-fn not_written(store: &Locator) -> String {
+fn not_written(store: &dyn std::fmt::Display) -> String {
     format!("no version was written; the store ({store}) is unchanged")
 }
 

@@ -11,9 +11,11 @@ mod compile;
 mod deploy;
 mod doc;
 mod export;
+mod fleet;
 mod fmt;
 mod output;
 mod passwords;
+mod place;
 mod progress;
 mod python;
 mod store_admin;
@@ -140,6 +142,10 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Prune { .. } => "prune",
         Command::Show { .. } => "show",
         Command::Diff { .. } => "diff",
+        Command::Release { .. } => "release",
+        Command::Actions { .. } => "actions",
+        Command::Token { .. } => "token",
+        Command::Server { .. } => "server",
         Command::Store { .. } => "store",
         Command::Explain { .. } => "explain",
         Command::Doc { .. } => "doc",
@@ -182,7 +188,11 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             compile::run(path.as_deref(), &options, io)
         }
         Command::Graph { path, autoedges } => compile::graph(path.as_deref(), autoedges, cli.format, color, io),
-        Command::Export { path, ir, partial, message, force, store } => {
+        Command::Export { path, ir, partial, message, force, release, store, server } => {
+            let server = match place::server(&server, release, &io.cwd) {
+                Ok(server) => server,
+                Err(message) => return usage_error(io, &message),
+            };
             let request = export::Request {
                 partial: partial.partial,
                 force,
@@ -190,6 +200,8 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 soft_delete: partial.soft_delete,
                 message,
                 store: store.path,
+                server,
+                release,
                 ir,
             };
             export::export(path.as_deref(), &request, cli.format, color, io)
@@ -235,7 +247,11 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             };
             deploy::deploy(&request, cli.format, color, io)
         }
-        Command::Status { store } => deploy::status(store.path.as_ref(), cli.format, color, io),
+        Command::Status { store, server } => match place::server(&server, false, &io.cwd) {
+            Ok(Some(server)) => fleet::fleet_status(&place::Place::Server(server), cli.format, color, io),
+            Ok(None) => deploy::status(store.path.as_ref(), cli.format, color, io),
+            Err(message) => usage_error(io, &message),
+        },
         Command::Store { action: cli::StoreAction::Migrate { store } } => {
             store_admin::migrate(store.path.as_ref(), cli.format, color, io)
         }
@@ -245,15 +261,63 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
         Command::Store { action: cli::StoreAction::Copy { from, to } } => {
             store_admin::copy(&from, &to, cli.format, color, io)
         }
-        Command::Versions { store } => export::versions(store.path.as_ref(), cli.format, color, io),
+        Command::Versions { store, server } => match place(store.path.as_ref(), &server, io) {
+            Ok(place) => export::versions(&place, cli.format, color, io),
+            Err(status) => status,
+        },
         Command::Prune { keep, dry_run, store } => {
             export::prune(keep, dry_run, store.path.as_ref(), cli.format, color, io)
         }
-        Command::Show { number, filter, store } => {
-            export::show(number, filter.as_deref(), store.path.as_ref(), cli.format, color, io)
+        Command::Show { number, filter, store, server } => match place(store.path.as_ref(), &server, io) {
+            Ok(place) => export::show(number, filter.as_deref(), &place, cli.format, color, io),
+            Err(status) => status,
+        },
+        Command::Diff { from, to, store, server } => match place(store.path.as_ref(), &server, io) {
+            Ok(place) => export::diff(from, to, &place, cli.format, color, io),
+            Err(status) => status,
+        },
+        Command::Release { number, store, server } => match place(store.path.as_ref(), &server, io) {
+            Ok(place) => fleet::release_command(number, &place, cli.format, color, io),
+            Err(status) => status,
+        },
+        Command::Actions { agent, since, store, server } => match place(store.path.as_ref(), &server, io) {
+            Ok(place) => fleet::actions_command(agent.as_deref(), since.as_deref(), &place, cli.format, color, io),
+            Err(status) => status,
+        },
+        Command::Token { action } => {
+            let (action, store, server) = match action {
+                cli::TokenCommand::Create { role, agents, store, server } => {
+                    (fleet::TokenAction::Create { role, agents }, store, server)
+                }
+                cli::TokenCommand::List { store, server } => (fleet::TokenAction::List, store, server),
+                cli::TokenCommand::Revoke { id, store, server } => (fleet::TokenAction::Revoke { id }, store, server),
+            };
+            match place(store.path.as_ref(), &server, io) {
+                Ok(place) => fleet::token_command(action, &place, cli.format, color, io),
+                Err(status) => status,
+            }
         }
-        Command::Diff { from, to, store } => export::diff(from, to, store.path.as_ref(), cli.format, color, io),
-        Command::Plan { path, ir, partial, detailed_exitcode, store } => {
+        Command::Server { store, listen, tls_cert, tls_key, insecure_http, keep, prune_interval, max_body, lease } => {
+            let mut config = modelc_server::Config::new(store, listen);
+            config.tls = tls_cert.zip(tls_key).map(|(cert, key)| modelc_server::TlsFiles {
+                cert: if cert.is_absolute() { cert } else { io.cwd.join(cert) },
+                key: if key.is_absolute() { key } else { io.cwd.join(key) },
+            });
+            config.insecure_http = insecure_http;
+            config.keep = keep;
+            config.prune_interval = std::time::Duration::from_secs_f64(prune_interval.max(1.0));
+            config.max_body = max_body;
+            config.lease = std::time::Duration::from_secs_f64(lease.max(1.0));
+            match modelc_server::run(config) {
+                Ok(()) => EXIT_OK,
+                Err(message) => usage_error(io, &message),
+            }
+        }
+        Command::Plan { path, ir, partial, detailed_exitcode, store, server } => {
+            let server = match place::server(&server, false, &io.cwd) {
+                Ok(server) => server,
+                Err(message) => return usage_error(io, &message),
+            };
             let request = export::PlanRequest {
                 ir,
                 partial: partial.partial.then_some(modelc_store::PartialRequest {
@@ -262,6 +326,7 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 }),
                 detailed_exitcode,
                 store: store.path,
+                server,
             };
             export::plan(path.as_deref(), &request, cli.format, color, io)
         }
@@ -283,6 +348,16 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             let _ = io.stdout.write_all(&script);
             EXIT_OK
         }
+    }
+}
+
+/// Where a command's versions are: `--server`, else the store (`--store`, `MODELC_STORE`, or the
+/// project's).
+fn place(store: Option<&modelc_store::Locator>, server: &cli::ServerArg, io: &mut Io<'_>) -> Result<place::Place, u8> {
+    match place::server(server, false, &io.cwd) {
+        Ok(Some(server)) => Ok(place::Place::Server(server)),
+        Ok(None) => Ok(place::Place::Store(export::store_locator(store, None, &io.cwd))),
+        Err(message) => Err(usage_error(io, &message)),
     }
 }
 

@@ -3,11 +3,11 @@
 
 use indexmap::IndexMap;
 use modelc_ir::{Attributes, Resource};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What changed from one version to another.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diff {
     pub from: u64,
     pub to: u64,
@@ -18,7 +18,7 @@ pub struct Diff {
     pub changed: Vec<Change>,
     /// The removed resources that a deploy leaves on the machine
     /// ([`Resource::stays_when_removed`]), in the older version's order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_behind: Vec<String>,
     /// The texts of the file contents the changes name (`hash` attributes), by sha1, where the
     /// caller has them ([`Diff::content_hashes`]): shown as a unified diff instead of two hashes.
@@ -27,17 +27,17 @@ pub struct Diff {
 }
 
 /// One resource in both versions, different.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     pub id: String,
     /// Attribute → (old, new); a missing side is `null`.
     pub attributes: IndexMap<String, (Value, Value)>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires_added: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires_removed: Vec<String>,
     /// (old, new) set, when it changed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_set: Option<(Option<String>, Option<String>)>,
 }
 

@@ -27,7 +27,7 @@ pub mod sqlite;
 mod time;
 
 use modelc_ir::Resource;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use checks::check_full_export;
 pub use copy::{CopyReport, copy};
@@ -56,7 +56,7 @@ pub enum ExportOutcome {
 }
 
 /// What `prune` removed (or, in a dry run, would remove).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PruneReport {
     /// The versions kept, oldest first.
     pub kept: Vec<u64>,
@@ -72,7 +72,7 @@ pub struct PruneReport {
 }
 
 /// What a version says about itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionInfo {
     pub version: u64,
     /// When it was written (UTC, `2026-11-22T14:39:44Z`).
@@ -87,7 +87,7 @@ pub struct VersionInfo {
     pub sets: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExportKind {
     Full,
@@ -104,7 +104,7 @@ impl ExportKind {
 }
 
 /// What an export records besides the resources.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Metadata {
     pub created: String,
     pub source_hash: String,
@@ -112,7 +112,7 @@ pub struct Metadata {
 }
 
 /// One stored version with its resources, in stored order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Snapshot {
     pub info: VersionInfo,
     pub resources: Vec<Resource>,
@@ -120,7 +120,7 @@ pub struct Snapshot {
 
 /// What differs between two versions ([`Store::changes`]): the resources each holds that the
 /// other does not hold exactly so, each side in its version's order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Changes {
     /// Of the first version: removed or changed by the second.
     pub before: Vec<Resource>,
@@ -129,7 +129,8 @@ pub struct Changes {
 }
 
 /// What a partial export deletes besides the sets it replaces.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PartialRequest {
     /// `--delete-resource-set`: sets to remove.
     pub delete_sets: Vec<String>,
@@ -306,7 +307,7 @@ pub trait Store {
 }
 
 /// What `modelc store info` says of a store.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct About {
     /// `embedded (SQLite)` or `PostgreSQL <server version>`.
     pub backend: String,

@@ -8,7 +8,7 @@ use crate::diff::{Diff, diff};
 use crate::{Metadata, PartialRequest, Snapshot, StoreError, VersionInfo};
 
 /// An export's effect, decided without writing.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// The version the export would build on or replace (`None`: the store has none).
     pub base: Option<VersionInfo>,

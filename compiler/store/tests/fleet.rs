@@ -113,7 +113,7 @@ fn an_action_is_recorded_once_however_often_it_is_sent() {
     let mut store = store(&server, "actions");
     let started = action("test::R[a,name=x]", "a", 1, "act-1", None, "2026-11-27T10:00:00.000Z");
     let finished = action("test::R[a,name=x]", "a", 1, "act-1", Some("changed"), "2026-11-27T10:00:00.000Z");
-    assert_eq!(store.record_actions(&[started.clone()]).unwrap(), 1);
+    assert_eq!(store.record_actions(std::slice::from_ref(&started)).unwrap(), 1);
     assert_eq!(store.record_actions(&[started.clone(), finished.clone()]).unwrap(), 1, "the end is added");
     assert_eq!(store.record_actions(&[started, finished.clone()]).unwrap(), 0, "nothing new");
     // A finished action is never changed again.

@@ -125,7 +125,11 @@ fn a_store_of_the_previous_layout_is_upgraded_by_migrate_and_reads_exactly_as_be
     let refused = modelc_store::PgStore::open(&url).err().unwrap();
     assert!(refused.to_string().contains("run `modelc store migrate --store URL` to upgrade it to 3"), "{refused}");
     assert_eq!(modelc_store::migrate(&url).unwrap(), Migrated::Upgraded(1, 3));
-    assert_eq!(describe(&mut admin), fixture(modelc_store::postgres::SCHEMA_VERSION), "an upgraded store is laid out as a new one");
+    assert_eq!(
+        describe(&mut admin),
+        fixture(modelc_store::postgres::SCHEMA_VERSION),
+        "an upgraded store is laid out as a new one"
+    );
     let history: i64 = admin.query_one("SELECT COUNT(*) FROM schema_history", &[]).unwrap().get(0);
     assert_eq!(history, modelc_store::postgres::SCHEMA_VERSION, "each layout the store had is recorded");
     let mut store = modelc_store::PgStore::open(&url).unwrap();

@@ -23,6 +23,10 @@ const RELEASE_LOCK: i64 = LOCK + 2;
 /// The channel a release is announced on (its payload: the version).
 pub const RELEASES_CHANNEL: &str = "modelc_releases";
 
+/// The channel on which recorded results are announced (no payload): requirements waited for
+/// on any server may have been met.
+pub const RESULTS_CHANNEL: &str = "modelc_results";
+
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -198,8 +202,10 @@ impl PgStore {
             let row = tx
                 .query_opt("SELECT released FROM releases WHERE version = $1", &[&signed(version)])
                 .map_err(storage)?;
-            row.map(|row| Ok(Release { version, released: row.get(0), agents: agents_of_release(tx, version)?, already: true }))
-                .transpose()
+            row.map(|row| {
+                Ok(Release { version, released: row.get(0), agents: agents_of_release(tx, version)?, already: true })
+            })
+            .transpose()
         })
     }
 
@@ -262,6 +268,25 @@ impl PgStore {
                 out.push(requirement);
             }
             Ok(out)
+        })
+    }
+
+    /// The file contents of `hashes` that some resource of `agents` names: what an agent may
+    /// fetch.
+    pub fn agent_contents(
+        &self,
+        agents: &[String],
+        hashes: &[String],
+    ) -> Result<std::collections::HashMap<String, Vec<u8>>, StoreError> {
+        self.read(|tx| {
+            let rows = tx
+                .query(
+                    "SELECT hash, data FROM contents WHERE hash = ANY($2) AND EXISTS (
+                         SELECT 1 FROM resources r WHERE r.content = contents.hash AND r.agent = ANY($1))",
+                    &[&agents, &hashes],
+                )
+                .map_err(storage)?;
+            Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
         })
     }
 
@@ -344,7 +369,10 @@ impl PgStore {
     pub fn drop_lease(&mut self, name: &str, holder: &str) -> Result<(), StoreError> {
         self.client
             .get_mut()
-            .execute("UPDATE agents SET holder = NULL, expires = NULL WHERE name = $1 AND holder = $2", &[&name, &holder])
+            .execute(
+                "UPDATE agents SET holder = NULL, expires = NULL WHERE name = $1 AND holder = $2",
+                &[&name, &holder],
+            )
             .map_err(storage)?;
         Ok(())
     }
@@ -353,7 +381,10 @@ impl PgStore {
     pub fn holds_lease(&self, name: &str, holder: &str) -> Result<bool, StoreError> {
         self.read(|tx| {
             Ok(tx
-                .query_opt("SELECT 1 FROM agents WHERE name = $1 AND holder = $2 AND expires >= now()", &[&name, &holder])
+                .query_opt(
+                    "SELECT 1 FROM agents WHERE name = $1 AND holder = $2 AND expires >= now()",
+                    &[&name, &holder],
+                )
                 .map_err(storage)?
                 .is_some())
         })
@@ -426,6 +457,9 @@ impl PgStore {
                 ],
             )
             .map_err(storage)?;
+        }
+        if new > 0 {
+            tx.execute("SELECT pg_notify($1, '')", &[&RESULTS_CHANNEL]).map_err(storage)?;
         }
         tx.commit().map_err(storage)?;
         Ok(new)
@@ -515,36 +549,20 @@ impl PgStore {
             Ok(Status { version, agents: agents_state, resources })
         })
     }
-
-    /// The versions prune must keep whatever `--keep` says: the latest released one and those
-    /// an agent is deploying.
-    pub fn protected_versions(&self) -> Result<Vec<u64>, StoreError> {
-        self.read(|tx| {
-            let rows = tx
-                .query(
-                    "SELECT MAX(version) FROM releases UNION SELECT deploying FROM agents WHERE deploying IS NOT NULL",
-                    &[],
-                )
-                .map_err(storage)?;
-            let mut versions: Vec<u64> =
-                rows.iter().filter_map(|row| row.get::<_, Option<i64>>(0)).map(unsigned).collect();
-            versions.sort_unstable();
-            versions.dedup();
-            Ok(versions)
-        })
-    }
 }
 
 fn latest_release(tx: &mut impl GenericClient) -> Result<Option<(u64, String)>, StoreError> {
-    let row = tx
-        .query_opt("SELECT version, released FROM releases ORDER BY version DESC LIMIT 1", &[])
-        .map_err(storage)?;
+    let row =
+        tx.query_opt("SELECT version, released FROM releases ORDER BY version DESC LIMIT 1", &[]).map_err(storage)?;
     Ok(row.map(|row| (unsigned(row.get(0)), row.get(1))))
 }
 
 fn due_version(tx: &mut impl GenericClient, agent: &str, upto: u64) -> Result<Option<u64>, StoreError> {
     let row = tx
-        .query_one("SELECT MAX(version) FROM agent_releases WHERE agent = $1 AND version <= $2", &[&agent, &signed(upto)])
+        .query_one(
+            "SELECT MAX(version) FROM agent_releases WHERE agent = $1 AND version <= $2",
+            &[&agent, &signed(upto)],
+        )
         .map_err(storage)?;
     Ok(row.get::<_, Option<i64>>(0).map(unsigned))
 }

@@ -13,7 +13,7 @@ use super::{connect, storage};
 use crate::StoreError;
 
 /// The notification channel of new versions.
-pub(crate) const CHANNEL: &str = "modelc_versions";
+pub const CHANNEL: &str = "modelc_versions";
 
 /// How often the listening thread looks whether it should stop.
 const POLL: Duration = Duration::from_millis(200);
@@ -27,18 +27,40 @@ pub struct Listener {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// Why a listener calls its callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wakeup<'a> {
+    /// Listening began, or began again after a lost connection: notifications may have been
+    /// missed, so look at the store.
+    Missed,
+    /// A notification on `channel`.
+    Notified { channel: &'a str, payload: &'a str },
+}
+
 impl Listener {
-    /// Connects to the store at `url` and listens; `wake` is called once now (a version may have
-    /// landed before the listening began), then on every new version and after every
-    /// reconnection. It returns false when no one needs waking any more, which ends the thread.
+    /// Connects to the store at `url` and listens for new versions; `wake` is called once now (a
+    /// version may have landed before the listening began), then on every new version and after
+    /// every reconnection. It returns false when no one needs waking any more, which ends the
+    /// thread.
     pub(crate) fn start(url: &str, wake: impl Fn() -> bool + Send + 'static) -> Result<Listener, StoreError> {
-        let client = listening(url)?;
+        Listener::start_on(url, &[CHANNEL], move |_| wake())
+    }
+
+    /// Listens to `channels` ([`CHANNEL`], `fleet::RELEASES_CHANNEL`, …): as [`Listener::start`],
+    /// with what woke it.
+    pub fn start_on(
+        url: &str,
+        channels: &[&str],
+        wake: impl Fn(Wakeup<'_>) -> bool + Send + 'static,
+    ) -> Result<Listener, StoreError> {
+        let channels: Vec<String> = channels.iter().map(|c| (*c).to_owned()).collect();
+        let client = listening(url, &channels)?;
         let stop = Arc::new(AtomicBool::new(false));
         let url = url.to_owned();
         let stopped = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("store-listener".to_owned())
-            .spawn(move || listen(client, &url, &stopped, &wake))
+            .spawn(move || listen(client, &url, &channels, &stopped, &wake))
             .map_err(|e| StoreError::Storage(format!("cannot start listening to the store: {e}")))?;
         Ok(Listener { stop, thread: Some(thread) })
     }
@@ -53,14 +75,22 @@ impl Drop for Listener {
     }
 }
 
-fn listening(url: &str) -> Result<postgres::Client, StoreError> {
+fn listening(url: &str, channels: &[String]) -> Result<postgres::Client, StoreError> {
     let mut client = connect(url)?;
-    client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(storage)?;
+    for channel in channels {
+        client.batch_execute(&format!("LISTEN {channel}")).map_err(storage)?;
+    }
     Ok(client)
 }
 
-fn listen(mut client: postgres::Client, url: &str, stop: &AtomicBool, wake: &dyn Fn() -> bool) {
-    if !wake() {
+fn listen(
+    mut client: postgres::Client,
+    url: &str,
+    channels: &[String],
+    stop: &AtomicBool,
+    wake: &dyn Fn(Wakeup<'_>) -> bool,
+) {
+    if !wake(Wakeup::Missed) {
         return;
     }
     while !stop.load(Ordering::SeqCst) {
@@ -69,8 +99,9 @@ fn listen(mut client: postgres::Client, url: &str, stop: &AtomicBool, wake: &dyn
             let mut woken = notifications.timeout_iter(POLL);
             loop {
                 match woken.next() {
-                    Ok(Some(_)) => {
-                        if !wake() {
+                    Ok(Some(notification)) => {
+                        let channel = notification.channel();
+                        if !wake(Wakeup::Notified { channel, payload: notification.payload() }) {
                             return;
                         }
                     }
@@ -88,11 +119,11 @@ fn listen(mut client: postgres::Client, url: &str, stop: &AtomicBool, wake: &dyn
                 return;
             }
             std::thread::sleep(RECONNECT);
-            if let Ok(client) = listening(url) {
+            if let Ok(client) = listening(url, channels) {
                 break client;
             }
         };
-        if !wake() {
+        if !wake(Wakeup::Missed) {
             return;
         }
     }

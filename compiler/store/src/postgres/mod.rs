@@ -25,7 +25,7 @@ use modelc_ir::{Ir, Resource};
 use postgres::GenericClient;
 
 pub(crate) use connect::{connect, parse};
-pub use listen::Listener;
+pub use listen::{CHANNEL as VERSIONS_CHANNEL, Listener, Wakeup};
 
 use crate::partial::CurrentRow;
 use crate::{ExportKind, PartialRequest, Snapshot, StoreError, VersionInfo};
@@ -309,6 +309,12 @@ impl PgStore {
             ))),
             Layout::Foreign(why) => Err(StoreError::Storage(why)),
         }
+    }
+
+    /// Whether the connection is gone (the server restarted or went away): the store must be
+    /// opened again.
+    pub fn is_closed(&self) -> bool {
+        self.client.borrow().is_closed()
     }
 
     /// One read transaction (repeatable read: what it reads is one moment of the store).

@@ -137,14 +137,23 @@ pub(super) fn prune(client: &mut postgres::Client, keep: u64, dry_run: bool) -> 
         .iter()
         .map(|row| unsigned(row.get(0)))
         .collect();
-    // The version the last deploy applied stays, however old: it is what runs.
-    let deployed: Option<u64> = tx
-        .query_opt("SELECT version FROM deploy_runs WHERE version IS NOT NULL ORDER BY run DESC LIMIT 1", &[])
+    // These stay, however old: the version the last deploy applied (it is what runs), the latest
+    // released one (what agents deploy) and those an agent is deploying now.
+    let protected: Vec<u64> = tx
+        .query(
+            "(SELECT version FROM deploy_runs WHERE version IS NOT NULL ORDER BY run DESC LIMIT 1)
+             UNION SELECT MAX(version) FROM releases
+             UNION SELECT deploying FROM agents WHERE deploying IS NOT NULL",
+            &[],
+        )
         .map_err(storage)?
-        .map(|row| unsigned(row.get(0)));
+        .iter()
+        .filter_map(|row| row.get::<_, Option<i64>>(0))
+        .map(unsigned)
+        .collect();
     let newest = all.len().saturating_sub(usize::try_from(keep).unwrap_or(usize::MAX));
     let kept: Vec<u64> =
-        all.iter().enumerate().filter(|(i, v)| *i >= newest || Some(**v) == deployed).map(|(_, v)| *v).collect();
+        all.iter().enumerate().filter(|(i, v)| *i >= newest || protected.contains(v)).map(|(_, v)| *v).collect();
     let removed: Vec<u64> = all.iter().copied().filter(|v| !kept.contains(v)).collect();
     let kept_signed: Vec<i64> = kept.iter().copied().map(signed).collect();
     let removed_signed: Vec<i64> = removed.iter().copied().map(signed).collect();

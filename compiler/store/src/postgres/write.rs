@@ -196,8 +196,17 @@ fn insert_rows(tx: &mut Transaction<'_>, resources: &[&Resource], version: u64) 
                 "COPY resources (seq, rid, set_name, hash, data, first_version, digest, content, agent) FROM STDIN (FORMAT binary)",
             )
             .map_err(storage)?;
-        let types =
-            [Type::INT8, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT8, Type::BYTEA, Type::TEXT, Type::TEXT];
+        let types = [
+            Type::INT8,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::INT8,
+            Type::BYTEA,
+            Type::TEXT,
+            Type::TEXT,
+        ];
         let mut writer = BinaryCopyInWriter::new(sink, &types);
         for resource in resources {
             let row = EncodedRow::of(resource)?;
