@@ -44,6 +44,17 @@ pub struct Options {
     /// Once set (Ctrl-C), resources that have not started are not started: they are
     /// `interrupted`; those running finish.
     pub interrupt: Arc<std::sync::atomic::AtomicBool>,
+    /// Where the results of [`Disposition::Awaited`] resources come from (an agent's server);
+    /// without it they are `not-handled`, and what requires them is blocked.
+    pub awaited: Option<Arc<dyn Awaited>>,
+}
+
+/// The results of resources other agents deploy, as a run waits for them.
+pub trait Awaited: Send + Sync {
+    /// Blocks until at least one of `ids` has a result, or for a while (the caller asks again
+    /// for those still without one); returns `(id, result, error)` of those that have one. A
+    /// result is an [`Outcome`]'s word: `changed`, `failed`, ….
+    fn wait(&self, ids: &[String]) -> Vec<(String, String, Option<String>)>;
 }
 
 impl Default for Options {
@@ -55,6 +66,7 @@ impl Default for Options {
             clock: Arc::new(SystemClock),
             retries: true,
             interrupt: Arc::default(),
+            awaited: None,
         }
     }
 }
@@ -107,6 +119,7 @@ pub fn run(
     let started = Instant::now();
     let jobs = options.jobs.max(1);
     let mut run = Run::new(plan, options.dry_run, Arc::clone(&options.interrupt));
+    run.awaits = options.awaited.is_some();
     let first = run.start();
     for event in std::mem::take(&mut run.events) {
         deliver(observer, plan, event);
@@ -123,6 +136,13 @@ pub fn run(
         let _ = work_tx.send(Some(work));
     }
     std::thread::scope(|scope| {
+        if let Some(awaited) = &options.awaited
+            && plan.dispositions.contains(&Disposition::Awaited)
+        {
+            let (shared, work_tx, events) = (&shared, work_tx.clone(), event_tx.clone());
+            let interrupt = &options.interrupt;
+            scope.spawn(move || await_results(plan, awaited.as_ref(), interrupt, shared, &work_tx, &events, jobs));
+        }
         for _ in 0..jobs {
             let worker = Worker {
                 plan,
@@ -150,6 +170,80 @@ pub fn run(
         deliver(observer, plan, event);
     }
     run.into_report(started)
+}
+
+/// Settles the awaited resources as their results arrive, and lets what requires them go on;
+/// once the run has nothing left, tells the workers to stop, as the last worker would.
+fn await_results(
+    plan: &Plan,
+    awaited: &dyn Awaited,
+    interrupt: &std::sync::atomic::AtomicBool,
+    shared: &Mutex<Run<'_>>,
+    work_tx: &Sender<Option<Work>>,
+    events: &Sender<Event>,
+    jobs: usize,
+) {
+    let position: std::collections::HashMap<&str, usize> =
+        plan.resources.iter().enumerate().map(|(i, r)| (r.id.as_str(), i)).collect();
+    loop {
+        let pending: Vec<String> = {
+            let run = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if run.remaining == 0 {
+                return;
+            }
+            (0..plan.len())
+                .filter(|&i| plan.dispositions[i] == Disposition::Awaited && run.state[i] == State::Waiting)
+                .map(|i| plan.resources[i].id.clone())
+                .collect()
+        };
+        if pending.is_empty() {
+            return;
+        }
+        let interrupted = interrupt.load(std::sync::atomic::Ordering::SeqCst);
+        let results = if interrupted {
+            let error = "not awaited: the deploy was interrupted".to_owned();
+            pending
+                .iter()
+                .map(|id| (id.clone(), Outcome::Interrupted.as_str().to_owned(), Some(error.clone())))
+                .collect()
+        } else {
+            awaited.wait(&pending)
+        };
+        let (settled_events, ready, all_done) = {
+            let mut run = shared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut ready = Vec::new();
+            for (id, result, error) in results {
+                let Some(&i) = position.get(id.as_str()) else { continue };
+                if run.state[i] != State::Waiting {
+                    continue;
+                }
+                let outcome = Outcome::parse(&result).unwrap_or(Outcome::Failed);
+                let error = (!outcome.lets_dependents_run()).then(|| {
+                    let agent = &plan.resources[i].agent;
+                    match error {
+                        Some(error) => format!("{result} on agent `{agent}`: {error}"),
+                        None => format!("{result} on agent `{agent}`"),
+                    }
+                });
+                let report = run.settled(i, outcome, error);
+                run.state[i] = State::Done(outcome);
+                ready.extend(run.finish(report));
+            }
+            (std::mem::take(&mut run.events), ready, run.remaining == 0)
+        };
+        for event in settled_events {
+            let _ = events.send(event);
+        }
+        for work in ready {
+            let _ = work_tx.send(Some(work));
+        }
+        if all_done {
+            for _ in 0..jobs {
+                let _ = work_tx.send(None);
+            }
+            return;
+        }
+    }
 }
 
 /// What the observer is told.
@@ -519,6 +613,8 @@ struct Run<'p> {
     group_ready: Vec<Vec<(usize, bool)>>,
     /// The resource waits to run with its group (or ran with it).
     joined_group: Vec<bool>,
+    /// Awaited resources get their results from outside the run ([`Options::awaited`]).
+    awaits: bool,
 }
 
 impl<'p> Run<'p> {
@@ -546,6 +642,7 @@ impl<'p> Run<'p> {
             group_waiting: plan.groups.iter().map(Vec::len).collect(),
             group_ready: vec![Vec::new(); plan.groups.len()],
             joined_group: vec![false; n],
+            awaits: false,
         }
     }
 
@@ -561,6 +658,9 @@ impl<'p> Run<'p> {
                     ResourceReport { blocked_by: missing, ..self.settled(i, Outcome::Blocked, Some(error)) }
                 }
                 Disposition::NotHandled => self.settled(i, Outcome::NotHandled, None),
+                // Settled when its result arrives (`await_results`), or now when none can.
+                Disposition::Awaited if self.awaits => continue,
+                Disposition::Awaited => self.settled(i, Outcome::NotHandled, None),
                 Disposition::NoHandler => {
                     let error = format!("no handler deploys `{}`", self.plan.resources[i].entity_type);
                     self.settled(i, Outcome::NoHandler, Some(error))
@@ -576,7 +676,10 @@ impl<'p> Run<'p> {
             work.extend(self.finish(report));
         }
         for i in 0..self.plan.len() {
-            if self.state[i] == State::Waiting && self.waiting_on[i] == 0 {
+            if self.state[i] == State::Waiting
+                && self.waiting_on[i] == 0
+                && self.plan.dispositions[i] != Disposition::Awaited
+            {
                 match self.ready(i) {
                     Ready::Run(dispatched) => work.push(dispatched),
                     Ready::Settled(report) => work.extend(self.finish(report)),

@@ -46,6 +46,10 @@ pub enum Disposition {
     Deploy,
     /// Another agent's resource: listed, never applied.
     NotHandled,
+    /// Another agent's resource that one deployed here requires: never applied here, its
+    /// result in this version comes from outside the run ([`crate::engine::Awaited`]), and
+    /// what requires it waits for it ([`Plan::await_foreign`]).
+    Awaited,
     /// No handler for its type.
     NoHandler,
     /// Cannot be deployed here; the reason.
@@ -199,6 +203,21 @@ impl Plan {
             }
         }
         self.autoedges.len()
+    }
+
+    /// Makes the other agents' resources that a resource deployed here requires
+    /// [`Disposition::Awaited`]: an agent of a server waits for their results instead of
+    /// counting them as not deployed. Returns how many.
+    pub fn await_foreign(&mut self) -> usize {
+        let mut awaited = 0;
+        for i in 0..self.len() {
+            let required_here = self.dependents[i].iter().any(|&d| self.dispositions[d] == Disposition::Deploy);
+            if self.dispositions[i] == Disposition::NotHandled && required_here {
+                self.dispositions[i] = Disposition::Awaited;
+                awaited += 1;
+            }
+        }
+        awaited
     }
 
     pub fn len(&self) -> usize {

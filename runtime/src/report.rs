@@ -58,6 +58,27 @@ impl Outcome {
         }
     }
 
+    /// The outcome [`Outcome::as_str`] names.
+    pub fn parse(text: &str) -> Option<Outcome> {
+        [
+            Outcome::Changed,
+            Outcome::Unchanged,
+            Outcome::Failed,
+            Outcome::Blocked,
+            Outcome::Skipped,
+            Outcome::Guarded,
+            Outcome::WouldChange,
+            Outcome::WouldFail,
+            Outcome::NotEvaluated,
+            Outcome::NoHandler,
+            Outcome::Undeployable,
+            Outcome::NotHandled,
+            Outcome::Interrupted,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == text)
+    }
+
     /// Whether the resources that require this one may run after it.
     pub fn lets_dependents_run(self) -> bool {
         matches!(

@@ -117,6 +117,13 @@ pub struct LeaseRequest {
     pub holder: String,
 }
 
+/// The answer to a lease taken or renewed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LeaseGranted {
+    /// How long it runs unless renewed, in seconds: an agent renews it well before.
+    pub seconds: f64,
+}
+
 /// `GET /agents/{name}/work?holder=H&known=V`: the long poll's answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Work {

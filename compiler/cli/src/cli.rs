@@ -343,6 +343,36 @@ pub enum Command {
         #[arg(long, value_name = "S", default_value = "30", value_parser = seconds)]
         lease: f64,
     },
+    /// Deploy the resources of the named agents from a `modelc server` and keep them
+    /// converged: each released version that changes them, a repair every --repair-interval,
+    /// and when a file they manage changes. Every check is reported as an action, exactly once
+    /// (docs/server.md). Runs until SIGINT or SIGTERM.
+    Agent {
+        /// An agent this process deploys (repeatable); each is held by one process at a time.
+        #[arg(long = "name", value_name = "NAME", required = true)]
+        names: Vec<String>,
+        /// Where the agents keep their lock, desired state, outbox and file contents.
+        #[arg(long, value_name = "DIR")]
+        state_dir: PathBuf,
+        /// Check (and repair) every resource this often without a new version, in seconds.
+        #[arg(long, value_name = "S", default_value = "3600", value_parser = seconds)]
+        repair_interval: f64,
+        /// How many resources each agent deploys at once.
+        #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// The server (`https://host:port`); the token comes from MODELC_TOKEN or --token-file.
+        #[arg(long = "server", value_name = "URL")]
+        server: String,
+        /// A file holding the agent's token (instead of MODELC_TOKEN).
+        #[arg(long = "token-file", value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// The certificate authority (PEM) that signed the server's certificate.
+        #[arg(long = "server-ca", value_name = "FILE", env = "MODELC_SERVER_CA")]
+        ca: Option<PathBuf>,
+        /// How long a long poll waits at most, in seconds (tests shorten it).
+        #[arg(long, value_name = "S", hide = true, value_parser = seconds)]
+        poll: Option<f64>,
+    },
     /// Format .cf files in the one canonical layout (docs/fmt.md): the files named, the .cf
     /// files under the directories named, or under the current directory. Files with syntax
     /// errors are left alone.

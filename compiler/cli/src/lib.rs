@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods, reason = "the command line reads and writes files, the environment and the clock")]
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI is where output is printed")]
 
+mod agent;
 mod cli;
 mod compile;
 mod deploy;
@@ -146,6 +147,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>, io: &mut
         Command::Actions { .. } => "actions",
         Command::Token { .. } => "token",
         Command::Server { .. } => "server",
+        Command::Agent { .. } => "agent",
         Command::Store { .. } => "store",
         Command::Explain { .. } => "explain",
         Command::Doc { .. } => "doc",
@@ -312,6 +314,10 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 Ok(()) => EXIT_OK,
                 Err(message) => usage_error(io, &message),
             }
+        }
+        Command::Agent { names, state_dir, repair_interval, jobs, server, token_file, ca, poll } => {
+            let request = agent::Request { names, state_dir, repair_interval, jobs, server, token_file, ca, poll };
+            agent::agent(&request, interrupt_on_ctrl_c(), io)
         }
         Command::Plan { path, ir, partial, detailed_exitcode, store, server } => {
             let server = match place::server(&server, false, &io.cwd) {

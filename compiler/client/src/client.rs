@@ -250,13 +250,11 @@ impl Client {
             .map(drop)
     }
 
-    /// Takes or renews agent `name`'s lease for `holder`.
-    pub fn take_lease(&self, name: &str, holder: &str) -> Result<(), CallError> {
-        self.post::<_, serde_json::Value>(
-            &format!("/agents/{}/lease", encode(name)),
-            &LeaseRequest { holder: holder.to_owned() },
-        )
-        .map(drop)
+    /// Takes or renews agent `name`'s lease for `holder`; how long it runs.
+    pub fn take_lease(&self, name: &str, holder: &str) -> Result<Duration, CallError> {
+        let granted: modelc_api::LeaseGranted =
+            self.post(&format!("/agents/{}/lease", encode(name)), &LeaseRequest { holder: holder.to_owned() })?;
+        Ok(Duration::from_secs_f64(granted.seconds.clamp(0.5, 3600.0)))
     }
 
     pub fn drop_lease(&self, name: &str, holder: &str) -> Result<(), CallError> {

@@ -10,7 +10,9 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
-use modelc_api::{ActionsReport, AgentResources, ErrorKind, Foreign, LeaseRequest, RequirementsRequest, Work};
+use modelc_api::{
+    ActionsReport, AgentResources, ErrorKind, Foreign, LeaseGranted, LeaseRequest, RequirementsRequest, Work,
+};
 use modelc_store::postgres::fleet::{Action, Requirement, Role, Status};
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
@@ -25,11 +27,11 @@ pub(crate) async fn take_lease(
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<StatusCode> {
+) -> ApiResult<Json<LeaseGranted>> {
     require_agent(&caller(&app, &headers).await?, &name)?;
     let request: LeaseRequest = crate::body::json(&headers, body, app.config.max_body).await?;
     lease(&app, &name, &request.holder).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(Json(LeaseGranted { seconds: app.config.lease.as_secs_f64() }))
 }
 
 pub(crate) async fn drop_lease(
