@@ -25,11 +25,20 @@ use crate::state::{Contents, Desired, private_dir};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// It holds its name and is polling.
-    Started { known: Option<u64> },
+    Started {
+        known: Option<u64>,
+    },
     /// It is deploying a version (`repair`: again, without a new version).
-    Deploying { version: u64, resources: usize, repair: bool },
+    Deploying {
+        version: u64,
+        resources: usize,
+        repair: bool,
+    },
     /// A deploy ended: how many resources ended how.
-    Deployed { version: u64, counts: Vec<(String, usize)> },
+    Deployed {
+        version: u64,
+        counts: Vec<(String, usize)>,
+    },
     /// The server cannot be reached; it keeps enforcing what it has.
     Disconnected,
     Reconnected,
@@ -67,14 +76,10 @@ impl Agent {
             .write(true)
             .open(&lock_path)
             .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|_| {
-            format!("another agent process serves `{name}` from {}", config.state_dir.display())
-        })?;
-        let holder: String = modelc_store::random_bytes(12)
-            .map_err(|e| e.to_string())?
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+            .map_err(|_| format!("another agent process serves `{name}` from {}", config.state_dir.display()))?;
+        let holder: String =
+            modelc_store::random_bytes(12).map_err(|e| e.to_string())?.iter().map(|b| format!("{b:02x}")).collect();
         let lease = match config.client.take_lease(name, &holder) {
             Ok(lease) => lease,
             Err(error) if error.kind() == Some(ErrorKind::Conflict) => {
@@ -195,7 +200,8 @@ impl Agent {
                     match client.take_lease(&name, &holder) {
                         Ok(lease) => every = lease / 3,
                         Err(error) if error.kind() == Some(ErrorKind::Conflict) => {
-                            let _ = wake.send(Wake::Fatal(format!("agent `{name}` was taken by another process: {error}")));
+                            let _ =
+                                wake.send(Wake::Fatal(format!("agent `{name}` was taken by another process: {error}")));
                             return;
                         }
                         // Away: the long poll says so; the lease is taken again when it is back.
@@ -251,7 +257,8 @@ impl Agent {
             counts: Mutex::new(std::collections::BTreeMap::new()),
         };
         modelc_runtime::run(&plan, &handlers, &content, &options, &reporter);
-        let counts = reporter.counts.lock().map(|c| c.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()).unwrap_or_default();
+        let counts =
+            reporter.counts.lock().map(|c| c.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()).unwrap_or_default();
         if let Err(error) = client.progress(&self.name, &self.holder, version, true) {
             say(Event::Warning(format!("the server did not hear that version {version} finished: {error}")));
         }

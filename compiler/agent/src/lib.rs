@@ -95,7 +95,10 @@ pub fn run(
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().unwrap_or_else(|_| Err("an agent panicked".to_owned())).err()).collect()
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().unwrap_or_else(|_| Err("an agent panicked".to_owned())).err())
+            .collect()
     });
     match errors.into_iter().next() {
         Some(error) => Err(error),

@@ -64,7 +64,9 @@ impl Poller {
                 }
                 Err(error) => {
                     let why = match error.kind() {
-                        Some(ErrorKind::Conflict) => format!("agent `{}` was taken by another process: {error}", self.name),
+                        Some(ErrorKind::Conflict) => {
+                            format!("agent `{}` was taken by another process: {error}", self.name)
+                        }
                         _ => format!("the server refused agent `{}`: {error}", self.name),
                     };
                     let _ = wake.send(Wake::Fatal(why));

@@ -49,7 +49,8 @@ impl Contents {
 
     fn path(&self, hash: &str) -> Option<PathBuf> {
         // A hash names a file here: only hex digits.
-        (!hash.is_empty() && hash.len() <= 128 && hash.chars().all(|c| c.is_ascii_hexdigit())).then(|| self.dir.join(hash))
+        (!hash.is_empty() && hash.len() <= 128 && hash.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| self.dir.join(hash))
     }
 
     pub(crate) fn get(&self, hash: &str) -> Option<Vec<u8>> {

@@ -67,7 +67,10 @@ fn describe(event: &Event) -> String {
         }
         Event::Deployed { version, counts } => {
             let counts: Vec<String> = counts.iter().map(|(result, n)| format!("{n} {result}")).collect();
-            format!("version {version}: {}", if counts.is_empty() { "nothing to do".to_owned() } else { counts.join(", ") })
+            format!(
+                "version {version}: {}",
+                if counts.is_empty() { "nothing to do".to_owned() } else { counts.join(", ") }
+            )
         }
         Event::Disconnected => "the server cannot be reached: enforcing the last version, calling again".to_owned(),
         Event::Reconnected => "the server answers again".to_owned(),

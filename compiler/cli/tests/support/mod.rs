@@ -29,3 +29,4 @@ pub(crate) fn modules() -> Option<PathBuf> {
     modelc_test_skip::skip(modelc_test_skip::NO_REFERENCE_MATERIAL);
     None
 }
+pub(crate) mod fleet;

@@ -1,0 +1,266 @@
+//! `modelc server` and `modelc agent` as a team runs them: real processes on 127.0.0.1 in front
+//! of a real PostgreSQL (`modelc-test-postgres`), real commands run by the agents in scratch
+//! directories.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
+
+mod support;
+
+use std::time::Duration;
+
+use modelc_test_postgres::Postgres;
+use support::fleet::{Fleet, http, id, result, run, write_ir};
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    support::scratch("server", name)
+}
+
+/// A version is deployed once released; across two agents, a resource waits for the one it
+/// requires on the other agent; a failure blocks only what depends on it, on the other agent
+/// too; every action is recorded once.
+#[test]
+fn two_agents_keep_order_across_them_and_a_failure_blocks_only_its_dependents() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("two-agents");
+    let fleet = Fleet::new(&postgres, "two_agents", &dir);
+    let server = fleet.server(&[]);
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    let alpha_token = fleet.token(&server, &["--role", "agent", "--agent", "alpha"]);
+    let beta_token = fleet.token(&server, &["--role", "agent", "--agent", "beta"]);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = out.display();
+    let slow = run("alpha", "slow", &format!("sleep 0.5; echo from-alpha > {o}/a"), &[]);
+    let broken = run("alpha", "broken", "exit 3", &[]);
+    let copy = run("beta", "copy", &format!("cp {o}/a {o}/b"), &[&id(&slow)]);
+    let after_broken = run("beta", "after-broken", &format!("touch {o}/never"), &[&id(&broken)]);
+    let alone = run("beta", "alone", &format!("touch {o}/alone"), &[]);
+    write_ir(&dir.join("ir.json"), &[slow.clone(), broken.clone(), copy.clone(), after_broken.clone(), alone.clone()]);
+
+    let _alpha = fleet.agent(&server, &alpha_token, &["alpha"], &dir.join("state-alpha"), &[]);
+    let _beta = fleet.agent(&server, &beta_token, &["beta"], &dir.join("state-beta"), &[]);
+    let exported = fleet.modelc(&server, &exporter, &["export", "--ir", "ir.json"], &[]);
+    assert!(exported.status.success(), "{}", String::from_utf8_lossy(&exported.stderr));
+    // Not released: nothing is deployed.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!out.join("alone").exists(), "an unreleased version was deployed");
+    let released = fleet.modelc(&server, &exporter, &["release"], &[]);
+    assert!(released.status.success(), "{}", String::from_utf8_lossy(&released.stderr));
+
+    let ids = [id(&slow), id(&broken), id(&copy), id(&after_broken), id(&alone)];
+    let status = fleet.wait_status(&server, Duration::from_secs(30), |s| {
+        ids.iter().all(|i| result(s, i).is_some_and(|r| r != "deploying"))
+    });
+    assert_eq!(result(&status, &id(&slow)).as_deref(), Some("changed"), "{status:#}");
+    assert_eq!(result(&status, &id(&broken)).as_deref(), Some("failed"));
+    assert_eq!(result(&status, &id(&copy)).as_deref(), Some("changed"));
+    assert_eq!(result(&status, &id(&after_broken)).as_deref(), Some("blocked"));
+    assert_eq!(result(&status, &id(&alone)).as_deref(), Some("changed"));
+    // Order across agents: the copy ran after alpha wrote its file.
+    assert_eq!(std::fs::read_to_string(out.join("b")).unwrap(), "from-alpha\n");
+    assert!(!out.join("never").exists());
+    let blocked = support::fleet::resource(&status, &id(&after_broken)).unwrap();
+    assert!(blocked["error"].as_str().unwrap().contains(&id(&broken)), "{blocked}");
+    assert_eq!(status["version"], 1);
+
+    // Every action once: one per resource and version, each with its own id.
+    let actions = fleet.modelc(&server, &fleet.admin, &["actions", "--format", "json"], &[]);
+    let actions: Vec<serde_json::Value> = serde_json::from_slice(&actions.stdout).unwrap();
+    assert_eq!(actions.len(), 5, "{actions:#?}");
+    let mut action_ids: Vec<&str> = actions.iter().map(|a| a["action_id"].as_str().unwrap()).collect();
+    action_ids.sort_unstable();
+    action_ids.dedup();
+    assert_eq!(action_ids.len(), 5);
+    let of = |resource: &str| actions.iter().find(|a| a["id"] == resource).unwrap();
+    // RFC 3339 times, and the copy started only after the slow command finished.
+    let slow_finished = of(&id(&slow))["finished"].as_str().unwrap().to_owned();
+    let copy_started = of(&id(&copy))["started"].as_str().unwrap().to_owned();
+    assert!(copy_started >= slow_finished, "{copy_started} < {slow_finished}");
+    assert!(slow_finished.ends_with('Z') && slow_finished.contains('T'));
+}
+
+/// A second process with a held name is refused at once; an agent that dies while deploying
+/// leaves its resource `agent-lost` once its lease runs out, not `deploying` for ever.
+#[test]
+fn a_held_name_is_refused_and_a_dead_agents_resources_turn_agent_lost() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("lost");
+    let fleet = Fleet::new(&postgres, "lost", &dir);
+    let server = fleet.server(&["--lease", "2"]);
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    let token = fleet.token(&server, &["--role", "agent", "--agent", "alpha"]);
+    let long = run("alpha", "long", "sleep 8", &[]);
+    write_ir(&dir.join("ir.json"), std::slice::from_ref(&long));
+    let mut first = fleet.agent(&server, &token, &["alpha"], &dir.join("state-1"), &[]);
+    assert!(first.wait_for("agent alpha: started", Duration::from_secs(20)), "{}", first.log());
+
+    // Another process on the same state directory, and another elsewhere: both refused.
+    let started = std::time::Instant::now();
+    let mut same_dir = fleet.agent(&server, &token, &["alpha"], &dir.join("state-1"), &[]);
+    assert_eq!(same_dir.exited(Duration::from_secs(10)), Some(2));
+    assert!(same_dir.log().contains("another agent process serves `alpha`"), "{}", same_dir.log());
+    let mut elsewhere = fleet.agent(&server, &token, &["alpha"], &dir.join("state-2"), &[]);
+    assert_eq!(elsewhere.exited(Duration::from_secs(10)), Some(2));
+    assert!(elsewhere.log().contains("agent `alpha` is held by another process"), "{}", elsewhere.log());
+    assert!(started.elapsed() < Duration::from_secs(10), "refused quickly");
+
+    let exported = fleet.modelc(&server, &exporter, &["export", "--ir", "ir.json", "--release"], &[]);
+    assert!(exported.status.success(), "{}", String::from_utf8_lossy(&exported.stderr));
+    let status =
+        fleet.wait_status(&server, Duration::from_secs(20), |s| result(s, &id(&long)).as_deref() == Some("deploying"));
+    assert_eq!(result(&status, &id(&long)).as_deref(), Some("deploying"), "{status:#}");
+    first.kill();
+    let status =
+        fleet.wait_status(&server, Duration::from_secs(15), |s| result(s, &id(&long)).as_deref() == Some("agent-lost"));
+    assert_eq!(result(&status, &id(&long)).as_deref(), Some("agent-lost"), "{status:#}");
+    assert_eq!(status["agents"][0]["connected"], false);
+    // Once the lease ran out, another process may take the name.
+    let mut again = fleet.agent(&server, &token, &["alpha"], &dir.join("state-2"), &[]);
+    assert!(again.wait_for("agent alpha: deploying version 1", Duration::from_secs(20)), "{}", again.log());
+    // Stopped, it lets the running command finish and starts nothing more.
+    assert_eq!(again.terminate(Duration::from_secs(30)), Some(0), "{}", again.log());
+}
+
+/// Every call but health needs a token of the right role; an agent token reaches only its own
+/// agents; bad input gets one JSON error; no token is ever in the server's log.
+#[test]
+fn every_call_checks_its_token_and_no_token_is_logged() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("tokens");
+    let fleet = Fleet::new(&postgres, "tokens", &dir);
+    let server = fleet.server(&[]);
+    let address = server.address();
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    let reader = fleet.token(&server, &["--role", "read"]);
+    let agent = fleet.token(&server, &["--role", "agent", "--agent", "alpha"]);
+    let made = fleet.modelc(&server, &fleet.admin, &["token", "create"], &["--role", "admin"]);
+    let revoked = String::from_utf8(made.stdout).unwrap().trim().to_owned();
+    // Its id and role on stderr, the token alone on stdout.
+    let said = String::from_utf8(made.stderr).unwrap();
+    let revoked_id = said.split("created token ").nth(1).unwrap().split(' ').next().unwrap().to_owned();
+    assert!(said.contains("with role admin") && !said.contains(&revoked), "{said}");
+    let listed = fleet.modelc(&server, &fleet.admin, &["token", "list", "--format", "json"], &[]);
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.len(), 5);
+    assert!(!String::from_utf8_lossy(&serde_json::to_vec(&listed).unwrap()).contains(&revoked));
+    let out = fleet.modelc(&server, &fleet.admin, &["token", "revoke", &revoked_id], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    write_ir(&dir.join("ir.json"), &[run("alpha", "a", "true", &[]), run("beta", "b", "true", &[])]);
+    let out = fleet.modelc(&server, &exporter, &["export", "--ir", "ir.json", "--release"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let (status, body) = http(&address, "GET", "/api/v1/health", None, None);
+    assert_eq!(status, 200, "{body}");
+    // (method, path, body, the roles allowed: export, read, agent-of-alpha)
+    let calls: [(&str, &str, Option<&str>, [bool; 3]); 11] = [
+        ("GET", "/api/v1/versions", None, [true, true, false]),
+        ("GET", "/api/v1/versions/1", None, [true, true, false]),
+        ("GET", "/api/v1/versions/1/changes/1", None, [true, true, false]),
+        ("POST", "/api/v1/releases", Some("{}"), [true, false, false]),
+        (
+            "POST",
+            "/api/v1/plan",
+            Some(r#"{"ir": {"format": "modelc-resources", "format_version": 1, "resources": [], "sets": []}}"#),
+            [true, false, false],
+        ),
+        ("GET", "/api/v1/tokens", None, [false, false, false]),
+        ("GET", "/api/v1/status", None, [true, true, true]),
+        ("GET", "/api/v1/actions", None, [true, true, true]),
+        ("GET", "/api/v1/agents/alpha/versions/1/resources", None, [false, false, true]),
+        ("GET", "/api/v1/agents/beta/versions/1/resources", None, [false, false, false]),
+        ("POST", "/api/v1/contents", Some(r#"{"hashes": []}"#), [true, true, true]),
+    ];
+    for (method, path, body, allowed) in calls {
+        for (token, expected) in [(None, 401), (Some("modelc_nonsense"), 401), (Some(revoked.as_str()), 401)] {
+            let (status, answer) = http(&address, method, path, token, body);
+            assert_eq!(status, expected, "{method} {path} with {token:?}: {answer}");
+            let error: serde_json::Value = serde_json::from_str(&answer).unwrap();
+            assert_eq!(error["error"]["code"], "unauthorized", "{answer}");
+        }
+        for (token, allowed) in [(&exporter, allowed[0]), (&reader, allowed[1]), (&agent, allowed[2])] {
+            let (status, answer) = http(&address, method, path, Some(token), body);
+            if allowed {
+                assert!((200..300).contains(&status), "{method} {path}: {status} {answer}");
+            } else {
+                assert_eq!(status, 403, "{method} {path}: {answer}");
+                let error: serde_json::Value = serde_json::from_str(&answer).unwrap();
+                assert_eq!(error["error"]["code"], "forbidden");
+            }
+        }
+        let (status, answer) = http(&address, method, path, Some(&fleet.admin), body);
+        assert!((200..300).contains(&status), "admin {method} {path}: {status} {answer}");
+    }
+    // An agent token reads only its own agents' status.
+    let (status, _) = http(&address, "GET", "/api/v1/status?agent=beta", Some(&agent), None);
+    assert_eq!(status, 403);
+    // Bad input: one JSON error each, and nothing written.
+    let (status, answer) = http(&address, "POST", "/api/v1/releases", Some(&exporter), Some("{\"version\": \"x\"}"));
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = http(&address, "POST", "/api/v1/releases", Some(&exporter), Some("{\"verzion\": 1}"));
+    assert_eq!(status, 400, "unknown fields are refused: {answer}");
+    let (status, _) = http(&address, "GET", "/api/v1/versions/9", Some(&reader), None);
+    assert_eq!(status, 404);
+    let (status, _) = http(&address, "GET", "/api/v1/nothing", Some(&reader), None);
+    assert_eq!(status, 404);
+    let (status, answer) = http(&address, "POST", "/api/v1/releases", Some(&exporter), Some("{\"version\": 0}"));
+    assert!(status == 404 || status == 409, "{answer}");
+    // The CLI names the cause and exits 2.
+    let out = fleet.modelc(&server, "modelc_nonsense", &["versions"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown token"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = modelc_cli_without_token(&server.url);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MODELC_TOKEN"));
+
+    let log = server.process.log();
+    assert!(log.contains("GET /api/v1/versions 401"), "requests are logged: {log}");
+    for token in [&fleet.admin, &exporter, &reader, &agent, &revoked] {
+        let secret = token.trim_start_matches("modelc_");
+        assert!(!log.contains(secret), "a token is in the server's log");
+    }
+}
+
+fn modelc_cli_without_token(url: &str) -> std::process::Output {
+    support::fleet::modelc().args(["versions", "--server", url]).output().unwrap()
+}
+
+/// A release older than the latest released version is refused (409, exit status 2); an
+/// export through the server that breaks a store rule is refused with the rule's diagnostic.
+#[test]
+fn stale_releases_and_refused_exports_are_reported_as_locally() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("refusals");
+    let fleet = Fleet::new(&postgres, "refusals", &dir);
+    let server = fleet.server(&[]);
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    write_ir(&dir.join("one.json"), &[run("alpha", "a", "true", &[])]);
+    write_ir(&dir.join("two.json"), &[run("alpha", "a", "true", &[]), run("alpha", "b", "true", &[])]);
+    for file in ["one.json", "two.json"] {
+        let out = fleet.modelc(&server, &exporter, &["export", "--ir", file, "--release"], &[]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = fleet.modelc(&server, &exporter, &["release", "1"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("older than version 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same versions through the server as in the store.
+    let through = fleet.modelc(&server, &exporter, &["versions", "--format", "json"], &[]);
+    let direct =
+        support::fleet::modelc().args(["versions", "--format", "json", "--store", &fleet.store]).output().unwrap();
+    assert_eq!(through.stdout, direct.stdout);
+    let through = fleet.modelc(&server, &exporter, &["diff", "1", "2"], &[]);
+    let direct = support::fleet::modelc().args(["diff", "1", "2", "--store", &fleet.store]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&through.stdout), String::from_utf8_lossy(&direct.stdout));
+    // A partial export with no set to replace is refused by the store's rule, as locally.
+    let out = fleet.modelc(
+        &server,
+        &exporter,
+        &["export", "--ir", "one.json", "--partial", "--delete-resource-set", "nope"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("E0510"), "{stderr}");
+}
