@@ -264,3 +264,171 @@ fn stale_releases_and_refused_exports_are_reported_as_locally() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("E0510"), "{stderr}");
 }
+
+/// The server killed for a while, then started again, and then a network that cuts every
+/// connection again and again: the agents reach each next version without being restarted,
+/// and every action is recorded exactly once (none lost, none twice).
+#[test]
+fn agents_survive_a_killed_server_and_a_cutting_network_and_record_every_action_once() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("survive");
+    let fleet = Fleet::new(&postgres, "survive", &dir);
+    let mut server = fleet.server(&[]);
+    let address = server.address();
+    let proxy = support::fleet::Proxy::start(&address);
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    let tokens = [
+        fleet.token(&server, &["--role", "agent", "--agent", "alpha"]),
+        fleet.token(&server, &["--role", "agent", "--agent", "beta"]),
+    ];
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // Version n: each agent writes n into a file of its own, 20 times over (20 actions each).
+    let version = |n: u32| -> Vec<serde_json::Value> {
+        let mut resources = Vec::new();
+        for agent in ["alpha", "beta"] {
+            for k in 0..20 {
+                resources.push(run(agent, &format!("w{k}"), &format!("echo {n} > {}/{agent}-{k}", out.display()), &[]));
+            }
+        }
+        resources
+    };
+    let converged = |n: u32| {
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < until {
+            let done = ["alpha", "beta"].iter().all(|agent| {
+                (0..20).all(|k| {
+                    std::fs::read_to_string(out.join(format!("{agent}-{k}"))).is_ok_and(|t| t.trim() == n.to_string())
+                })
+            });
+            if done {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    };
+    let agents: Vec<_> = ["alpha", "beta"]
+        .iter()
+        .zip(&tokens)
+        .map(|(name, token)| fleet.agent_at(&proxy.url(), token, &[name], &dir.join(format!("state-{name}")), &[]))
+        .collect();
+    write_ir(&dir.join("v1.json"), &version(1));
+    let out1 = fleet.modelc(&server, &exporter, &["export", "--ir", "v1.json", "--release"], &[]);
+    assert!(out1.status.success(), "{}", String::from_utf8_lossy(&out1.stderr));
+    assert!(converged(1), "version 1: {}", agents[0].log());
+
+    // The server is killed; version 2 is exported and released into the store meanwhile.
+    server.process.kill();
+    write_ir(&dir.join("v2.json"), &version(2));
+    let direct = support::fleet::modelc()
+        .current_dir(&dir)
+        .args(["export", "--ir", "v2.json", "--release", "--store", &fleet.store])
+        .output()
+        .unwrap();
+    assert!(direct.status.success(), "{}", String::from_utf8_lossy(&direct.stderr));
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(agents.iter().all(|a| a.log().contains("the server cannot be reached")), "{}", agents[0].log());
+    let server = fleet.server_at(&address, &[]);
+    assert!(converged(2), "version 2 after the restart: {}", agents[0].log());
+
+    // Connections cut every 150 ms while version 3 is deployed and reported.
+    let cutting = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cutter = {
+        let proxy = &proxy;
+        std::thread::scope(|scope| {
+            let still = std::sync::Arc::clone(&cutting);
+            scope.spawn(move || {
+                while still.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(150));
+                    proxy.cut();
+                }
+            });
+            write_ir(&dir.join("v3.json"), &version(3));
+            let out3 = fleet.modelc(&server, &exporter, &["export", "--ir", "v3.json", "--release"], &[]);
+            assert!(out3.status.success(), "{}", String::from_utf8_lossy(&out3.stderr));
+            let reached = converged(3);
+            std::thread::sleep(Duration::from_secs(2));
+            cutting.store(false, std::sync::atomic::Ordering::SeqCst);
+            reached
+        })
+    };
+    assert!(cutter, "version 3 under cuts: {}", agents[0].log());
+    // Everything reported arrives: every resource of every version once, finished.
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    let actions = loop {
+        let listed = fleet.modelc(&server, &fleet.admin, &["actions", "--format", "json"], &[]);
+        let actions: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).unwrap();
+        if actions.len() >= 120 && actions.iter().all(|a| !a["finished"].is_null())
+            || std::time::Instant::now() >= until
+        {
+            break actions;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut seen = std::collections::BTreeMap::new();
+    for action in &actions {
+        *seen.entry((action["id"].as_str().unwrap().to_owned(), action["version"].as_u64().unwrap())).or_insert(0) += 1;
+        assert_eq!(action["result"], "changed", "{action}");
+    }
+    assert_eq!(seen.len(), 120, "40 resources in each of 3 versions");
+    assert!(seen.values().all(|n| *n == 1), "an action was recorded twice: {seen:?}");
+    // The outboxes are empty: nothing is waiting to be sent.
+    for agent in ["alpha", "beta"] {
+        let outbox = dir.join(format!("state-{agent}/{agent}/outbox"));
+        let left: Vec<_> = std::fs::read_dir(&outbox).unwrap().filter_map(Result::ok).collect();
+        assert!(left.is_empty(), "{agent}'s outbox holds {left:?}");
+    }
+}
+
+/// Two servers on one database: a release through one wakes the agents connected to the other
+/// at once (not at their next poll); a release that changes one agent wakes only that one.
+#[test]
+fn a_release_through_one_server_wakes_agents_of_the_other_and_only_those_it_changes() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("two-servers");
+    let fleet = Fleet::new(&postgres, "two_servers", &dir);
+    let first = fleet.server(&[]);
+    let second = fleet.server(&[]);
+    let exporter = fleet.token(&first, &["--role", "export"]);
+    let alpha = fleet.token(&first, &["--role", "agent", "--agent", "alpha"]);
+    let beta = fleet.token(&first, &["--role", "agent", "--agent", "beta"]);
+    // Long polls of 30 s: an agent that deploys sooner was woken.
+    let agents = [
+        fleet.agent(&second, &alpha, &["alpha"], &dir.join("state-alpha"), &["--poll", "30"]),
+        fleet.agent(&second, &beta, &["beta"], &dir.join("state-beta"), &["--poll", "30"]),
+    ];
+    for agent in &agents {
+        assert!(agent.wait_for("started", Duration::from_secs(20)), "{}", agent.log());
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let set = |agent: &str, value: &str| {
+        let mut r = run(agent, "r", &format!("true {value}"), &[]);
+        r["id"] = serde_json::json!(format!("exec::Run[{agent},command=r]"));
+        r["resource_set"] = serde_json::json!(format!("set-{agent}"));
+        r
+    };
+    let ir = |resources: &[serde_json::Value]| {
+        let mut sets = Vec::new();
+        for r in resources {
+            sets.push(serde_json::json!({"name": r["resource_set"], "resources": [r["id"]],
+                "source": {"entity": "std::ResourceSet", "file": "main.cf", "line": 1}}));
+        }
+        serde_json::json!({"format": "modelc-resources", "format_version": 1, "resources": resources, "sets": sets})
+    };
+    std::fs::write(dir.join("v1.json"), ir(&[set("alpha", "1"), set("beta", "1")]).to_string()).unwrap();
+    let started = std::time::Instant::now();
+    let out = fleet.modelc(&first, &exporter, &["export", "--ir", "v1.json", "--release"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for agent in &agents {
+        assert!(agent.wait_for("deploying version 1", Duration::from_secs(10)), "{}", agent.log());
+    }
+    assert!(started.elapsed() < Duration::from_secs(10), "woken, not polled: {:?}", started.elapsed());
+    // A partial export of alpha's set: only alpha deploys version 2.
+    std::fs::write(dir.join("v2.json"), ir(&[set("alpha", "2")]).to_string()).unwrap();
+    let out = fleet.modelc(&first, &exporter, &["export", "--ir", "v2.json", "--partial", "--release"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(agents[0].wait_for("deploying version 2", Duration::from_secs(10)), "{}", agents[0].log());
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!agents[1].log().contains("version 2"), "beta was woken: {}", agents[1].log());
+}

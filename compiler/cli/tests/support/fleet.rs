@@ -166,12 +166,20 @@ impl Fleet {
 
     /// An agent process serving `names` from `server`, its state in `state`.
     pub(crate) fn agent(&self, server: &Server, token: &str, names: &[&str], state: &Path, extra: &[&str]) -> Process {
+        self.agent_at(&server.url, token, names, state, extra)
+    }
+
+    /// An agent process serving `names` from the server at `url` (a proxy, say).
+    pub(crate) fn agent_at(&self, url: &str, token: &str, names: &[&str], state: &Path, extra: &[&str]) -> Process {
         let mut command = modelc();
-        command.env("MODELC_TOKEN", token).args(["agent", "--server", &server.url, "--state-dir"]).arg(state);
+        command.env("MODELC_TOKEN", token).args(["agent", "--server", url, "--state-dir"]).arg(state);
         for name in names {
             command.args(["--name", name]);
         }
-        command.args(["--poll", "5"]).args(extra);
+        if !extra.contains(&"--poll") {
+            command.args(["--poll", "5"]);
+        }
+        command.args(extra);
         Process::spawn(command)
     }
 
@@ -273,4 +281,61 @@ pub(crate) fn resource<'a>(status: &'a serde_json::Value, id: &str) -> Option<&'
 /// The result of `id` in the status, if it has one.
 pub(crate) fn result(status: &serde_json::Value, id: &str) -> Option<String> {
     resource(status, id).and_then(|r| r["result"].as_str()).map(str::to_owned)
+}
+
+/// A TCP proxy on 127.0.0.1 in front of `target` that can cut every connection it carries, as
+/// a flaky network does.
+pub(crate) struct Proxy {
+    pub(crate) address: String,
+    connections: Arc<Mutex<Vec<std::net::TcpStream>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Proxy {
+    pub(crate) fn start(target: &str) -> Proxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let connections: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (kept, target, stopped) = (Arc::clone(&connections), target.to_owned(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                let Ok(server) = std::net::TcpStream::connect(&target) else { continue };
+                let mut all = kept.lock().unwrap();
+                all.push(client.try_clone().unwrap());
+                all.push(server.try_clone().unwrap());
+                for (mut from, mut to) in [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Proxy { address, connections, stop }
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Cuts every connection open now.
+    pub(crate) fn cut(&self) {
+        for stream in self.connections.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(&self.address);
+        self.cut();
+    }
 }
