@@ -1,6 +1,6 @@
 //! One agent name: its lock, its lease, and its loop of deploys.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -299,7 +299,7 @@ impl Agent {
     /// The contents `resources` name, from the cache.
     fn content(&self, resources: &[Resource]) -> MemoryContent {
         let mut content = MemoryContent::default();
-        let hashes: HashSet<&str> =
+        let hashes: BTreeSet<&str> =
             resources.iter().filter_map(|r| r.attributes.get("hash").and_then(|h| h.as_str())).collect();
         for hash in hashes {
             if let Some(bytes) = self.contents.get(hash) {

@@ -1,7 +1,7 @@
 //! `modelc server` and `modelc agent` as a team runs them: real processes on 127.0.0.1 in front
 //! of a real PostgreSQL (`modelc-test-postgres`), real commands run by the agents in scratch
 //! directories.
-#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test code")]
 
 mod support;
 
