@@ -177,6 +177,11 @@ fs::File(host=host, path="relative/path", content="x")
     let not_converged: Vec<&str> =
         status["not_converged"].as_array().unwrap().iter().map(|r| r["result"].as_str().unwrap()).collect();
     assert_eq!(not_converged, ["failed", "blocked", "blocked", "failed"]);
+    // The shape a server's status has: `{version, agents, resources}`, times in RFC 3339.
+    let resources = status["resources"].as_array().unwrap();
+    assert!(resources.iter().any(|r| r["result"] == "failed" && r["error"].is_string()));
+    assert!(resources.iter().all(|r| r["started"].as_str().unwrap().ends_with('Z') && r["agent"].is_string()));
+    assert!(status["agents"][0]["name"].is_string() && status.as_object().unwrap().contains_key("version"));
 }
 
 #[test]

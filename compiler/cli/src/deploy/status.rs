@@ -26,11 +26,8 @@ pub(crate) fn status(store: Option<&Locator>, format: Format, color: bool, io: &
         .filter(|r| !matches!(r.result.as_str(), "changed" | "unchanged" | "would-change" | "not-evaluated"))
         .collect();
     if format == Format::Json {
-        let mut value = serde_json::to_value(&run).unwrap_or_default();
-        if let Some(map) = value.as_object_mut() {
-            map.insert("not_converged".into(), serde_json::to_value(&problems).unwrap_or_default());
-        }
-        let _ = writeln!(io.stdout, "{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        let _ =
+            writeln!(io.stdout, "{}", serde_json::to_string_pretty(&status_json(&run, &problems)).unwrap_or_default());
         return if run.converged { EXIT_OK } else { EXIT_MODEL_ERRORS };
     }
     let count = |word: &str| run.results.iter().filter(|r| r.result == word).count();
@@ -83,4 +80,35 @@ fn warn_if_readable(path: &Path, format: Format, io: &mut Io<'_>) {
             path.display()
         );
     }
+}
+
+/// The last run in the shape a server's status has (`{version, agents, resources}`, times in
+/// RFC 3339), so one script reads both; a local run's resources share its start and end. The
+/// run's own fields (`run`, `source`, `converged`, `not_converged`) come with it.
+fn status_json(run: &DeployRecord, problems: &[&DeployResult]) -> serde_json::Value {
+    let agents: Vec<serde_json::Value> = run
+        .agents
+        .iter()
+        .map(|name| serde_json::json!({"name": name, "connected": false, "version": run.version}))
+        .collect();
+    let resources: Vec<serde_json::Value> = run
+        .results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id, "agent": r.agent, "version": run.version, "result": r.result,
+                "started": run.started, "finished": run.ended, "error": r.error,
+                "changes": r.changes, "source": r.source,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "version": run.version,
+        "agents": agents,
+        "resources": resources,
+        "run": run.run,
+        "source": run.source,
+        "converged": run.converged,
+        "not_converged": problems,
+    })
 }
