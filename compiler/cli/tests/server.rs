@@ -432,3 +432,43 @@ fn a_release_through_one_server_wakes_agents_of_the_other_and_only_those_it_chan
     std::thread::sleep(Duration::from_secs(2));
     assert!(!agents[1].log().contains("version 2"), "beta was woken: {}", agents[1].log());
 }
+
+/// A body larger than `--max-body` is 413; while the database is away every call is 503 with
+/// `Retry-After`, and the server answers again once it is back, by itself.
+#[test]
+fn a_large_body_is_refused_and_a_missing_database_is_unavailable_until_it_is_back() {
+    let Some(mut postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("unavailable");
+    let fleet = Fleet::new(&postgres, "unavailable", &dir);
+    let server = fleet.server(&["--max-body", "2000"]);
+    let address = server.address();
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    let large = format!("{{\"version\": 1, \"padding\": \"{}\"}}", "x".repeat(5000));
+    let (status, answer) = http(&address, "POST", "/api/v1/releases", Some(&exporter), Some(&large));
+    assert_eq!(status, 413, "{answer}");
+    assert!(answer.contains("too-large"), "{answer}");
+
+    postgres.crash();
+    let (status, answer) = http(&address, "GET", "/api/v1/versions", Some(&exporter), None);
+    assert_eq!(status, 503, "{answer}");
+    assert!(answer.contains("\"unavailable\""), "{answer}");
+    let (status, _) = http(&address, "GET", "/api/v1/health", None, None);
+    assert_eq!(status, 503);
+    let out = fleet.modelc(&server, &exporter, &["versions"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be reached"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    postgres.restart().unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let back = loop {
+        let (status, _) = http(&address, "GET", "/api/v1/versions", Some(&exporter), None);
+        if status == 200 || std::time::Instant::now() >= until {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(back, 200, "the server answers again once the database is back");
+}
