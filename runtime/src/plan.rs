@@ -220,6 +220,17 @@ impl Plan {
         awaited
     }
 
+    /// Makes the resources with these ids [`Disposition::Awaited`] whatever their agent: an
+    /// agent's incremental run holds its own unchanged resources that a changed one requires,
+    /// and gives their last results instead of running them again.
+    pub fn await_resources(&mut self, ids: &HashSet<String>) {
+        for i in 0..self.len() {
+            if ids.contains(&self.resources[i].id) {
+                self.dispositions[i] = Disposition::Awaited;
+            }
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.resources.len()
     }

@@ -1,6 +1,6 @@
 //! One agent name: its lock, its lease, and its loop of deploys.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +56,9 @@ pub struct Agent {
     outbox: Outbox,
     /// How long the server's lease runs.
     lease: Duration,
+    /// Per own resource, whether its last run here converged: a new version deploys only what
+    /// changed and what had not converged (an incremental run); repairs deploy everything.
+    converged: HashMap<String, bool>,
     _lock: Flock<File>,
 }
 
@@ -97,6 +100,7 @@ impl Agent {
             dir,
             outbox,
             lease,
+            converged: HashMap::new(),
             _lock: lock,
         })
     }
@@ -227,22 +231,36 @@ impl Agent {
             self.desired = Some(fetched);
         }
         let Some(desired) = &self.desired else { return Ok(()) };
-        say(Event::Deploying { version, resources: desired.resources.len(), repair });
+        let (run, standing) = self.to_run(desired, previous.as_ref(), repair);
+        say(Event::Deploying { version, resources: run.len(), repair });
         let client = &self.config.client;
         if let Err(error) = client.progress(&self.name, &self.holder, version, false) {
             say(Event::Warning(format!("the server did not hear that version {version} started: {error}")));
         }
         let handlers = Handlers::builtin();
-        let mut resources = desired.resources.clone();
+        let content = self.content(&run);
+        let mut resources = run;
+        resources.extend(standing.iter().map(|id| stub(id, &self.name)));
         resources.extend(desired.foreign.iter().map(|f| stub(&f.id, &f.agent)));
-        let previous_resources = previous.map(|p| p.resources).unwrap_or_default();
+        // Purged: what the previous version had and this one has not.
+        let kept: HashSet<&str> = desired.resources.iter().map(|r| r.id.as_str()).collect();
+        let removed: Vec<Resource> = previous
+            .map(|p| p.resources.into_iter().filter(|r| !kept.contains(r.id.as_str())).collect())
+            .unwrap_or_default();
         let selection = AgentSelection::Named(vec![self.name.clone()]);
-        let mut plan = Plan::new(resources, &previous_resources, &selection, &handlers, &[]);
+        let mut plan = Plan::new(resources, &removed, &selection, &handlers, &[]);
+        // Before the implied edges and groups, which join only resources deployed here.
+        plan.await_foreign();
+        plan.await_resources(&standing);
         plan.add_autoedges();
         plan.add_autogroups(&handlers);
-        plan.await_foreign();
-        let content = self.content(&desired.resources);
-        let awaited = RemoteResults { client: client.clone(), version, wait: self.config.poll, stop: Arc::clone(stop) };
+        let awaited = RemoteResults {
+            client: client.clone(),
+            version,
+            wait: self.config.poll,
+            stop: Arc::clone(stop),
+            own: standing.clone(),
+        };
         let options = Options {
             jobs: self.config.jobs.max(1),
             interrupt: Arc::clone(stop),
@@ -255,8 +273,17 @@ impl Agent {
             outbox: &self.outbox,
             started: Mutex::new(HashMap::new()),
             counts: Mutex::new(std::collections::BTreeMap::new()),
+            standing: &standing,
+            converged: Mutex::new(Vec::new()),
         };
         modelc_runtime::run(&plan, &handlers, &content, &options, &reporter);
+        if repair || self.converged.is_empty() {
+            self.converged.clear();
+        }
+        self.converged.retain(|id, _| kept.contains(id.as_str()));
+        for (id, converged) in reporter.converged.lock().map(|c| c.clone()).unwrap_or_default() {
+            self.converged.insert(id, converged);
+        }
         let counts =
             reporter.counts.lock().map(|c| c.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()).unwrap_or_default();
         if let Err(error) = client.progress(&self.name, &self.holder, version, true) {
@@ -264,6 +291,31 @@ impl Agent {
         }
         say(Event::Deployed { version, counts });
         Ok(())
+    }
+
+    /// What a run deploys: every resource for a repair (or the first run of this process);
+    /// for a new version, those that changed since the previous one or had not converged. And
+    /// the own resources it stands on without running them: those the deployed ones require.
+    fn to_run(&self, desired: &Desired, previous: Option<&Desired>, repair: bool) -> (Vec<Resource>, HashSet<String>) {
+        let (Some(previous), false, false) = (previous, repair, self.converged.is_empty()) else {
+            return (desired.resources.clone(), HashSet::new());
+        };
+        let before: HashMap<&str, &Resource> = previous.resources.iter().map(|r| (r.id.as_str(), r)).collect();
+        let run: Vec<Resource> = desired
+            .resources
+            .iter()
+            .filter(|r| before.get(r.id.as_str()) != Some(r) || self.converged.get(&r.id) != Some(&true))
+            .cloned()
+            .collect();
+        let running: HashSet<&str> = run.iter().map(|r| r.id.as_str()).collect();
+        let own: HashSet<&str> = desired.resources.iter().map(|r| r.id.as_str()).collect();
+        let standing = run
+            .iter()
+            .flat_map(|r| &r.requires)
+            .filter(|id| own.contains(id.as_str()) && !running.contains(id.as_str()))
+            .cloned()
+            .collect();
+        (run, standing)
     }
 
     /// The agent's resources in `version` and the contents they name, from the server, with

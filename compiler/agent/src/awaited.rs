@@ -15,14 +15,22 @@ pub(crate) struct RemoteResults {
     pub(crate) version: u64,
     pub(crate) wait: Duration,
     pub(crate) stop: Arc<AtomicBool>,
+    /// The agent's own resources an incremental run does not deploy again: they stand as
+    /// they converged.
+    pub(crate) own: std::collections::HashSet<String>,
 }
 
 impl modelc_runtime::engine::Awaited for RemoteResults {
     fn wait(&self, ids: &[String]) -> Vec<(String, String, Option<String>)> {
+        let (own, foreign): (Vec<&String>, Vec<&String>) = ids.iter().partition(|id| self.own.contains(*id));
+        if !own.is_empty() {
+            return own.into_iter().map(|id| (id.clone(), "unchanged".to_owned(), None)).collect();
+        }
+        let ids: Vec<String> = foreign.into_iter().cloned().collect();
         if self.stop.load(Ordering::SeqCst) {
             return Vec::new();
         }
-        match self.client.requirements(self.version, ids, self.wait) {
+        match self.client.requirements(self.version, &ids, self.wait) {
             Ok(found) => found.into_iter().filter_map(|r| Some((r.id, r.result?, r.error))).collect(),
             Err(error) if error.is_transient() => {
                 // The server is away: ask again shortly (the run goes on with what it can).

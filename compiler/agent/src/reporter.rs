@@ -20,6 +20,10 @@ pub(crate) struct Reporter<'a> {
     pub(crate) started: Mutex<HashMap<String, (String, String)>>,
     /// Counts by result, for the summary.
     pub(crate) counts: Mutex<std::collections::BTreeMap<&'static str, usize>>,
+    /// Own resources this run stands on without running them (an incremental run's): no action.
+    pub(crate) standing: &'a std::collections::HashSet<String>,
+    /// Whether each resource that ran converged.
+    pub(crate) converged: Mutex<Vec<(String, bool)>>,
 }
 
 impl Reporter<'_> {
@@ -43,7 +47,7 @@ pub(crate) fn now() -> String {
 
 impl Observer for Reporter<'_> {
     fn started(&self, resource: &Resource) {
-        if resource.agent != self.name {
+        if resource.agent != self.name || self.standing.contains(&resource.id) {
             return;
         }
         let (id, started) = (Self::action_id(), now());
@@ -64,8 +68,11 @@ impl Observer for Reporter<'_> {
     }
 
     fn finished(&self, resource: &Resource, report: &ResourceReport) {
-        if resource.agent != self.name || report.result == Outcome::NotHandled {
+        if resource.agent != self.name || report.result == Outcome::NotHandled || self.standing.contains(&resource.id) {
             return;
+        }
+        if let Ok(mut converged) = self.converged.lock() {
+            converged.push((resource.id.clone(), report.result.lets_dependents_run()));
         }
         let finished = now();
         let (id, started) = self

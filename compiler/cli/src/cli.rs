@@ -342,6 +342,9 @@ pub enum Command {
         /// How long an agent's name stays held after its last call, in seconds.
         #[arg(long, value_name = "S", default_value = "30", value_parser = seconds)]
         lease: f64,
+        /// Database connections at most.
+        #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        connections: u32,
     },
     /// Deploy the resources of the named agents from a `modelc server` and keep them
     /// converged: each released version that changes them, a repair every --repair-interval,

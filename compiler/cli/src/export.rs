@@ -160,9 +160,12 @@ fn release_after_export(
         Place::Server(server) => server.released.as_ref().and_then(|cell| cell.lock().ok()?.take()),
         Place::Store(_) => None,
     };
-    match made_with_export {
-        Some(release) => Ok(release),
-        None => crate::fleet::release(place, Some(info.version)),
+    match (made_with_export, place) {
+        (Some(release), _) => Ok(release),
+        (None, Place::Store(modelc_store::Locator::Postgres(url))) => {
+            modelc_store::PgStore::open(url)?.release_at_least(info.version)
+        }
+        (None, _) => crate::fleet::release(place, Some(info.version)),
     }
 }
 

@@ -299,7 +299,18 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 Err(status) => status,
             }
         }
-        Command::Server { store, listen, tls_cert, tls_key, insecure_http, keep, prune_interval, max_body, lease } => {
+        Command::Server {
+            store,
+            listen,
+            tls_cert,
+            tls_key,
+            insecure_http,
+            keep,
+            prune_interval,
+            max_body,
+            lease,
+            connections,
+        } => {
             let mut config = modelc_server::Config::new(store, listen);
             config.tls = tls_cert.zip(tls_key).map(|(cert, key)| modelc_server::TlsFiles {
                 cert: if cert.is_absolute() { cert } else { io.cwd.join(cert) },
@@ -310,6 +321,7 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             config.prune_interval = std::time::Duration::from_secs_f64(prune_interval.max(1.0));
             config.max_body = max_body;
             config.lease = std::time::Duration::from_secs_f64(lease.max(1.0));
+            config.connections = connections as usize;
             match modelc_server::run(config) {
                 Ok(()) => EXIT_OK,
                 Err(message) => usage_error(io, &message),

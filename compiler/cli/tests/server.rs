@@ -76,6 +76,29 @@ fn two_agents_keep_order_across_them_and_a_failure_blocks_only_its_dependents() 
     let copy_started = of(&id(&copy))["started"].as_str().unwrap().to_owned();
     assert!(copy_started >= slow_finished, "{copy_started} < {slow_finished}");
     assert!(slow_finished.ends_with('Z') && slow_finished.contains('T'));
+
+    // A version that changes one of beta's resources: beta runs again only that one and what
+    // had not converged (an incremental run); alpha, unchanged, is not woken.
+    let replaced = run("beta", "alone", &format!("touch {o}/alone-2"), &[]);
+    write_ir(
+        &dir.join("ir2.json"),
+        &[slow.clone(), broken.clone(), copy.clone(), after_broken.clone(), replaced.clone()],
+    );
+    let exported = fleet.modelc(&server, &exporter, &["export", "--ir", "ir2.json", "--release"], &[]);
+    assert!(exported.status.success(), "{}", String::from_utf8_lossy(&exported.stderr));
+    let status = fleet
+        .wait_status(&server, Duration::from_secs(30), |s| result(s, &id(&replaced)).as_deref() == Some("changed"));
+    assert_eq!(result(&status, &id(&replaced)).as_deref(), Some("changed"), "{status:#}");
+    std::thread::sleep(Duration::from_millis(500));
+    let actions = fleet.modelc(&server, &fleet.admin, &["actions", "--format", "json"], &[]);
+    let actions: Vec<serde_json::Value> = serde_json::from_slice(&actions.stdout).unwrap();
+    let mut second: Vec<String> =
+        actions.iter().filter(|a| a["version"] == 2).map(|a| a["id"].as_str().unwrap().to_owned()).collect();
+    second.sort();
+    let mut expected = vec![id(&replaced), id(&after_broken)];
+    expected.sort();
+    assert_eq!(second, expected);
+    assert!(out.join("alone-2").exists());
 }
 
 /// A second process with a held name is refused at once; an agent that dies while deploying

@@ -165,3 +165,19 @@ fn tokens_are_found_by_hash_and_revoked() {
     assert!(store.token_by_hash(b"hash-1").unwrap().unwrap().revoked.is_some());
     assert_eq!(store.tokens().unwrap().len(), 1);
 }
+
+#[test]
+fn an_export_released_after_a_newer_one_leaves_the_newer_released() {
+    let Some(server) = Postgres::start("the fleet test") else { return };
+    let mut store = store(&server, "racing");
+    for value in 1..=2 {
+        store.export_full(&ir(vec![on("a", "x", "sa", value, &[])], &[]), &meta("v")).unwrap();
+    }
+    assert_eq!(store.release(Some(2)).unwrap().version, 2);
+    // Exports racing: the older one's release finds the newer released, which holds it.
+    let release = store.release_at_least(1).unwrap();
+    assert_eq!((release.version, release.already), (2, true));
+    assert!(matches!(store.release(Some(1)), Err(StoreError::Conflict(_))), "an explicit stale release is refused");
+    store.export_full(&ir(vec![on("a", "x", "sa", 3, &[])], &[]), &meta("v")).unwrap();
+    assert_eq!(store.release_at_least(3).unwrap().version, 3);
+}

@@ -66,7 +66,8 @@ pub(crate) async fn export(
                 ExportOutcome::Stored(info) => (true, info),
                 ExportOutcome::Unchanged(info) => (false, info),
             };
-            let release = if request.release { Some(store.release(Some(version.version))?) } else { None };
+            // A newer version released meanwhile by a racing export holds this one's changes.
+            let release = if request.release { Some(store.release_at_least(version.version)?) } else { None };
             Ok(ExportResponse { stored, version, release })
         })
         .await?;

@@ -156,6 +156,23 @@ pub struct Status {
 const RFC3339: &str = "YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"";
 
 impl PgStore {
+    /// Releases `version` unless a newer one is released already, which holds its changes (a
+    /// partial export builds on the latest version) or replaces them (a full one): what an
+    /// export with `--release` asks, when exports race each other.
+    pub fn release_at_least(&mut self, version: u64) -> Result<Release, StoreError> {
+        match self.latest_release()? {
+            Some((latest, _)) if latest >= version => self.release_of(latest)?.ok_or(StoreError::NoSuchVersion(latest)),
+            _ => match self.release(Some(version)) {
+                // A newer one was released between the look and the release.
+                Err(StoreError::Conflict(_)) => {
+                    let (latest, _) = self.latest_release()?.ok_or(StoreError::NoSuchVersion(version))?;
+                    self.release_of(latest)?.ok_or(StoreError::NoSuchVersion(latest))
+                }
+                other => other,
+            },
+        }
+    }
+
     /// Releases `version` (`None`: the latest). A version older than the latest released is
     /// refused ([`StoreError::Conflict`]); the latest released one again changes nothing.
     pub fn release(&mut self, version: Option<u64>) -> Result<Release, StoreError> {
@@ -402,67 +419,73 @@ impl PgStore {
     }
 
     /// Records `actions` in one transaction: each action once (a retried one changes nothing but
-    /// what it adds: its end), and each resource's latest action. Returns how many were new.
+    /// what it adds: its end), and each resource's latest action. Returns how many were new or
+    /// newly finished. Two statements whatever the batch's size.
     pub fn record_actions(&mut self, actions: &[Action]) -> Result<u64, StoreError> {
-        let mut tx = self.client.get_mut().transaction().map_err(storage)?;
-        let mut new = 0;
+        // One row per action id (a batch may hold an action's start and its end: the end wins).
+        let mut merged: Vec<&Action> = Vec::with_capacity(actions.len());
+        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for action in actions {
-            let changes = if action.changes.is_null() { None } else { Some(action.changes.to_string()) };
-            // Inserted, or, when only started before, given its end; an action that already
-            // ended is never changed again.
-            let written = tx
-                .execute(
-                    "INSERT INTO actions (action_id, rid, agent, version, result, started, finished, error, changes)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            match at.get(action.action_id.as_str()) {
+                Some(&i) if merged[i].finished.is_none() => merged[i] = action,
+                Some(_) => {}
+                None => {
+                    at.insert(&action.action_id, merged.len());
+                    merged.push(action);
+                }
+            }
+        }
+        let column =
+            |f: &dyn Fn(&Action) -> Option<String>| -> Vec<Option<String>> { merged.iter().map(|a| f(a)).collect() };
+        let ids = column(&|a| Some(a.action_id.clone()));
+        let rids = column(&|a| Some(a.id.clone()));
+        let agents = column(&|a| Some(a.agent.clone()));
+        let versions: Vec<i64> = merged.iter().map(|a| signed(a.version)).collect();
+        let results = column(&|a| a.result.clone());
+        let started = column(&|a| Some(a.started.clone()));
+        let finished = column(&|a| a.finished.clone());
+        let errors = column(&|a| a.error.clone());
+        let changes = column(&|a| if a.changes.is_null() { None } else { Some(a.changes.to_string()) });
+        let mut tx = self.client.get_mut().transaction().map_err(storage)?;
+        let written: i64 = tx
+            .query_one(
+                // Inserted, or, when only started before, given its end; an action that already
+                // ended is never changed again. Each resource's latest action: a later start
+                // replaces it, and its own end completes it.
+                "WITH incoming AS (
+                     SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[],
+                                          $7::text[], $8::text[], $9::text[])
+                       AS t(action_id, rid, agent, version, result, started, finished, error, changes)
+                 ), written AS (
+                     INSERT INTO actions (action_id, rid, agent, version, result, started, finished, error, changes)
+                     SELECT * FROM incoming
                      ON CONFLICT (action_id) DO UPDATE
                        SET result = EXCLUDED.result, finished = EXCLUDED.finished, error = EXCLUDED.error,
                            changes = EXCLUDED.changes
                        WHERE actions.finished IS NULL AND EXCLUDED.finished IS NOT NULL
-                         AND actions.rid = EXCLUDED.rid AND actions.agent = EXCLUDED.agent",
-                    &[
-                        &action.action_id,
-                        &action.id,
-                        &action.agent,
-                        &signed(action.version),
-                        &action.result,
-                        &action.started,
-                        &action.finished,
-                        &action.error,
-                        &changes,
-                    ],
-                )
-                .map_err(storage)?;
-            if written == 0 {
-                continue;
-            }
-            new += 1;
-            // The resource's latest action: a later start replaces it, and its own end completes it.
-            tx.execute(
-                "INSERT INTO resource_states (rid, agent, action_id, version, result, started, finished, error)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-                 ON CONFLICT (rid) DO UPDATE
-                   SET agent = EXCLUDED.agent, action_id = EXCLUDED.action_id, version = EXCLUDED.version,
-                       result = EXCLUDED.result, started = EXCLUDED.started, finished = EXCLUDED.finished,
-                       error = EXCLUDED.error
-                   WHERE resource_states.action_id = EXCLUDED.action_id OR resource_states.started <= EXCLUDED.started",
-                &[
-                    &action.id,
-                    &action.agent,
-                    &action.action_id,
-                    &signed(action.version),
-                    &action.result,
-                    &action.started,
-                    &action.finished,
-                    &action.error,
-                ],
+                         AND actions.rid = EXCLUDED.rid AND actions.agent = EXCLUDED.agent
+                     RETURNING action_id, rid, agent, version, result, started, finished, error
+                 ), states AS (
+                     INSERT INTO resource_states (rid, agent, action_id, version, result, started, finished, error)
+                     SELECT DISTINCT ON (rid) rid, agent, action_id, version, result, started, finished, error
+                     FROM written ORDER BY rid, started DESC, finished DESC NULLS LAST
+                     ON CONFLICT (rid) DO UPDATE
+                       SET agent = EXCLUDED.agent, action_id = EXCLUDED.action_id, version = EXCLUDED.version,
+                           result = EXCLUDED.result, started = EXCLUDED.started, finished = EXCLUDED.finished,
+                           error = EXCLUDED.error
+                       WHERE resource_states.action_id = EXCLUDED.action_id OR resource_states.started <= EXCLUDED.started
+                     RETURNING 1
+                 )
+                 SELECT COUNT(*) FROM written",
+                &[&ids, &rids, &agents, &versions, &results, &started, &finished, &errors, &changes],
             )
-            .map_err(storage)?;
-        }
-        if new > 0 {
+            .map_err(storage)?
+            .get(0);
+        if written > 0 {
             tx.execute("SELECT pg_notify($1, '')", &[&RESULTS_CHANNEL]).map_err(storage)?;
         }
         tx.commit().map_err(storage)?;
-        Ok(new)
+        Ok(unsigned(written))
     }
 
     /// The actions recorded for `agent` (every agent: `None`) that started at or after `since`,
