@@ -23,7 +23,7 @@ pub const AUTHORIZATION: &str = "authorization";
 /// How long a long poll waits at most before answering with no news, in seconds.
 pub const LONG_POLL_SECONDS: u64 = 30;
 
-/// `POST /versions`: an export through the server (the body gzip-compressed).
+/// `POST /versions`: an export through the server (the body zstd- or gzip-compressed).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportRequest {

@@ -1,7 +1,6 @@
 //! HTTP calls to a server: JSON in, JSON out, export bodies gzip-compressed, a failed call's
 //! `{"error": …}` read back as a [`CallError`].
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -135,7 +134,7 @@ impl Client {
         method: &str,
         path: &str,
         body: Option<Vec<u8>>,
-        gzip: bool,
+        encoding: Option<&str>,
         wait: Duration,
     ) -> Result<T, CallError> {
         let url = format!("{}{path}", self.base);
@@ -145,7 +144,10 @@ impl Client {
             None => builder,
         };
         let builder = if body.is_some() { builder.header("content-type", "application/json") } else { builder };
-        let builder = if gzip { builder.header("content-encoding", "gzip") } else { builder };
+        let builder = match encoding {
+            Some(encoding) => builder.header("content-encoding", encoding),
+            None => builder,
+        };
         let request = builder.body(body.unwrap_or_default()).map_err(|e| CallError::Transport(e.to_string()))?;
         let config = self.agent.configure_request(request).timeout_global(Some(self.timeout + wait)).build();
         let response = self.agent.run(config).map_err(|e| CallError::Transport(transport(&e, self.url())))?;
@@ -180,11 +182,11 @@ impl Client {
     }
 
     fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, CallError> {
-        self.call("GET", path, None, false, Duration::ZERO)
+        self.call("GET", path, None, None, Duration::ZERO)
     }
 
     fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, CallError> {
-        self.call("POST", path, Some(json(body)?), false, Duration::ZERO)
+        self.call("POST", path, Some(json(body)?), None, Duration::ZERO)
     }
 
     pub fn health(&self) -> Result<modelc_api::Health, CallError> {
@@ -203,14 +205,14 @@ impl Client {
         self.get(&format!("/versions/{from}/changes/{to}"))
     }
 
-    /// Sends an export, gzip-compressed.
+    /// Sends an export, zstd-compressed as it is written (the whole JSON is never held).
     pub fn export(&self, request: &ExportRequest) -> Result<ExportResponse, CallError> {
-        let body = json(request)?;
-        let mut encoder =
-            flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 8), flate2::Compression::fast());
-        encoder.write_all(&body).map_err(|e| CallError::Transport(e.to_string()))?;
-        let compressed = encoder.finish().map_err(|e| CallError::Transport(e.to_string()))?;
-        self.call("POST", "/versions", Some(compressed), true, Duration::ZERO)
+        let failed = |e: std::io::Error| CallError::Transport(format!("cannot compress the export: {e}"));
+        let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).map_err(failed)?;
+        serde_json::to_writer(&mut encoder, request)
+            .map_err(|e| CallError::Transport(format!("cannot encode the request: {e}")))?;
+        let compressed = encoder.finish().map_err(failed)?;
+        self.call("POST", "/versions", Some(compressed), Some("zstd"), Duration::ZERO)
     }
 
     pub fn plan(&self, request: &PlanRequest) -> Result<modelc_store::plan::Plan, CallError> {
@@ -246,7 +248,7 @@ impl Client {
     }
 
     pub fn revoke_token(&self, id: &str) -> Result<(), CallError> {
-        self.call::<serde_json::Value>("DELETE", &format!("/tokens/{}", encode(id)), None, false, Duration::ZERO)
+        self.call::<serde_json::Value>("DELETE", &format!("/tokens/{}", encode(id)), None, None, Duration::ZERO)
             .map(drop)
     }
 
@@ -263,7 +265,7 @@ impl Client {
             "DELETE",
             &format!("/agents/{}/lease", encode(name)),
             Some(body),
-            false,
+            None,
             Duration::ZERO,
         )
         .map(drop)
@@ -278,7 +280,7 @@ impl Client {
             encode(name),
             query(&[("holder", Some(holder)), ("known", known.as_deref()), ("wait", Some(&wait_text))])
         );
-        self.call("GET", &path, None, false, wait)
+        self.call("GET", &path, None, None, wait)
     }
 
     pub fn agent_resources(&self, name: &str, version: u64) -> Result<AgentResources, CallError> {
@@ -288,7 +290,7 @@ impl Client {
     /// The results of `ids` in `version`; with `wait`, once one has a result or after that long.
     pub fn requirements(&self, version: u64, ids: &[String], wait: Duration) -> Result<Vec<Requirement>, CallError> {
         let body = json(&RequirementsRequest { ids: ids.to_vec(), wait: wait.as_secs_f64() })?;
-        self.call("POST", &format!("/versions/{version}/requirements"), Some(body), false, wait)
+        self.call("POST", &format!("/versions/{version}/requirements"), Some(body), None, wait)
     }
 
     pub fn report(&self, holder: &str, actions: &[Action]) -> Result<u64, CallError> {
