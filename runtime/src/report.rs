@@ -58,25 +58,26 @@ impl Outcome {
         }
     }
 
+    /// Every outcome, in the order summaries list them.
+    pub const ALL: [Outcome; 13] = [
+        Outcome::Changed,
+        Outcome::Unchanged,
+        Outcome::Failed,
+        Outcome::Blocked,
+        Outcome::Skipped,
+        Outcome::Guarded,
+        Outcome::WouldChange,
+        Outcome::WouldFail,
+        Outcome::NotEvaluated,
+        Outcome::NoHandler,
+        Outcome::Undeployable,
+        Outcome::Interrupted,
+        Outcome::NotHandled,
+    ];
+
     /// The outcome [`Outcome::as_str`] names.
     pub fn parse(text: &str) -> Option<Outcome> {
-        [
-            Outcome::Changed,
-            Outcome::Unchanged,
-            Outcome::Failed,
-            Outcome::Blocked,
-            Outcome::Skipped,
-            Outcome::Guarded,
-            Outcome::WouldChange,
-            Outcome::WouldFail,
-            Outcome::NotEvaluated,
-            Outcome::NoHandler,
-            Outcome::Undeployable,
-            Outcome::NotHandled,
-            Outcome::Interrupted,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == text)
+        Outcome::ALL.into_iter().find(|o| o.as_str() == text)
     }
 
     /// Whether the resources that require this one may run after it.

@@ -84,21 +84,7 @@ pub(super) fn print_json(
         })
         .collect();
     let mut summary = serde_json::Map::new();
-    for outcome in [
-        Outcome::Changed,
-        Outcome::Unchanged,
-        Outcome::Failed,
-        Outcome::Blocked,
-        Outcome::Skipped,
-        Outcome::Guarded,
-        Outcome::WouldChange,
-        Outcome::WouldFail,
-        Outcome::NotEvaluated,
-        Outcome::NoHandler,
-        Outcome::Undeployable,
-        Outcome::Interrupted,
-        Outcome::NotHandled,
-    ] {
+    for outcome in Outcome::ALL {
         summary.insert(outcome.as_str().to_owned(), report.count(outcome).into());
     }
     let document = serde_json::json!({

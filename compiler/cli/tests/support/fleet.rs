@@ -71,14 +71,7 @@ impl Process {
             nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap()),
             nix::sys::signal::Signal::SIGTERM,
         );
-        let until = Instant::now() + timeout;
-        while Instant::now() < until {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        self.exited(timeout)
     }
 
     /// Its exit status, once it ended by itself within `timeout`.
