@@ -153,7 +153,9 @@ impl Agent {
                 Ok(Wake::Version(version)) => due = Some((version, false)),
                 Ok(Wake::File) => {
                     // Drift of a managed file: repaired with everything else (as a repair run).
-                    while wake_rx.try_recv().is_ok_and(|w| matches!(w, Wake::File)) {}
+                    // Events until the repair starts are one (its own writes bring one more,
+                    // which finds nothing to do).
+                    files.settle();
                     if let Some(desired) = &self.desired {
                         due = Some((desired.version, true));
                     }
@@ -381,29 +383,39 @@ fn stub(id: &str, agent: &str) -> Resource {
     }
 }
 
-/// File-system events on the files the desired state manages: each wakes a repair.
+/// File-system events on the files the desired state manages: they wake a repair, one wake
+/// for however many events arrive before it starts.
 struct FileEvents {
     watcher: Option<modelc_runtime::watch::watcher::Watcher>,
+    /// An event arrived that no repair has started for yet.
+    pending: Arc<AtomicBool>,
     _forward: Option<std::thread::JoinHandle<()>>,
 }
 
 impl FileEvents {
     fn new(enabled: bool, wake: Sender<Wake>) -> FileEvents {
+        let pending = Arc::new(AtomicBool::new(false));
         if !enabled {
-            return FileEvents { watcher: None, _forward: None };
+            return FileEvents { watcher: None, pending, _forward: None };
         }
         let (paths_tx, paths_rx): (Sender<PathBuf>, Receiver<PathBuf>) = unbounded();
         let Ok(watcher) = modelc_runtime::watch::watcher::Watcher::new(paths_tx) else {
-            return FileEvents { watcher: None, _forward: None };
+            return FileEvents { watcher: None, pending, _forward: None };
         };
+        let flag = Arc::clone(&pending);
         let forward = std::thread::spawn(move || {
             for _ in paths_rx.iter() {
-                if wake.send(Wake::File).is_err() {
+                if !flag.swap(true, Ordering::SeqCst) && wake.send(Wake::File).is_err() {
                     return;
                 }
             }
         });
-        FileEvents { watcher: Some(watcher), _forward: Some(forward) }
+        FileEvents { watcher: Some(watcher), pending, _forward: Some(forward) }
+    }
+
+    /// A repair is about to start: later events wake another.
+    fn settle(&self) {
+        self.pending.store(false, Ordering::SeqCst);
     }
 
     /// Watches the directories of the files `desired` manages.

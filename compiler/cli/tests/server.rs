@@ -5,6 +5,7 @@
 
 mod support;
 
+use std::path::Path;
 use std::time::Duration;
 
 use modelc_test_postgres::Postgres;
@@ -174,8 +175,27 @@ fn every_call_checks_its_token_and_no_token_is_logged() {
     let (status, body) = http(&address, "GET", "/api/v1/health", None, None);
     assert_eq!(status, 200, "{body}");
     // (method, path, body, the roles allowed: export, read, agent-of-alpha)
-    let calls: [(&str, &str, Option<&str>, [bool; 3]); 11] = [
+    let calls: [(&str, &str, Option<&str>, [bool; 3]); 18] = [
         ("GET", "/api/v1/versions", None, [true, true, false]),
+        ("GET", "/api/v1/releases/latest", None, [true, true, true]),
+        (
+            "POST",
+            "/api/v1/versions",
+            Some(
+                r#"{"ir": {"format": "modelc-resources", "format_version": 1, "resources": [], "sets": []}, "partial": {}, "metadata": {"created": "2026-11-27T00:00:00Z", "source_hash": "0", "message": ""}}"#,
+            ),
+            [true, false, false],
+        ),
+        ("POST", "/api/v1/agents/alpha/lease", Some(r#"{"holder": "h1"}"#), [false, false, true]),
+        ("GET", "/api/v1/agents/alpha/work?holder=h1&wait=0", None, [false, false, true]),
+        (
+            "POST",
+            "/api/v1/agents/alpha/progress",
+            Some(r#"{"holder": "h1", "version": 1, "finished": true}"#),
+            [false, false, true],
+        ),
+        ("POST", "/api/v1/versions/1/requirements", Some(r#"{"ids": [], "wait": 0}"#), [true, true, true]),
+        ("POST", "/api/v1/actions", Some(r#"{"holder": "h1", "actions": []}"#), [false, false, true]),
         ("GET", "/api/v1/versions/1", None, [true, true, false]),
         ("GET", "/api/v1/versions/1/changes/1", None, [true, true, false]),
         ("POST", "/api/v1/releases", Some("{}"), [true, false, false]),
@@ -494,4 +514,118 @@ fn a_large_body_is_refused_and_a_missing_database_is_unavailable_until_it_is_bac
         std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(back, 200, "the server answers again once the database is back");
+}
+
+/// Over TLS (a certificate of the test's own authority, which clients trust through
+/// `MODELC_SERVER_CA`): an agent deploys a file with its content fetched by hash, repairs it
+/// when it is changed behind its back, and `--keep` prunes what neither the latest release nor
+/// an agent needs. Plain HTTP beyond loopback is refused; a token comes from `--token-file` too.
+#[test]
+fn over_tls_an_agent_deploys_files_repairs_drift_and_keep_prunes_what_no_one_needs() {
+    let Some(postgres) = Postgres::start("the server test") else { return };
+    let dir = scratch("tls");
+    let mut fleet = Fleet::new(&postgres, "tls", &dir);
+    let authority = modelc_test_postgres::certificates::Authority::new("modelc test authority");
+    let (certificate, key) = authority.server(&["localhost", "127.0.0.1"]);
+    for (name, text) in [("ca.pem", authority.certificate()), ("server.pem", certificate), ("server.key", key)] {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let refused =
+        support::fleet::modelc().args(["server", "--store", &fleet.store, "--listen", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to serve plain HTTP"));
+    let (cert, key) = (dir.join("server.pem"), dir.join("server.key"));
+    let server = fleet.server(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--keep",
+        "1",
+        "--prune-interval",
+        "1",
+    ]);
+    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
+    // Without the authority, the certificate is not trusted.
+    let untrusted = support::fleet::modelc()
+        .env("MODELC_TOKEN", &fleet.admin)
+        .args(["versions", "--server", &server.url])
+        .output()
+        .unwrap();
+    assert_eq!(untrusted.status.code(), Some(2));
+    fleet.ca = Some(dir.join("ca.pem"));
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    std::fs::write(dir.join("export.token"), format!("{exporter}\n")).unwrap();
+    let agent_token = fleet.token(&server, &["--role", "agent", "--agent", "alpha"]);
+
+    let target = dir.join("out/motd");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    let file_ir = |content: &str, path: &Path| {
+        let hash = sha1(content);
+        let file = serde_json::json!({
+            "id": format!("fs::File[alpha,path={}]", path.display()), "type": "fs::File", "agent": "alpha",
+            "attributes": {"path": path.display().to_string(), "hash": hash, "owner": null, "group": null,
+                "permissions": null, "purged": false, "via": {"method_name": "local", "name": ""}},
+            "requires": [], "send_event": true, "receive_events": true, "resource_set": null,
+            "state": "available", "source": {"entity": "fs::File", "file": "main.cf", "line": 1}
+        });
+        serde_json::json!({"format": "modelc-resources", "format_version": 1, "resources": [file], "sets": [],
+            "files": {hash: content}})
+    };
+    let export = |content: &str, release: bool| {
+        std::fs::write(dir.join("ir.json"), file_ir(content, &target).to_string()).unwrap();
+        let mut args = vec!["export", "--ir", "ir.json", "--server", &server.url, "--token-file", "export.token"];
+        if release {
+            args.push("--release");
+        }
+        let out = fleet.client().current_dir(&dir).args(&args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let holds = |text: &str| {
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < until {
+            if std::fs::read_to_string(&target).is_ok_and(|t| t == text) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    };
+    let agent = fleet.agent(&server, &agent_token, &["alpha"], &dir.join("state"), &[]);
+    export("hello\n", true);
+    assert!(holds("hello\n"), "{}", agent.log());
+    // The content came by hash into the agent's cache.
+    assert!(dir.join("state/contents").join(sha1("hello\n")).exists());
+    // Changed behind the agent's back: repaired.
+    std::fs::write(&target, "tampered\n").unwrap();
+    assert!(holds("hello\n"), "the drift was not repaired: {}", agent.log());
+
+    // Versions 2 (released), 3 and 4 (not): keeping 1 keeps 4 (the latest) and 2 (released).
+    export("two\n", true);
+    assert!(holds("two\n"), "{}", agent.log());
+    export("three\n", false);
+    export("four\n", false);
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    let kept = loop {
+        let out = fleet.modelc(&server, &exporter, &["versions", "--format", "json"], &[]);
+        let versions: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let kept: Vec<u64> = versions.iter().map(|v| v["version"].as_u64().unwrap()).collect();
+        if kept.len() <= 2 || std::time::Instant::now() >= until {
+            break kept;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(kept, [2, 4]);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "two\n", "unreleased versions are not deployed");
+}
+
+fn sha1(text: &str) -> String {
+    let mut child = std::process::Command::new("sha1sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_owned()
 }

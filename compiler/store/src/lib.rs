@@ -130,7 +130,7 @@ pub struct Changes {
 
 /// What a partial export deletes besides the sets it replaces.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PartialRequest {
     /// `--delete-resource-set`: sets to remove.
     pub delete_sets: Vec<String>,

@@ -98,6 +98,8 @@ pub(crate) struct Fleet {
     pub(crate) store: String,
     pub(crate) admin: String,
     pub(crate) dir: PathBuf,
+    /// The authority a TLS server's certificate is signed by (`MODELC_SERVER_CA` of clients).
+    pub(crate) ca: Option<PathBuf>,
 }
 
 impl Fleet {
@@ -107,7 +109,7 @@ impl Fleet {
         let migrated = modelc().args(["store", "migrate", "--store", &store]).output().unwrap();
         assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
         let admin = token_on_store(&store, &["--role", "admin"]);
-        Fleet { store, admin, dir: dir.to_owned() }
+        Fleet { store, admin, dir: dir.to_owned(), ca: None }
     }
 
     /// A server on a free port of 127.0.0.1, with `extra` arguments.
@@ -147,7 +149,7 @@ impl Fleet {
 
     /// `modelc FIRST… --server URL ARGS…` with `token` in MODELC_TOKEN.
     pub(crate) fn modelc(&self, server: &Server, token: &str, first: &[&str], args: &[&str]) -> Output {
-        modelc()
+        self.client()
             .current_dir(&self.dir)
             .env("MODELC_TOKEN", token)
             .args(first)
@@ -164,7 +166,7 @@ impl Fleet {
 
     /// An agent process serving `names` from the server at `url` (a proxy, say).
     pub(crate) fn agent_at(&self, url: &str, token: &str, names: &[&str], state: &Path, extra: &[&str]) -> Process {
-        let mut command = modelc();
+        let mut command = self.client();
         command.env("MODELC_TOKEN", token).args(["agent", "--server", url, "--state-dir"]).arg(state);
         for name in names {
             command.args(["--name", name]);
@@ -174,6 +176,15 @@ impl Fleet {
         }
         command.args(extra);
         Process::spawn(command)
+    }
+
+    /// A `modelc` command that trusts the fleet's certificate authority.
+    pub(crate) fn client(&self) -> Command {
+        let mut command = modelc();
+        if let Some(ca) = &self.ca {
+            command.env("MODELC_SERVER_CA", ca);
+        }
+        command
     }
 
     /// `status --format json` through `server`.

@@ -231,6 +231,8 @@ pub(crate) async fn report(
     body: Body,
 ) -> ApiResult<Json<serde_json::Value>> {
     let token = caller(&app, &headers).await?;
+    // Only agents report (an empty report from another role is refused as well).
+    crate::auth::require(&token, &[Role::Agent])?;
     let report: ActionsReport = crate::body::json(&headers, body, app.config.max_body).await?;
     for action in &report.actions {
         require_agent(&token, &action.agent)?;
