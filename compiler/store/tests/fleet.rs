@@ -181,3 +181,20 @@ fn an_export_released_after_a_newer_one_leaves_the_newer_released() {
     store.export_full(&ir(vec![on("a", "x", "sa", 3, &[])], &[]), &meta("v")).unwrap();
     assert_eq!(store.release_at_least(3).unwrap().version, 3);
 }
+
+#[test]
+fn prune_keeps_the_latest_release_and_what_a_live_agent_deploys() {
+    let Some(server) = Postgres::start("the fleet test") else { return };
+    let mut store = store(&server, "keep");
+    for value in 1..=5 {
+        store.export_full(&ir(vec![on("a", "x", "sa", value, &[])], &[]), &meta("v")).unwrap();
+    }
+    store.release(Some(2)).unwrap();
+    store.take_lease("a", "live", 30.0).unwrap().unwrap();
+    store.agent_progress("a", 3, false).unwrap();
+    store.take_lease("b", "dead", 0.1).unwrap().unwrap();
+    store.agent_progress("b", 1, false).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Version 1 is held only by an agent whose lease ran out.
+    assert_eq!(store.prune(1, false).unwrap().kept, [2, 3, 5]);
+}

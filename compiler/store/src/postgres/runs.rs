@@ -138,12 +138,13 @@ pub(super) fn prune(client: &mut postgres::Client, keep: u64, dry_run: bool) -> 
         .map(|row| unsigned(row.get(0)))
         .collect();
     // These stay, however old: the version the last deploy applied (it is what runs), the latest
-    // released one (what agents deploy) and those an agent is deploying now.
+    // released one (what agents deploy) and those a live agent is deploying now (a dead one's,
+    // its lease run out, no longer hold a version back).
     let protected: Vec<u64> = tx
         .query(
             "(SELECT version FROM deploy_runs WHERE version IS NOT NULL ORDER BY run DESC LIMIT 1)
              UNION SELECT MAX(version) FROM releases
-             UNION SELECT deploying FROM agents WHERE deploying IS NOT NULL",
+             UNION SELECT deploying FROM agents WHERE deploying IS NOT NULL AND expires >= now()",
             &[],
         )
         .map_err(storage)?
