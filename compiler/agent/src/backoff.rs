@@ -19,23 +19,12 @@ impl Backoff {
         let exponent = self.failures.min(16);
         self.failures += 1;
         let full = self.first.saturating_mul(1 << exponent).min(self.cap);
-        let mut byte = [0u8; 1];
-        let jitter = if getrandom_byte(&mut byte) { f64::from(byte[0]) / 255.0 } else { 0.5 };
+        let jitter = modelc_store::random_bytes(1).map_or(0.5, |byte| f64::from(byte[0]) / 255.0);
         full.mul_f64(0.5 + 0.5 * jitter)
     }
 
     pub(crate) fn reset(&mut self) {
         self.failures = 0;
-    }
-}
-
-fn getrandom_byte(byte: &mut [u8; 1]) -> bool {
-    match modelc_store::random_bytes(1) {
-        Ok(bytes) => {
-            byte[0] = bytes[0];
-            true
-        }
-        Err(_) => false,
     }
 }
 

@@ -150,20 +150,15 @@ pub(crate) async fn resources(
     let resources = app
         .pool
         .run(move |store| {
+            // An agent deploys only released versions.
             let released = store.latest_release()?.map(|(v, _)| v);
             if released.is_none_or(|latest| version > latest) {
-                return Err(modelc_store::StoreError::NoSuchVersion(version));
+                return Ok(None);
             }
-            store.agent_resources(&agents, version)
+            store.agent_resources(&agents, version).map(Some)
         })
-        .await
-        .map_err(|e| {
-            if e.message().starts_with("there is no version") {
-                ApiError::new(ErrorKind::NotFound, format!("version {version} is not released"))
-            } else {
-                e
-            }
-        })?;
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, format!("version {version} is not released")))?;
     let own: HashSet<&str> = resources.iter().map(|r| r.id.as_str()).collect();
     let mut foreign = Vec::new();
     let mut seen = HashSet::new();
