@@ -174,7 +174,7 @@ fn ir(resources: Vec<Resource>) -> Ir {
 
 fn export(client: &Client, resources: Vec<Resource>, partial: bool, release: bool) -> u64 {
     let request = ExportRequest {
-        ir: ir(resources),
+        ir: std::borrow::Cow::Owned(ir(resources)),
         partial: partial.then(PartialRequest::default),
         metadata: Metadata { created: modelc_store::utc_now(), source_hash: "0".into(), message: String::new() },
         force: true,

@@ -5,6 +5,7 @@
 
 mod token;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use modelc_ir::{Ir, Resource};
@@ -23,11 +24,13 @@ pub const AUTHORIZATION: &str = "authorization";
 /// How long a long poll waits at most before answering with no news, in seconds.
 pub const LONG_POLL_SECONDS: u64 = 30;
 
-/// `POST /versions`: an export through the server (the body zstd- or gzip-compressed).
+/// `POST /versions`: an export through the server (the body zstd- or gzip-compressed). The IR is
+/// borrowed where it is sent (a client does not copy a large model to send it) and owned where it
+/// is read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExportRequest {
-    pub ir: Ir,
+pub struct ExportRequest<'a> {
+    pub ir: Cow<'a, Ir>,
     /// A partial export with this request; `None`: a full one.
     #[serde(default)]
     pub partial: Option<PartialRequest>,
@@ -54,8 +57,8 @@ pub struct ExportResponse {
 /// `POST /plan`: what an export would change.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlanRequest {
-    pub ir: Ir,
+pub struct PlanRequest<'a> {
+    pub ir: Cow<'a, Ir>,
     #[serde(default)]
     pub partial: Option<PartialRequest>,
 }

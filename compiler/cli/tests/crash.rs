@@ -262,6 +262,42 @@ fn a_postgresql_export_killed_inside_its_transaction_changes_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A first export fills the empty table with its indexes set aside and builds them after the
+/// rows: killed before it commits, it leaves the store empty with every index as it was, and
+/// once done the indexes are exactly the layout's.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_first_postgresql_export_killed_before_it_commits_leaves_the_indexes_as_they_were() {
+    use std::io::{BufRead, BufReader};
+    let Some((server, url)) = postgres_store("the PostgreSQL crash test", "first-failpoint") else { return };
+    let indexes = || -> Vec<String> {
+        let mut client = server.connect("first-failpoint").unwrap();
+        let rows = client
+            .query("SELECT indexdef FROM pg_indexes WHERE tablename = 'resources' ORDER BY indexname", &[])
+            .unwrap();
+        rows.iter().map(|row| row.get(0)).collect()
+    };
+    let laid_out = indexes();
+    assert_eq!(laid_out.len(), 6, "{laid_out:?}");
+    let store = Locator::Postgres(url.clone());
+    let dir = scratch("postgres-first-failpoint");
+    std::fs::write(dir.join("full.cf"), catalogue(20, 3, "a")).unwrap();
+    let point = "full-before-commit";
+    let mut child =
+        modelc(&dir).args(["export", "full.cf", "--store", &url]).env(FAILPOINT_VAR, point).spawn().unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let reached = stderr.lines().map_while(Result::ok).any(|line| line.contains(&format!("failpoint {point} reached")));
+    assert!(reached, "the export never reached its failpoint");
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert!(state_at(&store).versions.is_empty(), "a killed first export stored a version");
+    assert_eq!(indexes(), laid_out, "a killed first export changed the indexes");
+    run(modelc(&dir).args(["export", "full.cf", "--store", &url]));
+    assert_eq!(state_at(&store).versions.len(), 1);
+    assert_eq!(indexes(), laid_out, "the indexes are built again exactly as laid out");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Exports into PostgreSQL interrupted at moments spread over their run, by `interrupt` (which
 /// kills the exporter, or stops the server and starts it again).
 fn postgres_exports_interrupted(

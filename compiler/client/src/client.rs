@@ -1,4 +1,4 @@
-//! HTTP calls to a server: JSON in, JSON out, export bodies gzip-compressed, a failed call's
+//! HTTP calls to a server: JSON in, JSON out, export bodies zstd-compressed as they are sent, a failed call's
 //! `{"error": …}` read back as a [`CallError`].
 
 use std::path::PathBuf;
@@ -133,8 +133,7 @@ impl Client {
         &self,
         method: &str,
         path: &str,
-        body: Option<Vec<u8>>,
-        encoding: Option<&str>,
+        body: Payload,
         wait: Duration,
     ) -> Result<T, CallError> {
         let url = format!("{}{path}", self.base);
@@ -143,14 +142,16 @@ impl Client {
             Some(token) => builder.header("authorization", format!("Bearer {token}")),
             None => builder,
         };
-        let builder = if body.is_some() { builder.header("content-type", "application/json") } else { builder };
-        let builder = match encoding {
-            Some(encoding) => builder.header("content-encoding", encoding),
-            None => builder,
+        let builder = match &body {
+            Payload::None => builder,
+            Payload::Json(_) => builder.header("content-type", "application/json"),
+            Payload::Zstd(_) => builder.header("content-type", "application/json").header("content-encoding", "zstd"),
         };
-        let request = builder.body(body.unwrap_or_default()).map_err(|e| CallError::Transport(e.to_string()))?;
-        let config = self.agent.configure_request(request).timeout_global(Some(self.timeout + wait)).build();
-        let response = self.agent.run(config).map_err(|e| CallError::Transport(transport(&e, self.url())))?;
+        let response = match body {
+            Payload::None => self.send(builder.body(()), wait),
+            Payload::Json(bytes) => self.send(builder.body(bytes), wait),
+            Payload::Zstd(stream) => self.send(builder.body(stream), wait),
+        }?;
         let status = response.status().as_u16();
         let mut body = response.into_body();
         let text = body
@@ -181,12 +182,22 @@ impl Client {
         })
     }
 
+    fn send<B: ureq::AsSendBody>(
+        &self,
+        request: Result<ureq::http::Request<B>, ureq::http::Error>,
+        wait: Duration,
+    ) -> Result<ureq::http::Response<ureq::Body>, CallError> {
+        let request = request.map_err(|e| CallError::Transport(e.to_string()))?;
+        let config = self.agent.configure_request(request).timeout_global(Some(self.timeout + wait)).build();
+        self.agent.run(config).map_err(|e| CallError::Transport(transport(&e, self.url())))
+    }
+
     fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, CallError> {
-        self.call("GET", path, None, None, Duration::ZERO)
+        self.call("GET", path, Payload::None, Duration::ZERO)
     }
 
     fn post<B: Serialize, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T, CallError> {
-        self.call("POST", path, Some(json(body)?), None, Duration::ZERO)
+        self.call("POST", path, Payload::Json(json(body)?), Duration::ZERO)
     }
 
     pub fn health(&self) -> Result<modelc_api::Health, CallError> {
@@ -205,14 +216,28 @@ impl Client {
         self.get(&format!("/versions/{from}/changes/{to}"))
     }
 
-    /// Sends an export, zstd-compressed as it is written (the whole JSON is never held).
-    pub fn export(&self, request: &ExportRequest) -> Result<ExportResponse, CallError> {
-        let failed = |e: std::io::Error| CallError::Transport(format!("cannot compress the export: {e}"));
-        let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).map_err(failed)?;
-        serde_json::to_writer(&mut encoder, request)
-            .map_err(|e| CallError::Transport(format!("cannot encode the request: {e}")))?;
-        let compressed = encoder.finish().map_err(failed)?;
-        self.call("POST", "/versions", Some(compressed), Some("zstd"), Duration::ZERO)
+    /// Sends an export, zstd-compressed as it is written and sent as it is compressed: the
+    /// server reads the start of a large model while the rest is still being encoded, and the
+    /// whole JSON is never held.
+    pub fn export(&self, request: &ExportRequest<'_>) -> Result<ExportResponse, CallError> {
+        let (reader, writer) =
+            std::io::pipe().map_err(|e| CallError::Transport(format!("cannot send the export: {e}")))?;
+        std::thread::scope(|scope| {
+            let encoding = scope.spawn(move || encode_export(request, writer));
+            let answer = self.call(
+                "POST",
+                "/versions",
+                Payload::Zstd(ureq::SendBody::from_owned_reader(reader)),
+                Duration::ZERO,
+            );
+            match encoding.join() {
+                // The body ended early because the call did: its answer says why.
+                Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => answer,
+                Ok(Err(e)) => Err(CallError::Transport(format!("cannot encode the export: {e}"))),
+                Ok(Ok(())) => answer,
+                Err(_) => Err(CallError::Transport("encoding the export failed".to_owned())),
+            }
+        })
     }
 
     pub fn plan(&self, request: &PlanRequest) -> Result<modelc_store::plan::Plan, CallError> {
@@ -248,7 +273,7 @@ impl Client {
     }
 
     pub fn revoke_token(&self, id: &str) -> Result<(), CallError> {
-        self.call::<serde_json::Value>("DELETE", &format!("/tokens/{}", encode(id)), None, None, Duration::ZERO)
+        self.call::<serde_json::Value>("DELETE", &format!("/tokens/{}", encode(id)), Payload::None, Duration::ZERO)
             .map(drop)
     }
 
@@ -264,8 +289,7 @@ impl Client {
         self.call::<serde_json::Value>(
             "DELETE",
             &format!("/agents/{}/lease", encode(name)),
-            Some(body),
-            None,
+            Payload::Json(body),
             Duration::ZERO,
         )
         .map(drop)
@@ -280,7 +304,7 @@ impl Client {
             encode(name),
             query(&[("holder", Some(holder)), ("known", known.as_deref()), ("wait", Some(&wait_text))])
         );
-        self.call("GET", &path, None, None, wait)
+        self.call("GET", &path, Payload::None, wait)
     }
 
     pub fn agent_resources(&self, name: &str, version: u64) -> Result<AgentResources, CallError> {
@@ -290,7 +314,7 @@ impl Client {
     /// The results of `ids` in `version`; with `wait`, once one has a result or after that long.
     pub fn requirements(&self, version: u64, ids: &[String], wait: Duration) -> Result<Vec<Requirement>, CallError> {
         let body = json(&RequirementsRequest { ids: ids.to_vec(), wait: wait.as_secs_f64() })?;
-        self.call("POST", &format!("/versions/{version}/requirements"), Some(body), None, wait)
+        self.call("POST", &format!("/versions/{version}/requirements"), Payload::Json(body), wait)
     }
 
     pub fn report(&self, holder: &str, actions: &[Action]) -> Result<u64, CallError> {
@@ -317,6 +341,25 @@ fn transport(error: &ureq::Error, url: &str) -> String {
         ureq::Error::HostNotFound => format!("cannot reach the server {url}: unknown host"),
         other => format!("cannot reach the server {url}: {other}"),
     }
+}
+
+/// A call's body.
+enum Payload {
+    None,
+    Json(Vec<u8>),
+    /// JSON compressed with zstd as it is sent (a chunked body).
+    Zstd(ureq::SendBody<'static>),
+}
+
+/// Writes `request` as zstd-compressed JSON into `writer` (closed at the end, which ends the
+/// body). Small writes are gathered first: zstd compresses a large block faster than many small
+/// ones.
+fn encode_export(request: &ExportRequest<'_>, writer: std::io::PipeWriter) -> std::io::Result<()> {
+    let encoder = zstd::stream::write::Encoder::new(writer, 1)?;
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 17, encoder);
+    serde_json::to_writer(&mut buffered, request)?;
+    buffered.into_inner().map_err(std::io::IntoInnerError::into_error)?.finish()?;
+    Ok(())
 }
 
 /// `?a=1&b=2` of the pairs that have a value, percent-encoded.

@@ -3,6 +3,7 @@
 //! carryover) are not the server's to give: agents report actions instead, so those calls say
 //! so rather than pretend.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -35,8 +36,8 @@ impl RemoteStore {
         &self.client
     }
 
-    fn export(&self, request: ExportRequest) -> Result<ExportOutcome, StoreError> {
-        let response = self.client.export(&request).map_err(store_error)?;
+    fn export(&self, request: &ExportRequest<'_>) -> Result<ExportOutcome, StoreError> {
+        let response = self.client.export(request).map_err(store_error)?;
         if let (Some(cell), Some(release)) = (&self.released, response.release) {
             *cell.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(release);
         }
@@ -93,7 +94,7 @@ impl Store for RemoteStore {
     }
 
     fn plan(&self, ir: &Ir, partial: Option<&PartialRequest>) -> Result<modelc_store::plan::Plan, StoreError> {
-        self.client.plan(&PlanRequest { ir: ir.clone(), partial: partial.cloned() }).map_err(store_error)
+        self.client.plan(&PlanRequest { ir: Cow::Borrowed(ir), partial: partial.cloned() }).map_err(store_error)
     }
 
     fn export_full_with(
@@ -103,8 +104,8 @@ impl Store for RemoteStore {
         force: bool,
         _prefetched: Option<Prefetched>,
     ) -> Result<ExportOutcome, StoreError> {
-        self.export(ExportRequest {
-            ir: ir.clone(),
+        self.export(&ExportRequest {
+            ir: Cow::Borrowed(ir),
             partial: None,
             metadata: metadata.clone(),
             force,
@@ -119,8 +120,8 @@ impl Store for RemoteStore {
         metadata: &Metadata,
         force: bool,
     ) -> Result<ExportOutcome, StoreError> {
-        self.export(ExportRequest {
-            ir: ir.clone(),
+        self.export(&ExportRequest {
+            ir: Cow::Borrowed(ir),
             partial: Some(request.clone()),
             metadata: metadata.clone(),
             force,

@@ -18,6 +18,7 @@ pub mod draw;
 pub mod graph;
 pub mod id;
 pub mod meta;
+mod parallel;
 pub mod reference;
 pub mod text_diff;
 
@@ -43,6 +44,7 @@ pub struct Ir {
     pub format: String,
     pub format_version: u32,
     /// The resource queue, in creation order.
+    #[serde(deserialize_with = "parallel::resources")]
     pub resources: Vec<Resource>,
     /// Every resource set, in creation order, with its members in queue order.
     pub sets: Vec<ResourceSet>,

@@ -31,6 +31,12 @@ impl ApiError {
         }
     }
 
+    /// Its code, as the body says it.
+    #[cfg(test)]
+    pub(crate) fn code(&self) -> &str {
+        &self.detail.code
+    }
+
     /// A server fault: said to the client without detail beyond the message.
     pub(crate) fn internal(message: impl Into<String>) -> ApiError {
         ApiError::with_code(500, "internal", message)

@@ -54,7 +54,7 @@ pub(crate) async fn export(
     body: Body,
 ) -> ApiResult<(StatusCode, Json<ExportResponse>)> {
     require(&caller(&app, &headers).await?, &[Role::Export])?;
-    let request: ExportRequest = crate::body::json(&headers, body, app.config.max_body).await?;
+    let request: ExportRequest<'static> = crate::body::json(&headers, body, app.config.max_body).await?;
     let response = app
         .pool
         .run(move |store| {
@@ -68,6 +68,8 @@ pub(crate) async fn export(
             };
             // A newer version released meanwhile by a racing export holds this one's changes.
             let release = if request.release { Some(store.release_at_least(version.version)?) } else { None };
+            // The answer does not wait for a large model to be freed.
+            let _ = std::thread::Builder::new().name("free-export".to_owned()).spawn(move || drop(request));
             Ok(ExportResponse { stored, version, release })
         })
         .await?;
@@ -81,7 +83,7 @@ pub(crate) async fn plan(
     body: Body,
 ) -> ApiResult<Json<modelc_store::plan::Plan>> {
     require(&caller(&app, &headers).await?, &[Role::Export])?;
-    let request: PlanRequest = crate::body::json(&headers, body, app.config.max_body).await?;
+    let request: PlanRequest<'static> = crate::body::json(&headers, body, app.config.max_body).await?;
     let plan = app.pool.run(move |store| store.plan(&request.ir, request.partial.as_ref())).await;
     // A store with no version yet plans as an empty one.
     Ok(Json(plan?))

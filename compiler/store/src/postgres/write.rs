@@ -53,11 +53,19 @@ pub(super) fn full(
     for &row in &plan.close {
         close_row(&mut tx, row, version)?;
     }
+    // Into an empty table, the indexes are built once after the rows rather than grown row by
+    // row (each a sort instead of a random insertion per row: several times faster).
+    let set_aside = if current.is_empty() && !plan.insert.is_empty() { set_aside_indexes(&mut tx)? } else { None };
     insert_rows(&mut tx, &plan.insert, version)?;
+    if let Some(indexes) = set_aside {
+        indexes.rebuild(&mut tx)?;
+    }
     if current.is_empty() && !plan.insert.is_empty() {
         // The planner's statistics for the first rows, at once rather than at autovacuum's next
-        // round: without them it misjudges the indexes' selectivity for a while.
-        tx.batch_execute("ANALYZE resources").map_err(storage)?;
+        // round: without them it misjudges the indexes' selectivity for a while. A small sample
+        // is enough for that; these rows count as changes since this analysis, so autovacuum's
+        // next round analyses the table with its full sample.
+        tx.batch_execute("SET LOCAL default_statistics_target = 10; ANALYZE resources").map_err(storage)?;
     }
     let info = crate::full::version_info(version, metadata, ir);
     insert_version(&mut tx, &info)?;
@@ -153,6 +161,52 @@ fn current_digests(tx: &mut Transaction<'_>) -> Result<CurrentDigests, StoreErro
         current.push(row.get(1), row.get(0), u128::from_be_bytes(digest));
     }
     Ok(current)
+}
+
+/// The secondary indexes of `resources`, dropped inside an export's transaction while it fills
+/// the empty table: their definitions are read from the catalog, so the layout (`mod.rs`) stays
+/// their one home, and they are made again exactly before the transaction commits.
+struct SetAsideIndexes {
+    definitions: Vec<String>,
+}
+
+/// Drops the secondary indexes of `resources` if it holds no row at all; `None` otherwise.
+///
+/// Dropping takes the table's exclusive lock until the export commits: readers of the (empty)
+/// table wait for it. Nothing else waits on the exports' lock while holding the table's, so
+/// this cannot deadlock.
+fn set_aside_indexes(tx: &mut Transaction<'_>) -> Result<Option<SetAsideIndexes>, StoreError> {
+    let empty: bool = tx.query_one("SELECT NOT EXISTS (SELECT 1 FROM resources)", &[]).map_err(storage)?.get(0);
+    if !empty {
+        return Ok(None);
+    }
+    let rows = tx
+        .query(
+            "SELECT x.indexrelid::regclass::text, pg_get_indexdef(x.indexrelid) FROM pg_index x
+             WHERE x.indrelid = 'resources'::regclass AND NOT x.indisprimary ORDER BY 1",
+            &[],
+        )
+        .map_err(storage)?;
+    let mut definitions = Vec::with_capacity(rows.len());
+    for row in &rows {
+        // The name as `regclass` writes it: quoted, and qualified where the search path needs it.
+        let name: String = row.get(0);
+        tx.batch_execute(&format!("DROP INDEX {name}")).map_err(storage)?;
+        definitions.push(row.get(1));
+    }
+    Ok(Some(SetAsideIndexes { definitions }))
+}
+
+impl SetAsideIndexes {
+    fn rebuild(self, tx: &mut Transaction<'_>) -> Result<(), StoreError> {
+        // Each build sorts every row once: in memory, not in temporary files. Exports run one
+        // at a time (the exports' lock), so this is taken once.
+        tx.batch_execute("SET LOCAL maintenance_work_mem = '256MB'").map_err(storage)?;
+        for definition in &self.definitions {
+            tx.batch_execute(definition).map_err(storage)?;
+        }
+        Ok(())
+    }
 }
 
 /// Closes the row `seq` at `version`, with its shared edges.
