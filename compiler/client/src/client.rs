@@ -1,5 +1,5 @@
-//! HTTP calls to a server: JSON in, JSON out, export bodies zstd-compressed as they are sent, a failed call's
-//! `{"error": …}` read back as a [`CallError`].
+//! HTTP calls to a server: JSON in, JSON out, export bodies zstd-compressed as they are sent,
+//! a failed call's `{"error": …}` read back as a [`CallError`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
