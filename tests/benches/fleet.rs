@@ -420,11 +420,13 @@ fn full_export(binary: &Path, postgres: &modelc_test_postgres::Postgres) {
     // Each a first export: into a new embedded store, and through a server into a new database;
     // of the model (compiled by the export, as a user runs it) and of its IR read from a file
     // (the store's part alone, which the server's overhead weighs on most).
-    for (what, source) in [("the model", &["."][..]), ("its IR, read", &["--ir", "ir.json"][..])] {
+    // The target is the model's; the IR's figure shows the store's part alone.
+    for (what, kind, source, target) in
+        [("the model", "model", &["."][..], true), ("its IR, read", "ir", &["--ir", "ir.json"][..], false)]
+    {
         let mut local = Vec::new();
         let mut remote = Vec::new();
         for run in 0..3 {
-            let kind = if source.len() == 1 { "model" } else { "ir" };
             let sqlite = dir.join(format!("store-{kind}-{run}.sqlite"));
             let args = [&["export"][..], source, &["--store", sqlite.to_str().unwrap()]].concat();
             local.push(time(&args, None));
@@ -437,11 +439,14 @@ fn full_export(binary: &Path, postgres: &modelc_test_postgres::Postgres) {
         local.sort_by(f64::total_cmp);
         remote.sort_by(f64::total_cmp);
         let ratio = remote[1] / local[1];
+        let verdict = match (target, ratio <= 2.0) {
+            (false, _) => "no target",
+            (true, true) => "met (target ≤ 2×)",
+            (true, false) => "MISSED (target ≤ 2×)",
+        };
         println!(
-            "| full export of {networks} networks, {what} (median of 3) | embedded {:.2} s, via the server {:.2} s: {ratio:.2}× (target ≤ 2×) | {} |",
-            local[1],
-            remote[1],
-            if ratio <= 2.0 { "met" } else { "MISSED" }
+            "| full export of {networks} networks, {what} (median of 3) | embedded {:.2} s, via the server {:.2} s: {ratio:.2}× | {verdict} |",
+            local[1], remote[1],
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -53,14 +53,15 @@ pub(super) fn full(
     for &row in &plan.close {
         close_row(&mut tx, row, version)?;
     }
+    let first_rows = current.is_empty() && !plan.insert.is_empty();
     // Into an empty table, the indexes are built once after the rows rather than grown row by
     // row (each a sort instead of a random insertion per row: several times faster).
-    let set_aside = if current.is_empty() && !plan.insert.is_empty() { set_aside_indexes(&mut tx)? } else { None };
+    let set_aside = if first_rows { set_aside_indexes(&mut tx)? } else { None };
     insert_rows(&mut tx, &plan.insert, version)?;
     if let Some(indexes) = set_aside {
         indexes.rebuild(&mut tx)?;
     }
-    if current.is_empty() && !plan.insert.is_empty() {
+    if first_rows {
         // The planner's statistics for the first rows, at once rather than at autovacuum's next
         // round: without them it misjudges the indexes' selectivity for a while. A small sample
         // is enough for that; these rows count as changes since this analysis, so autovacuum's
