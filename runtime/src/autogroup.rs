@@ -27,7 +27,7 @@ impl Plan {
             if alone {
                 continue;
             }
-            let Some(key) = handlers.get(&resource.entity_type).and_then(|h| h.group_key(resource)) else { continue };
+            let Some(key) = handlers.group_key(resource) else { continue };
             let meta =
                 serde_json::to_string(&Meta { sema: Vec::new(), ..(*resource.meta).clone() }).unwrap_or_default();
             buckets.entry((resource.entity_type.clone(), key, meta)).or_default().push(i);

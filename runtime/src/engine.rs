@@ -481,12 +481,12 @@ struct Applier<'a> {
 impl Applier<'_> {
     fn context(&self, resource: &Resource, dry_run: bool, refresh: bool) -> Context<'_> {
         let timeout = resource.meta.timeout.filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
-        Context { dry_run, refresh, content: self.content, timeout, directories: &self.plan.directories }
+        Context { dry_run, refresh, content: self.content, timeout, directories: self.plan.directories_for(resource) }
     }
 
     /// One run of the resource's handler.
     fn attempt(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
-        match self.handlers.get(&resource.entity_type) {
+        match self.handlers.for_resource(resource) {
             // A panicking handler fails its resource, not the run.
             Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy(resource, context)))
                 .unwrap_or_else(|panic| Err(format!("its handler panicked: {}", panic_message(&panic)))),
@@ -519,7 +519,7 @@ impl Applier<'_> {
             let subset: Vec<&Resource> = pending.iter().map(|&i| members[i]).collect();
             let contexts: Vec<Context<'_>> =
                 pending.iter().map(|&i| self.context(members[i], noop, refresh[i])).collect();
-            let outcome = match self.handlers.get(&members[0].entity_type) {
+            let outcome = match self.handlers.for_resource(members[0]) {
                 Some(handler) => catch_unwind(AssertUnwindSafe(|| handler.deploy_group(&subset, &contexts)))
                     .unwrap_or_else(|panic| {
                         vec![Err(format!("its handler panicked: {}", panic_message(&panic))); subset.len()]

@@ -48,7 +48,7 @@ pub struct Context<'a> {
 }
 
 /// What a handler did.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Done {
     /// The differences found (and applied, unless dry run).
     pub changes: Vec<Change>,
@@ -100,15 +100,52 @@ pub trait Handler: Send + Sync {
     }
 }
 
-/// The handlers of a runtime, by resource type.
+/// The handlers of a runtime, by resource type, and how resources on other machines are
+/// reached.
 pub struct Handlers {
     by_type: HashMap<String, Box<dyn Handler>>,
+    /// Deploys resources whose context is another machine or user (`remote::RemoteHandler`);
+    /// without it they are undeployable.
+    remote: Option<Box<dyn Handler>>,
 }
 
 impl Handlers {
     /// No handler at all.
     pub fn empty() -> Handlers {
-        Handlers { by_type: HashMap::new() }
+        Handlers { by_type: HashMap::new(), remote: None }
+    }
+
+    /// These handlers, with resources whose context is elsewhere deployed through `remote`
+    /// (which runs the handler of their type there).
+    pub fn with_remote(mut self, remote: impl Handler + 'static) -> Handlers {
+        self.remote = Some(Box::new(remote));
+        self
+    }
+
+    /// Whether resources on other machines can be reached.
+    pub fn reaches_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The handler that deploys `resource` where its context says: its type's handler here, or
+    /// the remote one that runs that handler on the target.
+    pub fn for_resource(&self, resource: &Resource) -> Option<&dyn Handler> {
+        let local = self.get(&resource.entity_type)?;
+        match crate::remote::Target::of(resource) {
+            Ok(crate::remote::Target::Local) => Some(local),
+            Ok(crate::remote::Target::Remote(_)) => self.remote.as_deref(),
+            Err(_) => None,
+        }
+    }
+
+    /// The key resources are grouped by ([`Handler::group_key`]), kept apart per target: one
+    /// apply happens on one machine.
+    pub fn group_key(&self, resource: &Resource) -> Option<String> {
+        let key = self.get(&resource.entity_type)?.group_key(resource)?;
+        match crate::remote::Target::of(resource).ok()? {
+            crate::remote::Target::Local => Some(key),
+            target => Some(format!("{}\u{0}{key}", target.key())),
+        }
     }
 
     /// The handlers this runtime ships: std's `testing::NullResource`, `AgentConfig` and

@@ -1,10 +1,10 @@
 //! The execution runtime: it applies a version of desired state (the resource IR) to this
-//! machine.
+//! machine, and to the machines its resources' contexts reach over ssh.
 //!
 //! * [`autoedge`] adds the order resources imply (a file after its directory) to a plan;
 //! * [`autogroup`] groups resources a handler can apply together (files in one directory);
 //! * [`plan`] decides what a run does with each resource: deploy it, or say why not (another
-//!   agent's, no handler, an unknown value, a remote context), and adds purged copies of
+//!   agent's, no handler, an unknown value, a context it cannot follow), and adds purged copies of
 //!   removed `purge_on_delete` resources;
 //! * [`engine`] runs the plan along the dependency graph on `jobs` workers, blocking only what
 //!   depends on a failure, refreshing event receivers, and reports through an [`engine::Observer`];
@@ -19,6 +19,8 @@
 //!   events and timers, token buckets, retries across runs;
 //! * [`yamlgraph`] reads a YAML graph of resources and edges, and merges it with a compiled
 //!   model's at handover vertices;
+//! * [`remote`] reaches the machines (and users) a resource's context names: ssh and sudo
+//!   hops to a helper that is this modelc, copied to the target and run there;
 //! * [`report`] is what a run says about each resource.
 //!
 //! The runtime reads only the IR (`modelc-ir`), never the compiler's own types, and knows
@@ -33,6 +35,7 @@ pub mod handlers;
 pub mod meta;
 pub mod notifications;
 pub mod plan;
+pub mod remote;
 pub mod report;
 pub mod watch;
 pub mod yamlgraph;

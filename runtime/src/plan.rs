@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use modelc_ir::{Resource, ResourceState};
 
 use crate::handler::Handlers;
+use crate::remote::Target;
 
 /// Which agents this run handles.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,8 +87,9 @@ pub struct Plan {
     /// Per resource, whether a dry run checks it even when something it requires would change
     /// first ([`Handler::predicts_after_requirements`](crate::handler::Handler)).
     pub predictable: Vec<bool>,
-    /// The directories the resources deployed here make exist.
-    pub directories: HashSet<PathBuf>,
+    /// The directories the resources deployed in this run make exist, per target
+    /// ([`Target::key`]: "" for this machine).
+    pub directories: HashMap<String, HashSet<PathBuf>>,
     /// The resources of the previous version deployed here that this version no longer has and
     /// that stay on the machine: they do not say `purge_on_delete`. Ids, in that version's order.
     pub left_behind: Vec<String>,
@@ -159,12 +161,12 @@ impl Plan {
             .enumerate()
             .map(|(i, r)| deployed(i) && handler_of(r).is_some_and(|h| h.predicts_after_requirements()))
             .collect();
-        let directories = resources
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| deployed(i))
-            .filter_map(|(_, r)| handler_of(r)?.creates_directory(r))
-            .collect();
+        let mut directories: HashMap<String, HashSet<PathBuf>> = HashMap::new();
+        for (_, r) in resources.iter().enumerate().filter(|&(i, _)| deployed(i)) {
+            if let (Some(directory), Ok(target)) = (handler_of(r).and_then(|h| h.creates_directory(r)), Target::of(r)) {
+                directories.entry(target.key()).or_default().insert(directory);
+            }
+        }
         // A removed resource's agent may have been this machine's through an AgentConfig that
         // went with it.
         let previous_agents: HashSet<String> = agents.union(&selection.agents(previous)).cloned().collect();
@@ -235,6 +237,13 @@ impl Plan {
         self.resources.len()
     }
 
+    /// The directories the run makes exist on the machine `resource` is deployed on.
+    pub fn directories_for(&self, resource: &Resource) -> &HashSet<PathBuf> {
+        static NONE: std::sync::LazyLock<HashSet<PathBuf>> = std::sync::LazyLock::new(HashSet::new);
+        let key = Target::of(resource).map(|t| t.key()).unwrap_or_default();
+        self.directories.get(&key).unwrap_or(&NONE)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty()
     }
@@ -267,8 +276,14 @@ fn disposition(resource: &Resource, agents: &HashSet<String>, handlers: &Handler
             if unknown.is_empty() { "an attribute".to_owned() } else { unknown.join(", ") }
         ));
     }
-    if let Some(reason) = not_local(resource) {
-        return Disposition::Undeployable(reason);
+    match Target::of(resource) {
+        Err(reason) => return Disposition::Undeployable(reason),
+        Ok(Target::Remote(chain)) if !handlers.reaches_remote() => {
+            return Disposition::Undeployable(format!(
+                "its context (`via`) is {chain}; this run deploys only on this machine"
+            ));
+        }
+        Ok(_) => {}
     }
     if handlers.get(&resource.entity_type).is_none() {
         return Disposition::NoHandler;
@@ -282,32 +297,6 @@ fn contains_undefined(value: &serde_json::Value) -> bool {
         serde_json::Value::Array(items) => items.iter().any(contains_undefined),
         serde_json::Value::Object(map) => map.values().any(contains_undefined),
         _ => false,
-    }
-}
-
-/// Why a resource's context (`via`, the mitogen context the fs and exec modules export) is not
-/// the local machine; `None` when it is, or when the resource has no context. Only exactly
-/// `mitogen::Local` (method `local`, not reached through another context) runs here:
-/// `mitogen::Ssh` and `mitogen::Sudo` extend it and must not.
-fn not_local(resource: &Resource) -> Option<String> {
-    let via = resource.attributes.get("via")?;
-    let method = via.get("method_name").and_then(|m| m.as_str());
-    let through = via.get("via");
-    match (method, through) {
-        (Some("local"), None) => None,
-        (Some("local"), Some(_)) => Some(
-            "its context (`via`) is a local context reached through another context; this runtime only \
-             deploys directly on this machine (mitogen::Local)"
-                .to_owned(),
-        ),
-        (Some(method), _) => {
-            let host = via.get("hostname").and_then(|h| h.as_str()).map(|h| format!(" to `{h}`")).unwrap_or_default();
-            Some(format!(
-                "its context (`via`) is `{method}`{host}; this runtime only deploys on this machine \
-                 (mitogen::Local) for now"
-            ))
-        }
-        (None, _) => Some("its context (`via`) is not a mitogen context".to_owned()),
     }
 }
 
@@ -369,16 +358,16 @@ mod tests {
     }
 
     #[test]
-    fn only_exactly_local_contexts_run_here() {
+    fn remote_contexts_need_a_way_there() {
         let mut r = resource("fs::File", "h", "path", "/x", &[]);
+        let agents: HashSet<String> = ["h".to_owned()].into();
         r.attributes.insert("via", serde_json::json!({"method_name": "local", "name": ""}));
-        assert_eq!(not_local(&r), None);
+        assert_eq!(disposition(&r, &agents, &Handlers::builtin()), Disposition::Deploy);
         r.attributes.insert("via", serde_json::json!({"method_name": "ssh", "hostname": "10.0.0.1"}));
-        assert!(not_local(&r).unwrap().contains("`ssh` to `10.0.0.1`"));
-        r.attributes.insert("via", serde_json::json!({"method_name": "sudo", "name": ""}));
-        assert!(not_local(&r).unwrap().contains("`sudo`"));
-        r.attributes.insert("via", serde_json::json!({"method_name": "local", "via": {"method_name": "ssh"}}));
-        assert!(not_local(&r).is_some());
+        let Disposition::Undeployable(why) = disposition(&r, &agents, &Handlers::builtin()) else { panic!() };
+        assert!(why.contains("ssh 10.0.0.1"), "{why}");
+        r.attributes.insert("via", serde_json::json!({"method_name": "docker"}));
+        assert!(matches!(disposition(&r, &agents, &Handlers::builtin()), Disposition::Undeployable(_)));
     }
 
     #[test]

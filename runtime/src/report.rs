@@ -103,7 +103,7 @@ impl Outcome {
 }
 
 /// One difference between the machine and the desired state.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Change {
     /// The attribute that differs (`hash`, `permissions`, `owner`, `purged`, `command`, …).
     pub field: String,

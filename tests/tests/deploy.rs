@@ -56,6 +56,12 @@ fn results(report: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+fn error_of(report: &Value, id_part: &str) -> String {
+    let resources = report["resources"].as_array().unwrap();
+    let resource = resources.iter().find(|r| r["id"].as_str().unwrap().contains(id_part));
+    resource.unwrap_or_else(|| panic!("no {id_part}"))["error"].as_str().unwrap_or_default().to_owned()
+}
+
 fn result_of(report: &Value, id_part: &str) -> String {
     results(report).into_iter().find(|(id, _)| id.contains(id_part)).unwrap_or_else(|| panic!("no {id_part}")).1
 }
@@ -242,24 +248,35 @@ fs::File(host=host, path="$T/dropped", content="dropped\n", purge_on_delete=true
     assert!(results(&third).iter().all(|(id, _)| !id.contains("dropped")), "purged once, then forgotten");
 }
 
+/// Other agents' resources are listed and left alone; this machine's resources whose context is
+/// another host are deployed through it (here: a port where nothing listens, so they fail with
+/// ssh's own words; `compiler/cli/tests/ssh.rs` deploys through a real sshd). A context modelc
+/// cannot follow is undeployable.
 #[test]
-fn other_agents_and_remote_contexts_are_listed_but_never_applied() {
+fn other_agents_are_listed_and_remote_contexts_are_reached_through() {
     let model = r#"
 other = std::Host(name="elsewhere-host", os=std::linux, via=mitogen::Local())
-remote = std::Host(name="localhost-but-ssh", os=std::linux, ip="10.0.0.9")
+remote = std::Host(name="localhost-but-ssh", os=std::linux, ip="127.0.0.1", remote_port=1)
 fs::File(host=other, path="$T/other", content="x")
 fs::File(host=host, path="$T/mine", content="x")
-fs::File(host=host, path="$T/via-ssh", content="x", via=mitogen::Ssh(name="s", hostname="10.0.0.9"))
+fs::File(host=host, path="$T/via-ssh", content="x", via=mitogen::Ssh(name="s", hostname="127.0.0.1", port=1))
 std::AgentConfig(agentname="localhost-but-ssh", autostart=true, uri="local:")
 fs::File(host=remote, path="$T/remote", content="x")
+fs::File(host=host, path="$T/ssh-after-sudo", content="x",
+         via=mitogen::Ssh(name="b", hostname="b", via=mitogen::Sudo(name="u", via=mitogen::Ssh(name="a", hostname="a"))))
 "#;
     let Some(dir) = project("agents", model) else { return };
     let (code, report) = deploy_json(&dir, &[]);
-    assert_eq!(code, 1, "an undeployable resource fails the deploy");
+    assert_eq!(code, 1, "a failed resource fails the deploy");
     assert_eq!(result_of(&report, "elsewhere-host"), "not-handled");
     assert_eq!(result_of(&report, "/mine"), "changed");
-    assert_eq!(result_of(&report, "via-ssh"), "undeployable");
-    assert_eq!(result_of(&report, "/remote"), "undeployable", "an agent config with uri local: makes it ours");
+    assert_eq!(result_of(&report, "via-ssh"), "failed");
+    let error = error_of(&report, "via-ssh");
+    assert!(error.contains("ssh 127.0.0.1:1") && error.contains("Connection refused"), "{error}");
+    assert_eq!(result_of(&report, "/remote"), "failed", "an agent config with uri local: makes it ours");
+    // The mitogen module's context for a host with only an ip: ssh as its remote_user (root).
+    assert!(error_of(&report, "/remote").contains("cannot reach ssh root@127.0.0.1:1: ssh failed"), "{report:#}");
+    assert_eq!(result_of(&report, "ssh-after-sudo"), "undeployable");
     assert!(!dir.join("target/other").exists() && !dir.join("target/via-ssh").exists());
 
     let misspelt = modelc(&["deploy", ".", "--agent", "elsewhere"], &dir);

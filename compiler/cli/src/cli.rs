@@ -189,6 +189,14 @@ pub enum Command {
         /// the resources' own semaphores).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         sema: Option<u64>,
+        /// At most N connections to other hosts are open at once (resources whose context, `via`,
+        /// is `mitogen::Ssh` or `mitogen::Sudo`; see docs/runtime.md).
+        #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+        hosts: u64,
+        /// Where targets keep the helper modelc copies to them (`~/` is the connecting user's
+        /// home).
+        #[arg(long, value_name = "DIR", default_value = modelc_runtime::remote::DEFAULT_CACHE_DIR)]
+        helper_dir: String,
         /// Deploy only in the order the model states: without the edges the resources imply
         /// (a file after the directory that holds it, …; see docs/runtime.md).
         #[arg(long)]

@@ -8,6 +8,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     return_freed_memory_at_once();
+    // On a target, started by a deploy over ssh or sudo: the helper, before anything of the
+    // command line (it speaks frames on its stdout, nothing else may).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(modelc_runtime::remote::command::HELPER_ARG) {
+        let status = modelc_runtime::remote::helper::main(&args[1..]);
+        return std::process::ExitCode::from(u8::try_from(status).unwrap_or(1));
+    }
     modelc::main()
 }
 

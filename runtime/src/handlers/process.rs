@@ -90,6 +90,7 @@ pub fn run(invocation: &Invocation<'_>) -> Result<Ran, RunError> {
         _ => RunError::Other(format!("cannot start `{}`: {e}", words[0])),
     })?;
     let group = Pid::from_raw(child.id() as i32);
+    let _running = Running::register(group);
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
     let deadline = Instant::now() + invocation.timeout;
@@ -110,6 +111,33 @@ pub fn run(invocation: &Invocation<'_>) -> Result<Ran, RunError> {
     // arrived within a moment and go on.
     let grace = Duration::from_millis(500);
     Ok(Ran { code, stdout: collect(stdout, grace), stderr: collect(stderr, grace) })
+}
+
+/// The process groups of the commands running now, so that a helper whose connection is gone
+/// stops them all ([`kill_running`]).
+static RUNNING: std::sync::Mutex<Vec<Pid>> = std::sync::Mutex::new(Vec::new());
+
+/// A running command's group, listed while it lives.
+struct Running(Pid);
+
+impl Running {
+    fn register(group: Pid) -> Running {
+        RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(group);
+        Running(group)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|&g| g != self.0);
+    }
+}
+
+/// Kills every command running now, with its process group.
+pub fn kill_running() {
+    for &group in RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
+        let _ = killpg(group, Signal::SIGKILL);
+    }
 }
 
 /// The program to start: as given when it names a path; else found in `search_path` when one

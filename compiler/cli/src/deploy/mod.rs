@@ -47,6 +47,8 @@ pub(crate) struct Request {
     pub dry_run: bool,
     /// `--sema N`: a global limit on resources deploying at once.
     pub sema: Option<usize>,
+    /// `--hosts N`, `--helper-dir DIR`: how other hosts are reached.
+    pub remote: modelc_runtime::remote::RemoteOptions,
     /// `--no-autoedges`: only the edges the model states.
     pub no_autoedges: bool,
     /// `--no-autogroup`: every resource applied on its own.
@@ -113,7 +115,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         None => (Vec::new(), Vec::new()),
     };
     drop(store);
-    let handlers = Handlers::builtin();
+    let handlers = handlers(request);
     let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
     if !request.no_autoedges {
         plan.add_autoedges();
@@ -174,6 +176,14 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         return watch::EXIT_INTERRUPTED;
     }
     status
+}
+
+/// The handlers of a deploy: the shipped ones, on this machine and, through connections kept
+/// for as long as the handlers live (closed when they are dropped), on the hosts resources'
+/// contexts name.
+pub(crate) fn handlers(request: &Request) -> Handlers {
+    let hosts = std::sync::Arc::new(modelc_runtime::remote::Hosts::new(request.remote.clone()));
+    Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(hosts))
 }
 
 /// A store that cannot be read (or has no such version) stops a deploy before it starts: an

@@ -60,7 +60,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         Ok(carried) => carried,
         Err(error) => return store_failure(io, format, color, &error, &store),
     };
-    let handlers = Handlers::builtin();
+    let handlers = super::handlers(request);
     let options = Options {
         jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1),
         sema: request.sema,

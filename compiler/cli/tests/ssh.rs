@@ -1,0 +1,286 @@
+//! `modelc deploy` over SSH, end to end: the real binary deploys models of the public `fs`,
+//! `exec` and `mitogen` modules through a real OpenSSH server the test starts on loopback
+//! (`modelc-test-sshd`), into temporary directories; the helper is copied into a temporary
+//! cache directory (`--helper-dir`). Without sshd (outside CI) or the module corpus, skipped.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stderr, reason = "test code")]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use modelc_test_sshd::Sshd;
+use serde_json::Value;
+
+/// A project in `dir` whose model is `body` after the imports, with `$T` its target directory
+/// and `$SSH` a `mitogen::Ssh` context to `server`.
+fn project(dir: &Path, body: &str, server: Option<&Sshd>) -> Option<PathBuf> {
+    let modules = support::modules()?;
+    std::fs::write(dir.join("project.yml"), format!("name: ssh\nmodulepath: {}\n", modules.display())).unwrap();
+    let target = dir.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let mut body = body.replace("$T", target.to_str().unwrap());
+    if let Some(server) = server {
+        body = body.replace("$SSH", &ssh_context(server, "s", None));
+    }
+    std::fs::write(dir.join("main.cf"), format!("import fs\nimport exec\nimport mitogen\n\n{body}")).unwrap();
+    Some(target)
+}
+
+/// A `mitogen::Ssh` to `server`, with its key and known_hosts, reading no ssh configuration of
+/// the machine's; `via` another context (a jump host).
+fn ssh_context(server: &Sshd, name: &str, via: Option<&str>) -> String {
+    format!(
+        "mitogen::Ssh(name=\"{name}\", hostname=\"127.0.0.1\", port={port}, username=\"{user}\", \
+         identity_file=\"{key}\", ssh_args=[\"-F\", \"/dev/null\", \"-o\", \"UserKnownHostsFile={known}\"], \
+         compression=false{via})",
+        port = server.port(),
+        user = server.user(),
+        key = server.identity_file().display(),
+        known = server.known_hosts().display(),
+        via = via.map(|v| format!(", via={v}")).unwrap_or_default(),
+    )
+}
+
+fn deploy(dir: &Path, cache: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let out = deploy_output(dir, cache, extra);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    (out.status.code().unwrap_or(-1), report, stderr)
+}
+
+fn deploy_output(dir: &Path, cache: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_modelc"))
+        .args(["--format", "json", "--color", "never", "deploy", ".", "--helper-dir"])
+        .arg(cache)
+        .args(extra)
+        .current_dir(dir)
+        .env_remove("MODELC_STORE")
+        .output()
+        .unwrap()
+}
+
+/// id → result, with `$T` for the target directory.
+fn results(report: &Value, target: &Path) -> BTreeMap<String, String> {
+    report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let id = r["id"].as_str().unwrap().replace(target.to_str().unwrap(), "$T");
+            (id, r["result"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+fn error_of(report: &Value, id_part: &str) -> String {
+    let resources = report["resources"].as_array().unwrap();
+    let resource = resources.iter().find(|r| r["id"].as_str().unwrap().contains(id_part)).unwrap();
+    resource["error"].as_str().unwrap_or_default().to_owned()
+}
+
+fn result_of(report: &Value, id_part: &str) -> String {
+    let resources = report["resources"].as_array().unwrap();
+    let resource = resources.iter().find(|r| r["id"].as_str().unwrap().contains(id_part));
+    resource.unwrap_or_else(|| panic!("no {id_part} in {report:#}"))["result"].as_str().unwrap().to_owned()
+}
+
+/// Every path under `dir` with its type, mode, owner and content (`$T` for `dir` in link
+/// targets): equal trees, equal lists.
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let detail = if meta.file_type().is_symlink() {
+                format!("-> {}", std::fs::read_link(&path).unwrap().display()).replace(dir.to_str().unwrap(), "$T")
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_owned()
+            } else {
+                std::fs::read_to_string(&path).unwrap_or_default()
+            };
+            let relative = path.strip_prefix(dir).unwrap().display().to_string();
+            out.push(format!("{relative} {:o} {}:{} {detail}", meta.permissions().mode(), meta.uid(), meta.gid()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The processes running an executable from `cache` (a helper left behind).
+fn helpers_running(cache: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(exe) = std::fs::read_link(entry.path().join("exe"))
+            && exe.starts_with(cache)
+        {
+            found.push(format!("{} {}", entry.file_name().to_string_lossy(), exe.display()));
+        }
+    }
+    found
+}
+
+/// Waits a moment for helpers to end (they end as their connection closes, which the deploy
+/// waits for; a sudo hop's helper a moment later at most).
+fn assert_no_helper_left(cache: &Path) {
+    for _ in 0..100 {
+        if helpers_running(cache).is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("helpers still running: {:?}", helpers_running(cache));
+}
+
+/// A site: a directory, a file in it, a link to it, a command run once (`creates`) and a
+/// reload-only command refreshed when the file changes.
+const SITE: &str = r#"
+host = std::Host(name="localhost", os=std::linux, via=$VIA)
+root = fs::Directory(host=host, path="$T/site", mode=755)
+conf = fs::File(host=host, path="$T/site/app.conf", content="port = 80\n", mode=640)
+fs::Symlink(host=host, src="$T/site/app.conf", dst="$T/current.conf")
+exec::Run(host=host, command="sh -c 'echo once >> $T/site/log'", creates="$T/site/log", requires=[root])
+exec::Run(host=host, command="sh -c 'echo reload >> $T/reloads'", reload_only=true, requires=[conf])
+"#;
+
+/// Each run of the scenario, as (results, tree) with paths relative to the target.
+fn scenario(dir: &Path, via: &str, server: &Sshd) -> Vec<(BTreeMap<String, String>, Vec<String>)> {
+    let Some(target) = project(dir, &SITE.replace("$VIA", via), Some(server)) else { return Vec::new() };
+    let cache = dir.join("cache");
+    let mut runs = Vec::new();
+    let mut run = |extra: &[&str], expected: i32| {
+        let (code, report, stderr) = deploy(dir, &cache, extra);
+        assert_eq!(code, expected, "{report:#}\n{stderr}");
+        let results = results(&report, &target);
+        runs.push((results, tree(&target)));
+        report
+    };
+    // First: everything changes, the reload runs once.
+    run(&[], 0);
+    // Second: nothing changes.
+    run(&[], 0);
+    // Drift: a dry run sees it and changes nothing; a real run repairs it and reloads.
+    std::fs::write(target.join("site/app.conf"), "port = 8080\n").unwrap();
+    let before = tree(&target);
+    let dry = run(&["--dry-run"], 0);
+    assert_eq!(tree(&target), before, "a dry run changed the target");
+    assert_eq!(result_of(&dry, "app.conf"), "would-change");
+    run(&[], 0);
+    assert_eq!(std::fs::read_to_string(target.join("site/app.conf")).unwrap(), "port = 80\n");
+    assert_eq!(std::fs::read_to_string(target.join("reloads")).unwrap(), "reload\nreload\n");
+    assert_eq!(std::fs::read_to_string(target.join("site/log")).unwrap(), "once\n", "the guard held");
+    runs
+}
+
+#[test]
+fn a_site_deploys_over_ssh_exactly_as_locally() {
+    let Some(server) = Sshd::start("deploying over ssh") else { return };
+    let local_dir = support::scratch("ssh", "site-local");
+    let ssh_dir = support::scratch("ssh", "site-ssh");
+    let local = scenario(&local_dir, "mitogen::Local()", &server);
+    let over_ssh = scenario(&ssh_dir, "$SSH", &server);
+    if local.is_empty() {
+        return;
+    }
+    assert_eq!(local.len(), 4);
+    assert!(local[0].0.values().all(|r| r == "changed"), "{:?}", local[0].0);
+    assert!(local[1].0.values().all(|r| r == "unchanged"), "{:?}", local[1].0);
+    // Same results, same trees (modes, owners, contents), run after run: only the context differs.
+    assert_eq!(over_ssh, local);
+    assert!(ssh_dir.join("cache").read_dir().unwrap().count() == 1, "one cached helper");
+    assert_no_helper_left(&ssh_dir.join("cache"));
+    for dir in [local_dir, ssh_dir] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn sudo_writes_as_its_user_and_a_jump_host_reaches_through() {
+    let Some(server) = Sshd::start("sudo and jump hosts over ssh") else { return };
+    if !nix::unistd::geteuid().is_root() {
+        modelc_test_skip::skip("sudo to nobody without a password needs the tests to run as root");
+        return;
+    }
+    let dir = support::scratch("ssh", "chains");
+    let ssh = ssh_context(&server, "s", None);
+    let jump = ssh_context(&server, "j", Some(&ssh));
+    let body = format!(
+        r#"
+host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
+nobody = mitogen::Sudo(name="n", username="nobody", via={ssh})
+local_sudo = mitogen::Sudo(name="l", username="nobody")
+fs::File(host=host, path="$T/shared/by-sudo-over-ssh", content="a\n", via=nobody)
+fs::File(host=host, path="$T/shared/by-local-sudo", content="b\n", via=local_sudo)
+fs::File(host=host, path="$T/jumped", content="c\n", via={jump})
+"#
+    );
+    let Some(target) = project(&dir, &body, None) else { return };
+    // A directory only nobody may write in.
+    let shared = target.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
+    nix::unistd::chown(&shared, Some(nobody.uid), None).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = dir.join("cache");
+    let log_before = server.log().matches("Accepted publickey").count();
+    let (code, report, stderr) = deploy(&dir, &cache, &[]);
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    for name in ["by-sudo-over-ssh", "by-local-sudo"] {
+        let meta = std::fs::metadata(shared.join(name)).unwrap();
+        assert_eq!(meta.uid(), nobody.uid.as_raw(), "{name} was written by nobody");
+    }
+    assert_eq!(std::fs::read_to_string(target.join("jumped")).unwrap(), "c\n");
+    // Two connections: the jump host and, through it, the host (the sudo chain shares neither).
+    let logins = server.log().matches("Accepted publickey").count() - log_before;
+    assert_eq!(logins, 3, "the sudo chain, the jump host and the host behind it:\n{}", server.log());
+    let (code, again, _) = deploy(&dir, &cache, &[]);
+    assert_eq!(code, 0);
+    assert!(results(&again, &target).values().all(|r| r == "unchanged"), "{again:#}");
+    assert_no_helper_left(&cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_unreachable_host_fails_only_its_own_resources() {
+    let Some(server) = Sshd::start("failures over ssh") else { return };
+    let dir = support::scratch("ssh", "failures");
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let good = ssh_context(&server, "good", None);
+    let wrong_port = good.replace(&format!("port={}", server.port()), &format!("port={closed_port}"));
+    let empty_known_hosts = dir.join("empty_known_hosts");
+    std::fs::write(&empty_known_hosts, "").unwrap();
+    let unknown_key = good.replace(server.known_hosts().to_str().unwrap(), empty_known_hosts.to_str().unwrap());
+    let body = format!(
+        r#"
+host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
+a = fs::File(host=host, path="$T/wrong-port", content="x", via={wrong_port})
+fs::File(host=host, path="$T/after-wrong-port", content="x", via={wrong_port}, requires=[a])
+fs::File(host=host, path="$T/unknown-key", content="x", via={unknown_key})
+fs::File(host=host, path="$T/good", content="x", via={good})
+fs::File(host=host, path="$T/good-2", content="x", via={good})
+"#
+    );
+    let Some(target) = project(&dir, &body, None) else { return };
+    let cache = dir.join("cache");
+    let (code, report, _) = deploy(&dir, &cache, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(result_of(&report, "/wrong-port"), "failed");
+    assert!(error_of(&report, "/wrong-port").contains("Connection refused"), "{}", error_of(&report, "/wrong-port"));
+    assert_eq!(result_of(&report, "after-wrong-port"), "blocked");
+    assert_eq!(result_of(&report, "unknown-key"), "failed");
+    let unknown = error_of(&report, "unknown-key");
+    assert!(unknown.contains("Host key verification failed"), "{unknown}");
+    assert!(unknown.contains(&format!("ssh {}@127.0.0.1:{}", server.user(), server.port())), "{unknown}");
+    assert_eq!(result_of(&report, "/good]"), "changed");
+    assert_eq!(result_of(&report, "good-2"), "changed");
+    assert!(target.join("good").exists() && !target.join("unknown-key").exists());
+    assert_no_helper_left(&cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}

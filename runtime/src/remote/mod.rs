@@ -1,0 +1,18 @@
+//! Deploying on other machines (and as other users) through the contexts a model names: a
+//! resource's `via` chain ([`context`]) becomes `ssh` and `sudo` invocations ([`command`]) that
+//! start this same modelc on the target as a helper ([`helper`]), copied there once and cached
+//! by its hash ([`binary`], the bootstrap in [`command`]). The helper serves deploy calls over
+//! the channel ([`protocol`]) with the handlers a local run uses; a run keeps one connection
+//! per target ([`connection`], [`hosts`]), and [`RemoteHandler`] is how the engine reaches it.
+//! `docs/runtime.md` says how contexts map to connections.
+
+pub mod binary;
+pub mod command;
+pub mod connection;
+pub mod context;
+pub mod helper;
+pub mod hosts;
+pub mod protocol;
+
+pub use context::{Chain, Target};
+pub use hosts::{DEFAULT_CACHE_DIR, Hosts, RemoteHandler, RemoteOptions};
