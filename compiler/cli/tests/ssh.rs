@@ -284,3 +284,60 @@ fs::File(host=host, path="$T/good-2", content="x", via={good})
     assert_no_helper_left(&cache);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A model's passwords reach ssh and sudo only through their askpass programs: stub `ssh_path`
+/// and `sudo_path` scripts record their arguments and environment, ask the askpass program as
+/// ssh and sudo would, and go on with the real programs.
+#[test]
+fn passwords_reach_ssh_and_sudo_only_through_askpass() {
+    let Some(server) = Sshd::start("passwords over ssh") else { return };
+    if !nix::unistd::geteuid().is_root() {
+        modelc_test_skip::skip("sudo to nobody without a password needs the tests to run as root");
+        return;
+    }
+    let dir = support::scratch("ssh", "passwords");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (name, program, variable) in [("ssh", "ssh", "SSH_ASKPASS"), ("sudo", "sudo", "SUDO_ASKPASS")] {
+        let script = format!(
+            "#!/bin/sh\n{{ echo \"ARGV $*\"; env; }} >> {d}/{name}.log\n\
+             if [ -n \"${variable}\" ]; then \"${variable}\" 'Password:' > {d}/{name}-asked; fi\n\
+             exec {program} \"$@\"\n",
+            d = dir.display()
+        );
+        let path = dir.join(format!("stub-{name}"));
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let ssh = ssh_context(&server, "s", None).replacen(
+        "mitogen::Ssh(",
+        &format!("mitogen::Ssh(password=\"ssh-pw-1234\", ssh_path=\"{}/stub-ssh\", ", dir.display()),
+        1,
+    );
+    let body = format!(
+        r#"
+host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
+nobody = mitogen::Sudo(name="n", username="nobody", password="sudo-pw-5678", sudo_path="{d}/stub-sudo", via={ssh})
+fs::File(host=host, path="$T/shared/file", content="a\n", via=nobody)
+"#,
+        d = dir.display()
+    );
+    let Some(target) = project(&dir, &body, None) else { return };
+    let shared = target.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
+    nix::unistd::chown(&shared, Some(nobody.uid), None).unwrap();
+    let cache = dir.join("cache");
+    let (code, report, stderr) = deploy(&dir, &cache, &[]);
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    assert_eq!(std::fs::metadata(shared.join("file")).unwrap().uid(), nobody.uid.as_raw());
+    assert_eq!(std::fs::read_to_string(dir.join("ssh-asked")).unwrap(), "ssh-pw-1234\n");
+    assert_eq!(std::fs::read_to_string(dir.join("sudo-asked")).unwrap(), "sudo-pw-5678\n");
+    let ssh_log = std::fs::read_to_string(dir.join("ssh.log")).unwrap();
+    let sudo_log = std::fs::read_to_string(dir.join("sudo.log")).unwrap();
+    assert!(ssh_log.contains("BatchMode=no") && sudo_log.contains("ARGV -A -u nobody"), "{ssh_log}\n{sudo_log}");
+    for text in [&ssh_log, &sudo_log, &stderr, &report.to_string()] {
+        assert!(!text.contains("ssh-pw-1234") && !text.contains("sudo-pw-5678"), "a password leaked: {text}");
+    }
+    assert_no_helper_left(&cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}

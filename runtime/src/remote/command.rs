@@ -2,6 +2,8 @@
 //! `sudo` with those of a `mitogen::Sudo`, and the POSIX shell script that starts the helper
 //! from a target's cache (copying it there first when it is missing or not what it should be).
 
+use std::path::{Path, PathBuf};
+
 use super::binary::Binary;
 use super::context::{SshHop, SudoHop};
 
@@ -15,19 +17,28 @@ pub const STARTING: &str = "modelc-bootstrap: start";
 /// Its exit status when it refuses the target (another CPU, an older C library).
 pub const REFUSED: i32 = 97;
 
-/// The options of one `ssh` invocation for `hop`, without the program and the host (the
-/// destination is `hop.hostname`). `jumps` are the hops before it, reached through
-/// `ProxyCommand`. The model's `ssh_args` come first: OpenSSH keeps the first value it is
-/// given for an option, so they win over everything modelc derives.
-pub fn ssh_options(hop: &SshHop, jumps: &[SshHop], askpass: bool) -> Vec<String> {
+/// The options of the `ssh` invocation for the last of `hops`, without the program and the
+/// host (the destination is its `hostname`); the hops before it are jump hosts, reached through
+/// `ProxyCommand`. `askpass` holds, per hop, the askpass program of its password, if it has
+/// one (the jump hosts' go into their command's environment, through `env`). The model's
+/// `ssh_args` come first: OpenSSH keeps the first value it is given for an option, so they win
+/// over everything modelc derives.
+pub fn ssh_options(hops: &[SshHop], askpass: &[Option<PathBuf>]) -> Vec<String> {
+    let Some((hop, jumps)) = hops.split_last() else { return Vec::new() };
+    let asks = askpass.get(jumps.len()).is_some_and(Option::is_some);
     let mut args: Vec<String> = hop.ssh_args.clone();
     let mut option = |name: &str, value: &str| {
         args.push("-o".to_owned());
         args.push(format!("{name}={value}"));
     };
-    if let Some((last, before)) = jumps.split_last() {
-        let mut proxy = vec![program(last)];
-        proxy.extend(ssh_options(last, before, askpass));
+    if let Some(last) = jumps.last() {
+        let mut proxy = Vec::new();
+        if let Some(Some(program)) = askpass.get(jumps.len() - 1) {
+            proxy.push("env".to_owned());
+            proxy.extend(askpass_environment(program).into_iter().map(|(k, v)| format!("{k}={v}")));
+        }
+        proxy.push(program(last));
+        proxy.extend(ssh_options(jumps, askpass));
         proxy.extend(["-W".to_owned(), "%h:%p".to_owned(), "--".to_owned(), last.hostname.clone()]);
         let command: Vec<String> = proxy.iter().map(|word| quote(word).replace('%', "%%")).collect();
         // `%%h` would be wrong: the `-W %h:%p` of the proxy is for ssh to fill in.
@@ -52,8 +63,8 @@ pub fn ssh_options(hop: &SshHop, jumps: &[SshHop], askpass: bool) -> Vec<String>
     }
     // Never a prompt on a terminal: a password, if the model gives one, comes from the askpass
     // helper.
-    option("BatchMode", if askpass && hop.has_password { "no" } else { "yes" });
-    if !(askpass && hop.has_password) {
+    option("BatchMode", if asks { "no" } else { "yes" });
+    if !asks {
         option("PasswordAuthentication", "no");
         option("KbdInteractiveAuthentication", "no");
     }
@@ -73,6 +84,11 @@ pub fn ssh_options(hop: &SshHop, jumps: &[SshHop], askpass: bool) -> Vec<String>
     // No terminal, no forwarded X11 or agent: the channel carries frames only.
     args.extend(["-T".to_owned(), "-x".to_owned(), "-a".to_owned()]);
     args
+}
+
+/// The environment that makes `ssh` ask `program` for a password, with or without a display.
+pub fn askpass_environment(program: &Path) -> [(&'static str, String); 2] {
+    [("SSH_ASKPASS", program.to_string_lossy().into_owned()), ("SSH_ASKPASS_REQUIRE", "force".to_owned())]
 }
 
 /// The `ssh` program of a hop.
@@ -205,12 +221,12 @@ mod tests {
 
     #[test]
     fn unset_host_key_checking_enforces() {
-        let args = ssh_options(&hop("web"), &[], false);
+        let args = ssh_options(&[hop("web")], &[]);
         assert_eq!(value_of(&args, "StrictHostKeyChecking"), ["yes"]);
         assert_eq!(value_of(&args, "BatchMode"), ["yes"]);
         let mut ignore = hop("web");
         ignore.check_host_keys = Some("ignore".into());
-        let args = ssh_options(&ignore, &[], false);
+        let args = ssh_options(&[ignore], &[]);
         assert_eq!(value_of(&args, "StrictHostKeyChecking"), ["no"]);
         assert_eq!(value_of(&args, "UserKnownHostsFile"), ["/dev/null"]);
     }
@@ -221,7 +237,7 @@ mod tests {
         web.ssh_args = vec!["-o".into(), "StrictHostKeyChecking=no".into()];
         web.port = Some(2222);
         web.username = Some("deploy".into());
-        let args = ssh_options(&web, &[], false);
+        let args = ssh_options(&[web], &[]);
         assert_eq!(&args[..2], ["-o", "StrictHostKeyChecking=no"]);
         let port = args.iter().position(|a| a == "-p").unwrap();
         assert_eq!(args[port + 1], "2222");
@@ -233,11 +249,12 @@ mod tests {
         let mut jump = hop("jump");
         jump.port = Some(22022);
         jump.identity_file = Some("/keys/my key".into());
-        let args = ssh_options(&hop("web"), &[jump], false);
+        let args = ssh_options(&[jump, hop("web")], &[Some(PathBuf::from("/run/ask pass")), None]);
         let proxy = value_of(&args, "ProxyCommand");
         assert_eq!(proxy.len(), 1);
         let words = shlex::split(proxy[0]).unwrap();
-        assert_eq!(words[0], "ssh");
+        assert_eq!(words[..4], ["env", "SSH_ASKPASS=/run/ask pass", "SSH_ASKPASS_REQUIRE=force", "ssh"]);
+        assert_eq!(value_of(&args, "BatchMode"), ["yes"], "the host itself has no password");
         assert!(words.windows(2).any(|w| w == ["-i", "/keys/my key"]), "{words:?}");
         assert!(words.windows(2).any(|w| w == ["-W", "%h:%p"]), "{words:?}");
         assert_eq!(words.last().unwrap(), "jump");

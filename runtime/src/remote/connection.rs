@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 
 use modelc_ir::Resource;
 
+use super::askpass::{Askpass, Secrets};
 use super::binary::Binary;
-use super::command::{HELPER_ARG, NEED_BINARY, REFUSED, STARTING, program, remote_command, ssh_options};
+use super::command::{
+    HELPER_ARG, NEED_BINARY, REFUSED, STARTING, askpass_environment, program, remote_command, ssh_options,
+};
 use super::context::Chain;
 use super::protocol::{CallContext, Hello, Message, PROTOCOL, read_frame, write_frame};
 use crate::handler::{Context, Done};
@@ -45,6 +48,8 @@ pub struct Connection {
     stderr: Arc<Mutex<Tail>>,
     /// Whether the helper had to be copied to the target for this connection.
     pub copied: bool,
+    /// The askpass programs of the chain's passwords, served while the connection lives.
+    _askpass: Vec<Askpass>,
 }
 
 #[derive(Default)]
@@ -61,21 +66,30 @@ enum Reply {
 }
 
 impl Connection {
-    /// Reaches the end of `chain` and starts the helper there.
-    pub fn open(chain: &Chain, setup: &Setup<'_>) -> Result<Connection, String> {
+    /// Reaches the end of `chain` and starts the helper there; `secrets` are the passwords of
+    /// its hops.
+    pub fn open(chain: &Chain, setup: &Setup<'_>, secrets: &Secrets) -> Result<Connection, String> {
         let stderr = Arc::new(Mutex::new(Tail::default()));
+        let mut askpass = Vec::new();
         let (child, reader, writer, copied) = if chain.ssh.is_empty() {
-            let (mut child, channel) =
-                super::helper::spawn_sudo(&chain.sudo[0], &chain.sudo[1..], &setup.binary.bytes, Stdio::piped())
-                    .map_err(|e| format!("cannot reach {chain}: {e}"))?;
+            let started = super::helper::spawn_sudo(
+                &chain.sudo[0],
+                &chain.sudo[1..],
+                &setup.binary.bytes,
+                Stdio::piped(),
+                &secrets.sudo,
+            )
+            .map_err(|e| format!("cannot reach {chain}: {e}"))?;
+            let mut child = started.child;
+            askpass.extend(started.askpass);
             if let Some(pipe) = child.stderr.take() {
                 collect_stderr(pipe, Arc::clone(&stderr));
             }
-            let reader = channel.try_clone().map_err(|e| format!("cannot reach {chain}: {e}"))?;
+            let reader = started.channel.try_clone().map_err(|e| format!("cannot reach {chain}: {e}"))?;
             let reader: Box<dyn Read + Send> = Box::new(BufReader::new(reader));
-            (child, reader, Box::new(channel) as Box<dyn Write + Send>, false)
+            (child, reader, Box::new(started.channel) as Box<dyn Write + Send>, false)
         } else {
-            open_ssh(chain, setup, &stderr)?
+            open_ssh(chain, setup, secrets, &stderr, &mut askpass)?
         };
         let mut connection = Connection {
             chain: chain.clone(),
@@ -86,6 +100,7 @@ impl Connection {
             child: Mutex::new(child),
             stderr,
             copied,
+            _askpass: askpass,
         };
         let mut reader = reader;
         match handshake(&mut reader) {
@@ -117,7 +132,15 @@ impl Connection {
         }
         let message = Message::Deploy {
             call,
-            resources: resources.iter().map(|r| (*r).clone()).collect(),
+            // The helper needs no context (and its passwords stay here).
+            resources: resources
+                .iter()
+                .map(|r| {
+                    let mut resource = (*r).clone();
+                    resource.attributes.shift_remove("via");
+                    resource
+                })
+                .collect(),
             contexts: resources.iter().zip(contexts).map(|(r, c)| call_context(r, c)).collect(),
         };
         if let Err(e) = self.send(&message, &[]) {
@@ -200,17 +223,37 @@ impl Drop for Connection {
 fn open_ssh(
     chain: &Chain,
     setup: &Setup<'_>,
+    secrets: &Secrets,
     stderr: &Arc<Mutex<Tail>>,
+    askpass: &mut Vec<Askpass>,
 ) -> Result<(Child, Box<dyn Read + Send>, Box<dyn Write + Send>, bool), String> {
-    let Some((target, jumps)) = chain.ssh.split_last() else { return Err("no ssh hop".to_owned()) };
+    let Some(target) = chain.ssh.last() else { return Err("no ssh hop".to_owned()) };
     let mut helper_args = vec![HELPER_ARG.to_owned()];
     if !chain.sudo.is_empty() {
         helper_args.push("--then".to_owned());
         helper_args.push(serde_json::to_string(&chain.sudo).unwrap_or_default());
     }
+    let sudo_passwords = secrets.sudo.iter().any(Option::is_some);
+    if sudo_passwords {
+        helper_args.push("--secrets".to_owned());
+    }
+    let mut programs = Vec::new();
+    for (hop, password) in chain.ssh.iter().zip(secrets.ssh.iter().chain(std::iter::repeat(&None))) {
+        match password {
+            Some(password) if hop.has_password => {
+                let served = Askpass::serve(password.clone()).map_err(|e| format!("cannot reach {chain}: {e}"))?;
+                programs.push(Some(served.program()));
+                askpass.push(served);
+            }
+            _ => programs.push(None),
+        }
+    }
     let mut command = Command::new(program(target));
+    if let Some(Some(program)) = programs.last() {
+        command.envs(askpass_environment(program));
+    }
     command
-        .args(ssh_options(target, jumps, false))
+        .args(ssh_options(&chain.ssh, &programs))
         .arg("--")
         .arg(&target.hostname)
         .arg(remote_command(setup.binary, setup.cache_dir, &helper_args))
@@ -229,7 +272,14 @@ fn open_ssh(
     }
     let watchdog = Watchdog::arm(child.id());
     let mut reader = BufReader::new(stdout);
-    let copied = match bootstrap(&mut reader, &mut writer, setup.binary) {
+    let started = bootstrap(&mut reader, &mut writer, setup.binary).and_then(|copied| {
+        if sudo_passwords {
+            let secrets = Message::Secrets { sudo: secrets.sudo.clone() };
+            write_frame(&mut writer, &secrets, &[]).map_err(|e| format!("the connection failed: {e}"))?;
+        }
+        Ok(copied)
+    });
+    let copied = match started {
         Ok(copied) => copied,
         Err(why) => {
             watchdog.disarm();

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use modelc_ir::Resource;
 
+use super::askpass::Askpass;
 use super::command::{HELPER_ARG, sudo_args};
 use super::context::SudoHop;
 use super::protocol::{CallContext, Hello, Message, PROTOCOL, read_frame, write_frame};
@@ -30,11 +31,13 @@ use crate::handler::{ContentSource, Context, Done, Handlers};
 /// `__helper`. Returns the process's exit status.
 pub fn main(args: &[String]) -> i32 {
     let mut socket = false;
+    let mut secrets = false;
     let mut then: Vec<SudoHop> = Vec::new();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--socket" => socket = true,
+            "--secrets" => secrets = true,
             "--then" => match args.next().map(|json| serde_json::from_str(json)) {
                 Some(Ok(hops)) => then = hops,
                 _ => return usage("--then needs the JSON of the sudo hops that follow"),
@@ -53,8 +56,17 @@ pub fn main(args: &[String]) -> i32 {
     } else {
         (Box::new(io::stdin()), Box::new(io::stdout()))
     };
+    let mut input = input;
+    let passwords = if secrets {
+        match read_frame(&mut input) {
+            Ok(Some((Message::Secrets { sudo }, _))) => sudo,
+            _ => return failed("expected the passwords of the sudo hops first"),
+        }
+    } else {
+        Vec::new()
+    };
     let result = match then.split_first() {
-        Some((next, rest)) => relay(input, output, next, rest),
+        Some((next, rest)) => relay(input, output, next, rest, passwords),
         None => serve(input, output, &Handlers::builtin()),
     };
     match result {
@@ -243,14 +255,24 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// A started `sudo` hop: the process, the channel to its helper, and the askpass program
+/// serving its password (kept as long as sudo may ask).
+pub struct SudoStarted {
+    pub child: Child,
+    pub channel: UnixStream,
+    pub askpass: Option<Askpass>,
+}
+
 /// Starts the helper as `hop`'s user (and, through it, the hops in `then`) from `executable`'s
-/// bytes held in a sealed memory file; returns the `sudo` process and the channel to the helper.
+/// bytes held in a sealed memory file. `passwords` are those of `hop` and of `then`'s hops, in
+/// order: `hop`'s is served through `SUDO_ASKPASS`, the others are passed on the channel.
 pub fn spawn_sudo(
     hop: &SudoHop,
     then: &[SudoHop],
     executable: &[u8],
     stderr: Stdio,
-) -> io::Result<(Child, UnixStream)> {
+    passwords: &[Option<String>],
+) -> io::Result<SudoStarted> {
     let image = sealed_memory_file(executable)?;
     let (ours, theirs) = UnixStream::pair()?;
     let words = sudo_args(hop);
@@ -259,12 +281,28 @@ pub fn spawn_sudo(
     if !then.is_empty() {
         command.arg("--then").arg(serde_json::to_string(then).map_err(io::Error::other)?);
     }
+    let askpass = match passwords.first() {
+        Some(Some(password)) if hop.has_password => Some(Askpass::serve(password.clone())?),
+        _ => None,
+    };
+    if let Some(askpass) = &askpass {
+        command.env("SUDO_ASKPASS", askpass.program());
+    }
+    let forwarded: Vec<Option<String>> = passwords.iter().skip(1).cloned().collect();
+    let forward = forwarded.iter().any(Option::is_some);
+    if forward {
+        command.arg("--secrets");
+    }
     command.stdin(Stdio::from(image)).stdout(Stdio::from(OwnedFd::from(theirs))).stderr(stderr);
     // Ctrl-C on this machine's terminal reaches modelc, which ends the run in order; the
     // helper chain ends when its channel closes.
     command.process_group(0);
     let child = command.spawn().map_err(|e| io::Error::new(e.kind(), format!("cannot start `{}`: {e}", words[0])))?;
-    Ok((child, ours))
+    let mut channel = ours;
+    if forward {
+        write_frame(&mut channel, &Message::Secrets { sudo: forwarded }, &[])?;
+    }
+    Ok(SudoStarted { child, channel, askpass })
 }
 
 /// A memory file holding `bytes`, sealed so that nothing can change it any more.
@@ -285,10 +323,12 @@ fn relay(
     output: Box<dyn Write + Send>,
     next: &SudoHop,
     rest: &[SudoHop],
+    passwords: Vec<Option<String>>,
 ) -> io::Result<()> {
     let executable = std::fs::read("/proc/self/exe")?;
-    let (mut child, channel) = spawn_sudo(next, rest, &executable, Stdio::inherit())?;
-    drop(executable);
+    let SudoStarted { mut child, channel, askpass } =
+        spawn_sudo(next, rest, &executable, Stdio::inherit(), &passwords)?;
+    drop((executable, passwords));
     let mut upstream = channel.try_clone()?;
     // Not joined: when the next hop ends first, this one ends at once (its process exits with
     // this thread still reading), which closes the channel for the hop before.
@@ -302,6 +342,7 @@ fn relay(
     let mut downstream = channel;
     let _ = copy_flushing(&mut downstream, &mut output);
     let _ = child.wait();
+    drop(askpass);
     Ok(())
 }
 

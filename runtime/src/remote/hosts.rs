@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use modelc_ir::Resource;
 
+use super::askpass::Secrets;
 use super::binary::Binary;
 use super::connection::{Connection, Setup};
 use super::context::{Chain, Target};
@@ -70,8 +71,9 @@ impl Hosts {
         Hosts { options, binary: OnceLock::new(), state: Mutex::default(), changed: Condvar::new() }
     }
 
-    /// The connection to the end of `chain`, opened if need be.
-    pub fn connection(&self, chain: &Chain) -> Result<Arc<Connection>, String> {
+    /// The connection to the end of `chain`, opened if need be (with `secrets`, the passwords
+    /// of its hops).
+    pub fn connection(&self, chain: &Chain, secrets: &Secrets) -> Result<Arc<Connection>, String> {
         let key = chain.key();
         let mut pool = self.lock();
         loop {
@@ -112,7 +114,7 @@ impl Hosts {
         }
         pool.opening.insert(key.clone());
         drop(pool);
-        let opened = self.open(chain);
+        let opened = self.open(chain, secrets);
         let mut pool = self.lock();
         pool.opening.remove(&key);
         self.changed.notify_all();
@@ -132,7 +134,7 @@ impl Hosts {
         }
     }
 
-    fn open(&self, chain: &Chain) -> Result<Connection, String> {
+    fn open(&self, chain: &Chain, secrets: &Secrets) -> Result<Connection, String> {
         let binary = self
             .binary
             .get_or_init(|| match &self.options.helper {
@@ -141,7 +143,7 @@ impl Hosts {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        Connection::open(chain, &Setup { binary, cache_dir: &self.options.cache_dir })
+        Connection::open(chain, &Setup { binary, cache_dir: &self.options.cache_dir }, secrets)
     }
 
     /// How many times a helper had to be copied to a target so far.
@@ -208,7 +210,8 @@ impl Handler for RemoteHandler {
             Some(Err(why)) => return vec![Err(why); members.len()],
             None => return Vec::new(),
         };
-        match self.hosts.connection(&chain) {
+        let secrets = members[0].attributes.get("via").map(|via| Secrets::of(via, &chain)).unwrap_or_default();
+        match self.hosts.connection(&chain, &secrets) {
             Ok(connection) => connection.deploy(members, contexts),
             Err(message) => vec![Err(message); members.len()],
         }

@@ -4,8 +4,10 @@
 //! by its hash ([`binary`], the bootstrap in [`command`]). The helper serves deploy calls over
 //! the channel ([`protocol`]) with the handlers a local run uses; a run keeps one connection
 //! per target ([`connection`], [`hosts`]), and [`RemoteHandler`] is how the engine reaches it.
+//! Passwords reach `ssh` and `sudo` through an askpass program ([`askpass`]).
 //! `docs/runtime.md` says how contexts map to connections.
 
+pub mod askpass;
 pub mod binary;
 pub mod command;
 pub mod connection;

@@ -37,6 +37,10 @@ pub enum Message {
     Results { call: u64, results: Vec<Result<Done, String>> },
     /// Nothing more will be asked: stop.
     Bye,
+    /// The passwords of the sudo hops a relaying helper starts, outermost first (this machine →
+    /// the first helper of a chain, before anything else; each relay uses the first and passes
+    /// the rest on).
+    Secrets { sudo: Vec<Option<String>> },
 }
 
 /// Who answered: the helper at the end of the chain.
