@@ -341,3 +341,184 @@ fs::File(host=host, path="$T/shared/file", content="a\n", via=nobody)
     assert_no_helper_left(&cache);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A connection dropped mid-run (its sshd session killed) fails only the resource that was
+/// running, blocks what requires it, and stops the command it ran on the target; every other
+/// resource goes on, and the next run converges.
+#[test]
+fn a_dropped_connection_fails_only_what_was_running() {
+    let Some(server) = Sshd::start("a dropped ssh connection") else { return };
+    let dir = support::scratch("ssh", "dropped");
+    let body = r#"
+host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
+slow = exec::Run(host=host, command="sh -c 'touch $T/started; sleep 5; touch $T/slow'", creates="$T/slow", via=$SSH)
+fs::File(host=host, path="$T/after-slow", content="x", requires=[slow], via=$SSH)
+fs::File(host=host, path="$T/local", content="x")
+"#;
+    let Some(target) = project(&dir, body, Some(&server)) else { return };
+    let cache = dir.join("cache");
+    let child = Command::new(env!("CARGO_BIN_EXE_modelc"))
+        .args(["--format", "json", "deploy", ".", "--helper-dir"])
+        .arg(&cache)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| target.join("started").exists(), "the slow command to start");
+    for session in server.sessions() {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(session as i32), nix::sys::signal::Signal::SIGKILL);
+    }
+    let out = child.wait_with_output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(result_of(&report, "sleep 5"), "failed");
+    let error = error_of(&report, "sleep 5");
+    assert!(error.contains(&format!("ssh {}@127.0.0.1:{}", server.user(), server.port())), "{error}");
+    assert!(error.contains("connection"), "{error}");
+    assert_eq!(result_of(&report, "after-slow"), "blocked");
+    assert_eq!(result_of(&report, "/local]"), "changed");
+    assert_no_helper_left(&cache);
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    assert!(!target.join("slow").exists(), "the command of the dropped connection was stopped");
+    let (code, again, stderr) = deploy(&dir, &cache, &[]);
+    assert_eq!(code, 0, "{again:#}\n{stderr}");
+    assert_eq!(result_of(&again, "sleep 5"), "changed");
+    assert_eq!(result_of(&again, "after-slow"), "changed");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn wait_for(condition: impl Fn() -> bool, what: &str) {
+    for _ in 0..3000 {
+        if condition() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("waited 30 s for {what}");
+}
+
+/// The helper is copied once per content: a second run finds it in the cache; a damaged copy
+/// is found by its hash and replaced.
+#[test]
+fn the_helper_is_copied_once_and_a_damaged_copy_replaced() {
+    let Some(server) = Sshd::start("the helper's cache") else { return };
+    let dir = support::scratch("ssh", "cache");
+    let body = "host = std::Host(name=\"localhost\", os=std::linux, via=$SSH)\nfs::File(host=host, path=\"$T/f\", content=\"x\")\n";
+    if project(&dir, body, Some(&server)).is_none() {
+        return;
+    }
+    let cache = dir.join("cache");
+    let cached = || -> (PathBuf, u64) {
+        let entries: Vec<PathBuf> = cache.read_dir().unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        let inode = std::fs::metadata(&entries[0]).unwrap().ino();
+        (entries[0].clone(), inode)
+    };
+    assert_eq!(deploy(&dir, &cache, &[]).0, 0);
+    let (copy, first) = cached();
+    assert_eq!(std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(deploy(&dir, &cache, &[]).0, 0);
+    assert_eq!(cached().1, first, "a second run did not copy the helper again");
+
+    // Same size, other bytes: only the hash tells.
+    let mut bytes = std::fs::read(&copy).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&copy, &bytes).unwrap();
+    let (code, report, stderr) = deploy(&dir, &cache, &[]);
+    assert_eq!(code, 0, "{report:#}\n{stderr}");
+    let (replaced, inode) = cached();
+    assert_ne!(inode, first, "the damaged copy was replaced");
+    let name = replaced.file_name().unwrap().to_str().unwrap().to_owned();
+    let sum = Command::new("sha256sum").arg(&replaced).output().unwrap();
+    assert!(String::from_utf8_lossy(&sum.stdout).starts_with(&name), "the copy is named by its hash");
+    assert_no_helper_left(&cache);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A target on another CPU, or with an older C library, is refused with a message that says so.
+/// The targets are this machine seen through a stub `ssh_path` that runs the remote command
+/// here with a `uname` or a `getconf` that says otherwise.
+#[test]
+fn a_target_this_modelc_cannot_run_on_is_refused() {
+    let dir = support::scratch("ssh", "refused");
+    let fake = dir.join("fake");
+    for (name, says) in [("arm/uname", "aarch64"), ("old/getconf", "glibc 2.17")] {
+        let path = fake.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("#!/bin/sh\necho '{says}'\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let kind = name.split('/').next().unwrap();
+        let stub = fake.join(format!("ssh-{kind}"));
+        let script = format!(
+            "#!/bin/sh\nfor last; do :; done\nPATH={}:$PATH exec sh -c \"$last\"\n",
+            path.parent().unwrap().display()
+        );
+        std::fs::write(&stub, script).unwrap();
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let body = format!(
+        r#"
+host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
+fs::File(host=host, path="$T/arm", content="x", via=mitogen::Ssh(name="a", hostname="arm-box", ssh_path="{f}/ssh-arm"))
+fs::File(host=host, path="$T/old", content="x", via=mitogen::Ssh(name="o", hostname="old-box", ssh_path="{f}/ssh-old"))
+"#,
+        f = fake.display()
+    );
+    let Some(target) = project(&dir, &body, None) else { return };
+    let (code, report, _) = deploy(&dir, &dir.join("cache"), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    let arm = error_of(&report, "/arm]");
+    assert!(arm.contains("cannot deploy through ssh arm-box: modelc: refused: this host is aarch64, and this modelc runs on x86_64 only"), "{arm}");
+    let old = error_of(&report, "/old]");
+    assert!(old.contains("this host has glibc 2.17; this modelc needs glibc 2."), "{old}");
+    assert!(!target.join("arm").exists() && !dir.join("cache").exists(), "nothing was copied");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Ctrl-C lets the resource that runs finish and starts no other; the connections close, and
+/// no helper is left on the target. `--hosts 1` with two targets: one connection at a time,
+/// both reached.
+#[test]
+fn ctrl_c_leaves_no_helper_behind_and_hosts_limits_connections() {
+    let Some(server) = Sshd::start("ctrl-c over ssh") else { return };
+    let dir = support::scratch("ssh", "interrupt");
+    let other = ssh_context(&server, "other", None).replace("compression=false", "compression=true");
+    let body = format!(
+        r#"
+host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
+slow = exec::Run(host=host, command="sh -c 'touch $T/started; sleep 2; touch $T/slow'", creates="$T/slow", via=$SSH)
+fs::File(host=host, path="$T/after", content="x", requires=[slow], via=$SSH)
+fs::File(host=host, path="$T/other", content="x", via={other})
+"#
+    );
+    let Some(target) = project(&dir, &body, Some(&server)) else { return };
+    let cache = dir.join("cache");
+    let child = Command::new(env!("CARGO_BIN_EXE_modelc"))
+        .args(["--format", "json", "deploy", ".", "--hosts", "1", "-j", "1", "--helper-dir"])
+        .arg(&cache)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| target.join("started").exists(), "the slow command to start");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result_of(&report, "sleep 2"), "changed", "the running resource finished: {report:#}");
+    assert_eq!(result_of(&report, "/after]"), "interrupted");
+    assert!(target.join("slow").exists());
+    assert_no_helper_left(&cache);
+
+    let logins = server.log().matches("Accepted publickey").count();
+    let (code, again, stderr) = deploy(&dir, &cache, &["--hosts", "1"]);
+    assert_eq!(code, 0, "{again:#}\n{stderr}");
+    assert_eq!(result_of(&again, "/after]"), "changed");
+    assert!(target.join("other").exists());
+    assert_eq!(server.log().matches("Accepted publickey").count() - logins, 2, "one connection per target");
+    std::fs::remove_dir_all(dir).unwrap();
+}
