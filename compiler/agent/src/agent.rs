@@ -59,6 +59,8 @@ pub struct Agent {
     /// Per own resource, whether its last run here converged: a new version deploys only what
     /// changed and what had not converged (an incremental run); repairs deploy everything.
     converged: HashMap<String, bool>,
+    /// The connections to the hosts its resources' contexts name, kept across runs.
+    hosts: Arc<modelc_runtime::remote::Hosts>,
     _lock: Flock<File>,
 }
 
@@ -101,6 +103,7 @@ impl Agent {
             outbox,
             lease,
             converged: HashMap::new(),
+            hosts: Arc::new(modelc_runtime::remote::Hosts::new(config.remote.clone())),
             _lock: lock,
         })
     }
@@ -239,7 +242,8 @@ impl Agent {
         if let Err(error) = client.progress(&self.name, &self.holder, version, false) {
             say(Event::Warning(format!("the server did not hear that version {version} started: {error}")));
         }
-        let handlers = Handlers::builtin();
+        let handlers =
+            Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(Arc::clone(&self.hosts)));
         let content = self.content(&run);
         let mut resources = run;
         resources.extend(standing.iter().map(|id| stub(id, &self.name)));

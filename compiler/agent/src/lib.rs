@@ -50,6 +50,9 @@ pub struct Config {
     pub poll: Duration,
     /// Repair a file's resource when the file changes (as `deploy --watch` does).
     pub watch_files: bool,
+    /// How resources whose context is another host are reached (`deploy`'s `--hosts`,
+    /// `--helper-dir`); their connections are kept across runs.
+    pub remote: modelc_runtime::remote::RemoteOptions,
 }
 
 impl Config {
@@ -61,6 +64,7 @@ impl Config {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()).min(8),
             poll: Duration::from_secs(modelc_api::LONG_POLL_SECONDS),
             watch_files: true,
+            remote: modelc_runtime::remote::RemoteOptions::default(),
         }
     }
 }

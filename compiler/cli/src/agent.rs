@@ -20,6 +20,7 @@ pub(crate) struct Request {
     pub token_file: Option<PathBuf>,
     pub ca: Option<PathBuf>,
     pub poll: Option<f64>,
+    pub remote: modelc_runtime::remote::RemoteOptions,
 }
 
 pub(crate) fn agent(request: &Request, stop: Arc<AtomicBool>, io: &mut Io<'_>) -> u8 {
@@ -38,6 +39,7 @@ pub(crate) fn agent(request: &Request, stop: Arc<AtomicBool>, io: &mut Io<'_>) -
     if let Some(jobs) = request.jobs {
         config.jobs = jobs as usize;
     }
+    config.remote = request.remote.clone();
     if let Some(poll) = request.poll {
         config.poll = Duration::from_secs_f64(poll.max(0.1));
     }

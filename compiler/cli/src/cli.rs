@@ -189,14 +189,8 @@ pub enum Command {
         /// the resources' own semaphores).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         sema: Option<u64>,
-        /// At most N connections to other hosts are open at once (resources whose context, `via`,
-        /// is `mitogen::Ssh` or `mitogen::Sudo`; see docs/runtime.md).
-        #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
-        hosts: u64,
-        /// Where targets keep the helper modelc copies to them (`~/` is the connecting user's
-        /// home).
-        #[arg(long, value_name = "DIR", default_value = modelc_runtime::remote::DEFAULT_CACHE_DIR)]
-        helper_dir: String,
+        #[command(flatten)]
+        remote: RemoteArg,
         /// Deploy only in the order the model states: without the edges the resources imply
         /// (a file after the directory that holds it, …; see docs/runtime.md).
         #[arg(long)]
@@ -383,6 +377,8 @@ pub enum Command {
         /// How long a long poll waits at most, in seconds (tests shorten it).
         #[arg(long, value_name = "S", hide = true, value_parser = seconds)]
         poll: Option<f64>,
+        #[command(flatten)]
+        remote: RemoteArg,
     },
     /// Format .cf files in the one canonical layout (docs/fmt.md): the files named, the .cf
     /// files under the directories named, or under the current directory. Files with syntax
@@ -525,6 +521,28 @@ pub struct ServerArg {
     /// not know it.
     #[arg(long = "server-ca", value_name = "FILE", env = "MODELC_SERVER_CA", requires = "server")]
     pub ca: Option<PathBuf>,
+}
+
+/// How resources whose context (`via`) is another host or user are reached (docs/runtime.md).
+#[derive(Debug, clap::Args)]
+pub struct RemoteArg {
+    /// At most N connections to other hosts are open at once (resources whose context is a
+    /// `mitogen::Ssh` or `mitogen::Sudo`).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub hosts: u64,
+    /// Where targets keep the helper modelc copies to them (`~/` is the connecting user's home).
+    #[arg(long, value_name = "DIR", default_value = modelc_runtime::remote::DEFAULT_CACHE_DIR)]
+    pub helper_dir: String,
+}
+
+impl RemoteArg {
+    pub fn options(&self) -> modelc_runtime::remote::RemoteOptions {
+        modelc_runtime::remote::RemoteOptions {
+            max_open: usize::try_from(self.hosts).unwrap_or(usize::MAX),
+            cache_dir: self.helper_dir.clone(),
+            helper: None,
+        }
+    }
 }
 
 /// Where the versioned store is.

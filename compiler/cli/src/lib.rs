@@ -216,8 +216,7 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
             jobs,
             dry_run,
             sema,
-            hosts,
-            helper_dir,
+            remote,
             no_autoedges,
             no_autogroup,
             graph,
@@ -235,11 +234,7 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 jobs: jobs.map(|j| j as usize),
                 dry_run,
                 sema: sema.map(|n| n as usize),
-                remote: modelc_runtime::remote::RemoteOptions {
-                    max_open: usize::try_from(hosts).unwrap_or(usize::MAX),
-                    cache_dir: helper_dir,
-                    helper: None,
-                },
+                remote: remote.options(),
                 no_autoedges,
                 no_autogroup,
                 graph,
@@ -334,8 +329,18 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
                 Err(message) => usage_error(io, &message),
             }
         }
-        Command::Agent { names, state_dir, repair_interval, jobs, server, token_file, ca, poll } => {
-            let request = agent::Request { names, state_dir, repair_interval, jobs, server, token_file, ca, poll };
+        Command::Agent { names, state_dir, repair_interval, jobs, server, token_file, ca, poll, remote } => {
+            let request = agent::Request {
+                names,
+                state_dir,
+                repair_interval,
+                jobs,
+                server,
+                token_file,
+                ca,
+                poll,
+                remote: remote.options(),
+            };
             agent::agent(&request, interrupt_on_ctrl_c(), io)
         }
         Command::Plan { path, ir, partial, detailed_exitcode, store, server } => {

@@ -12,8 +12,12 @@ use modelc_ir::Resource;
 use notify::{RecursiveMode, Watcher as _};
 
 /// The path a resource manages, when file-system events can tell that it drifted: the `path` of
-/// `fs::File`, `fs::Directory` and `fs::Symlink`. Other kinds are polled or checked once.
+/// `fs::File`, `fs::Directory` and `fs::Symlink` on this machine. Other kinds, and resources on
+/// other machines (a context other than `mitogen::Local`), are polled or checked once.
 pub fn watched_path(resource: &Resource) -> Option<PathBuf> {
+    if !matches!(crate::remote::Target::of(resource), Ok(crate::remote::Target::Local)) {
+        return None;
+    }
     // A symlink's own path is its `dst` (what it points at is `src`).
     let field = match resource.entity_type.as_str() {
         "fs::File" | "fs::Directory" => "path",
