@@ -370,7 +370,7 @@ impl Worker<'_, '_> {
             let error = format!("its semaphores {:?} are not all `name` or `name:N` with N ≥ 1", meta.sema);
             return finished(Err(error), 0, None, Vec::new());
         };
-        if let Some(reason) = crate::meta::guarded_out(meta) {
+        if let Some(reason) = self.applier.guarded_out(resource) {
             return finished(Ok(Done::unchanged()), 0, Some(reason), Vec::new());
         }
         let _held = self.semaphores.acquire(&semaphores);
@@ -383,7 +383,7 @@ impl Worker<'_, '_> {
             if would_change {
                 for receiver in before {
                     // A receiver its guards keep out is not refreshed either.
-                    if crate::meta::guarded_out(&self.plan.resources[receiver].meta).is_some() {
+                    if self.applier.guarded_out(&self.plan.resources[receiver]).is_some() {
                         continue;
                     }
                     let report = self.applier.refresh(receiver, Timing::Before, vec![resource.id.clone()], noop);
@@ -437,7 +437,7 @@ impl Worker<'_, '_> {
             }
         }
         let semaphores = self.in_acquisition_order(semaphores);
-        if let Some(reason) = crate::meta::guarded_out(meta) {
+        if let Some(reason) = self.applier.guarded_out(resources[0]) {
             return finish_all(members.iter().map(|_| (Ok(Done::unchanged()), 0)).collect(), Some(reason));
         }
         let _held = self.semaphores.acquire(&semaphores);
@@ -482,6 +482,14 @@ impl Applier<'_> {
     fn context(&self, resource: &Resource, dry_run: bool, refresh: bool) -> Context<'_> {
         let timeout = resource.meta.timeout.filter(|t| *t > 0.0).map(std::time::Duration::from_secs_f64);
         Context { dry_run, refresh, content: self.content, timeout, directories: self.plan.directories_for(resource) }
+    }
+
+    /// Why the resource's guards keep it from deploying, evaluated where it is deployed.
+    fn guarded_out(&self, resource: &Resource) -> Option<String> {
+        match self.handlers.for_resource(resource) {
+            Some(handler) => handler.guarded_out(resource),
+            None => crate::meta::guarded_out(&resource.meta),
+        }
     }
 
     /// One run of the resource's handler.

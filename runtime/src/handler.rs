@@ -93,6 +93,12 @@ pub trait Handler: Send + Sync {
         None
     }
 
+    /// Why the resource's guards (meta `creates`, `only_if`, `not_if`) keep it from deploying
+    /// now, if they do; they are evaluated where the resource is deployed.
+    fn guarded_out(&self, resource: &Resource) -> Option<String> {
+        crate::meta::guarded_out(&resource.meta)
+    }
+
     /// Applies resources that share a group key, each with its own context (a refresh may be
     /// due for some); one result per member, in order. The default applies them one by one.
     fn deploy_group(&self, members: &[&Resource], contexts: &[Context<'_>]) -> Vec<Result<Done, String>> {

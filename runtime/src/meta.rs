@@ -87,6 +87,11 @@ impl Drop for Held<'_> {
     }
 }
 
+/// Whether the resource has a guard at all (meta `creates`, `only_if` or `not_if`).
+pub(crate) fn has_guards(meta: &modelc_ir::Meta) -> bool {
+    [&meta.creates, &meta.only_if, &meta.not_if].iter().any(|guard| guard.as_deref().is_some_and(|g| !g.is_empty()))
+}
+
 /// Why the resource's guards keep it from deploying now, if they do: its `creates` path exists,
 /// its `only_if` command fails (or does not exist), or its `not_if` command succeeds. Guards run
 /// in dry runs too (they should only read).

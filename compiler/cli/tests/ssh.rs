@@ -218,6 +218,10 @@ local_sudo = mitogen::Sudo(name="l", username="nobody")
 fs::File(host=host, path="$T/shared/by-sudo-over-ssh", content="a\n", via=nobody)
 fs::File(host=host, path="$T/shared/by-local-sudo", content="b\n", via=local_sudo)
 fs::File(host=host, path="$T/jumped", content="c\n", via={jump})
+# Guards run where the resource is deployed: as nobody, this one does not hold.
+not_root = std::Meta(not_if="sh -c 'test $(id -u) = 0'")
+fs::File(host=host, path="$T/shared/guarded-as-root", content="d\n", via=nobody, meta=not_root)
+fs::File(host=host, path="$T/guarded-here", content="e\n", meta=not_root)
 "#
     );
     let Some(target) = project(&dir, &body, None) else { return };
@@ -237,12 +241,14 @@ fs::File(host=host, path="$T/jumped", content="c\n", via={jump})
         assert_eq!(meta.uid(), nobody.uid.as_raw(), "{name} was written by nobody");
     }
     assert_eq!(std::fs::read_to_string(target.join("jumped")).unwrap(), "c\n");
+    assert_eq!(result_of(&report, "guarded-as-root"), "changed", "the guard ran as nobody");
+    assert_eq!(result_of(&report, "guarded-here"), "guarded", "the same guard, run here as root");
     // Two connections: the jump host and, through it, the host (the sudo chain shares neither).
     let logins = server.log().matches("Accepted publickey").count() - log_before;
     assert_eq!(logins, 3, "the sudo chain, the jump host and the host behind it:\n{}", server.log());
     let (code, again, _) = deploy(&dir, &cache, &[]);
     assert_eq!(code, 0);
-    assert!(results(&again, &target).values().all(|r| r == "unchanged"), "{again:#}");
+    assert!(results(&again, &target).values().all(|r| r == "unchanged" || r == "guarded"), "{again:#}");
     assert_no_helper_left(&cache);
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -62,6 +62,7 @@ struct Calls {
 enum Reply {
     NeedContent(String),
     Results(Vec<Result<Done, String>>),
+    Guarded(Option<String>),
     Lost(String),
 }
 
@@ -121,33 +122,45 @@ impl Connection {
     /// Deploys `resources` (one, or a group's members) on the target, each with its context;
     /// content the handlers ask for is read from the first context's source.
     pub fn deploy(&self, resources: &[&Resource], contexts: &[Context<'_>]) -> Vec<Result<Done, String>> {
+        let message = |call| Message::Deploy {
+            call,
+            resources: resources.iter().map(|r| without_context(r)).collect(),
+            contexts: resources.iter().zip(contexts).map(|(r, c)| call_context(r, c)).collect(),
+        };
+        let (call, rx) = match self.call(message) {
+            Ok(started) => started,
+            Err(why) => return vec![Err(why); resources.len()],
+        };
+        self.answer(call, &rx, contexts, resources.len())
+    }
+
+    /// Evaluates `resource`'s guards on the target: why they keep it from deploying, if they do.
+    pub fn guarded_out(&self, resource: &Resource) -> Result<Option<String>, String> {
+        let (_, rx) = self.call(|call| Message::Guard { call, resource: Box::new(without_context(resource)) })?;
+        match rx.recv() {
+            Ok(Reply::Guarded(reason)) => Ok(reason),
+            Ok(Reply::Lost(why)) => Err(why),
+            _ => Err(format!("the connection to {} ended", self.chain)),
+        }
+    }
+
+    /// Sends the request `message` makes with a new call number; the call's replies arrive on
+    /// the receiver.
+    fn call(&self, message: impl FnOnce(u64) -> Message) -> Result<(u64, Receiver<Reply>), String> {
         let call = self.next_call.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = channel();
         {
             let mut calls = lock(&self.calls);
             if let Some(lost) = &calls.lost {
-                return vec![Err(lost.clone()); resources.len()];
+                return Err(lost.clone());
             }
             calls.waiting.insert(call, tx);
         }
-        let message = Message::Deploy {
-            call,
-            // The helper needs no context (and its passwords stay here).
-            resources: resources
-                .iter()
-                .map(|r| {
-                    let mut resource = (*r).clone();
-                    resource.attributes.shift_remove("via");
-                    resource
-                })
-                .collect(),
-            contexts: resources.iter().zip(contexts).map(|(r, c)| call_context(r, c)).collect(),
-        };
-        if let Err(e) = self.send(&message, &[]) {
+        if let Err(e) = self.send(&message(call), &[]) {
             lock(&self.calls).waiting.remove(&call);
-            return vec![Err(self.failure(&format!("the connection failed: {e}"))); resources.len()];
+            return Err(self.failure(&format!("the connection failed: {e}")));
         }
-        self.answer(call, &rx, contexts, resources.len())
+        Ok((call, rx))
     }
 
     fn answer(&self, call: u64, rx: &Receiver<Reply>, contexts: &[Context<'_>], n: usize) -> Vec<Result<Done, String>> {
@@ -167,6 +180,7 @@ impl Connection {
                     return vec![Err(format!("the helper gave {} results for {n} resources", results.len())); n];
                 }
                 Ok(Reply::Lost(why)) => return vec![Err(why); n],
+                Ok(Reply::Guarded(_)) => return vec![Err("the helper answered another question".to_owned()); n],
                 Err(_) => return vec![Err(format!("the connection to {} ended", self.chain)); n],
             }
         }
@@ -341,6 +355,7 @@ fn read_replies(mut reader: Box<dyn Read + Send>, calls: &Mutex<Calls>, stderr: 
         match read_frame(&mut reader) {
             Ok(Some((Message::NeedContent { call, hash }, _))) => deliver(calls, call, Reply::NeedContent(hash), false),
             Ok(Some((Message::Results { call, results }, _))) => deliver(calls, call, Reply::Results(results), true),
+            Ok(Some((Message::Guarded { call, reason }, _))) => deliver(calls, call, Reply::Guarded(reason), true),
             Ok(Some(_)) => {}
             Ok(None) => break "the connection closed".to_owned(),
             Err(e) => break format!("the connection failed: {e}"),
@@ -361,6 +376,14 @@ fn deliver(calls: &Mutex<Calls>, call: u64, reply: Reply, last: bool) {
     if let Some(waiting) = waiting {
         let _ = waiting.send(reply);
     }
+}
+
+/// A resource as the helper gets it: without its context, which it does not need (and whose
+/// passwords stay here).
+fn without_context(resource: &Resource) -> Resource {
+    let mut resource = resource.clone();
+    resource.attributes.shift_remove("via");
+    resource
 }
 
 /// The context as it travels: the directories of the run that the resource's paths are in

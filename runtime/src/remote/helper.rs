@@ -121,6 +121,13 @@ pub fn serve(mut input: impl Read, output: impl Write + Send, handlers: &Handler
                         let _ = writer.send(&Message::Results { call, results }, &[]);
                     });
                 }
+                Ok(Some((Message::Guard { call, resource }, _))) => {
+                    let writer = &writer;
+                    scope.spawn(move || {
+                        let reason = crate::meta::guarded_out(&resource.meta);
+                        let _ = writer.send(&Message::Guarded { call, reason }, &[]);
+                    });
+                }
                 Ok(Some((Message::Content { call, hash, found }, payload))) => {
                     let payload = Arc::new(payload);
                     if found {

@@ -203,6 +203,17 @@ impl Handler for RemoteHandler {
             .unwrap_or_else(|| Err("no result".to_owned()))
     }
 
+    /// The guards run on the target. One that cannot be reached keeps nothing out: the deploy
+    /// then fails with why.
+    fn guarded_out(&self, resource: &Resource) -> Option<String> {
+        if !crate::meta::has_guards(&resource.meta) {
+            return None;
+        }
+        let Ok(Target::Remote(chain)) = Target::of(resource) else { return None };
+        let secrets = resource.attributes.get("via").map(|via| Secrets::of(via, &chain)).unwrap_or_default();
+        self.hosts.connection(&chain, &secrets).ok()?.guarded_out(resource).ok().flatten()
+    }
+
     fn deploy_group(&self, members: &[&Resource], contexts: &[Context<'_>]) -> Vec<Result<Done, String>> {
         let chain = match members.first().map(|r| Target::of(r)) {
             Some(Ok(Target::Remote(chain))) => chain,

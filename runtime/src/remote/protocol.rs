@@ -35,6 +35,10 @@ pub enum Message {
     Content { call: u64, hash: String, found: bool },
     /// A call's results, one per resource.
     Results { call: u64, results: Vec<Result<Done, String>> },
+    /// Evaluate a resource's guards (meta `creates`, `only_if`, `not_if`) there.
+    Guard { call: u64, resource: Box<Resource> },
+    /// Why its guards keep it from deploying; `None`: they do not.
+    Guarded { call: u64, reason: Option<String> },
     /// Nothing more will be asked: stop.
     Bye,
     /// The passwords of the sudo hops a relaying helper starts, outermost first (this machine →

@@ -40,6 +40,14 @@ impl Sshd {
     /// machine without sshd or ssh-keygen, unless `CI=true`: then it panics, as a missing
     /// service must fail CI, never skip.
     pub fn start(what: &str) -> Option<Sshd> {
+        Sshd::start_with(what, false)
+    }
+
+    /// [`Sshd::start`]; with `no_shell_startup`, the login shell of each session reads no
+    /// `~/.bashrc` (sshd sets `SHLVL=1`, which bash takes as not being the session's first shell):
+    /// for benchmarks, whose numbers must not depend on what the machine's user runs at every
+    /// login (a `pyenv init` there costs seconds per session under load).
+    pub fn start_with(what: &str, no_shell_startup: bool) -> Option<Sshd> {
         let missing: Vec<&str> =
             [SSHD, "ssh", "ssh-keygen"].into_iter().filter(|program| !installed(program)).collect();
         if !missing.is_empty() {
@@ -53,13 +61,13 @@ impl Sshd {
             modelc_test_skip::skip(format!("{what}: {reason}"));
             return None;
         }
-        match Sshd::launch() {
+        match Sshd::launch(no_shell_startup) {
             Ok(server) => Some(server),
             Err(why) => panic!("{what}: sshd did not start: {why}"),
         }
     }
 
-    fn launch() -> Result<Sshd, String> {
+    fn launch(no_shell_startup: bool) -> Result<Sshd, String> {
         let dir = std::env::temp_dir().join(format!("modelc-sshd-{}-{}", std::process::id(), unique()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         for key in ["host_key", "user_key"] {
@@ -73,13 +81,16 @@ impl Sshd {
         let host_key: Vec<&str> = host_key.split_whitespace().take(2).collect();
         std::fs::write(dir.join("known_hosts"), format!("[127.0.0.1]:{port} {}\n", host_key.join(" ")))
             .map_err(|e| e.to_string())?;
-        let config = format!(
+        let mut config = format!(
             "ListenAddress 127.0.0.1\nPort {port}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
              PidFile {dir}/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n\
              KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\n\
              AllowTcpForwarding yes\nMaxStartups 100\nMaxSessions 100\nLogLevel VERBOSE\n",
             dir = dir.display()
         );
+        if no_shell_startup {
+            config.push_str("SetEnv SHLVL=1\n");
+        }
         std::fs::write(dir.join("sshd_config"), config).map_err(|e| e.to_string())?;
         if nix::unistd::geteuid().is_root() {
             std::fs::create_dir_all("/run/sshd").map_err(|e| format!("cannot make /run/sshd: {e}"))?;
