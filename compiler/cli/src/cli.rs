@@ -177,7 +177,8 @@ pub enum Command {
         /// Deploy the resources of this agent (repeatable) instead of this machine's agents.
         #[arg(long = "agent", value_name = "NAME")]
         agents: Vec<String>,
-        /// How many resources are deployed at once. Default: the number of cores.
+        /// How many resources are deployed at once. Default: the number of cores, or one per
+        /// host resources are deployed on over ssh (up to --hosts), if that is more.
         #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         jobs: Option<u64>,
         /// Change nothing: report what would change (with a diff of file content), what is

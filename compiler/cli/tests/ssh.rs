@@ -113,12 +113,17 @@ fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
-/// The processes running an executable from `cache` (a helper left behind).
-fn helpers_running(cache: &Path) -> Vec<String> {
+/// Held by the tests that start sudo hops, whose helpers run from a memory file: while one
+/// holds it, every such helper is its own.
+static SUDO_HOPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The processes running an executable from `cache` or, with `sudo_hops`, the memory file a
+/// sudo hop's helper runs from (a helper left behind).
+fn helpers_running(cache: &Path, sudo_hops: bool) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(exe) = std::fs::read_link(entry.path().join("exe"))
-            && exe.starts_with(cache)
+            && (exe.starts_with(cache) || (sudo_hops && exe.to_string_lossy().starts_with("/memfd:modelc-helper")))
         {
             found.push(format!("{} {}", entry.file_name().to_string_lossy(), exe.display()));
         }
@@ -129,13 +134,18 @@ fn helpers_running(cache: &Path) -> Vec<String> {
 /// Waits a moment for helpers to end (they end as their connection closes, which the deploy
 /// waits for; a sudo hop's helper a moment later at most).
 fn assert_no_helper_left(cache: &Path) {
+    assert_no_helper_left_with(cache, false);
+}
+
+/// [`assert_no_helper_left`], sudo hops' helpers included (hold [`SUDO_HOPS`]).
+fn assert_no_helper_left_with(cache: &Path, sudo_hops: bool) {
     for _ in 0..100 {
-        if helpers_running(cache).is_empty() {
+        if helpers_running(cache, sudo_hops).is_empty() {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    panic!("helpers still running: {:?}", helpers_running(cache));
+    panic!("helpers still running: {:?}", helpers_running(cache, sudo_hops));
 }
 
 /// A site: a directory, a file in it, a link to it, a command run once (`creates`) and a
@@ -207,6 +217,7 @@ fn sudo_writes_as_its_user_and_a_jump_host_reaches_through() {
         modelc_test_skip::skip("sudo to nobody without a password needs the tests to run as root");
         return;
     }
+    let _sudo_hops = SUDO_HOPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = support::scratch("ssh", "chains");
     let ssh = ssh_context(&server, "s", None);
     let jump = ssh_context(&server, "j", Some(&ssh));
@@ -249,7 +260,7 @@ fs::File(host=host, path="$T/guarded-here", content="e\n", meta=not_root)
     let (code, again, _) = deploy(&dir, &cache, &[]);
     assert_eq!(code, 0);
     assert!(results(&again, &target).values().all(|r| r == "unchanged" || r == "guarded"), "{again:#}");
-    assert_no_helper_left(&cache);
+    assert_no_helper_left_with(&cache, true);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -301,6 +312,7 @@ fn passwords_reach_ssh_and_sudo_only_through_askpass() {
         modelc_test_skip::skip("sudo to nobody without a password needs the tests to run as root");
         return;
     }
+    let _sudo_hops = SUDO_HOPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = support::scratch("ssh", "passwords");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     for (name, program, variable) in [("ssh", "ssh", "SSH_ASKPASS"), ("sudo", "sudo", "SUDO_ASKPASS")] {
@@ -344,52 +356,59 @@ fs::File(host=host, path="$T/shared/file", content="a\n", via=nobody)
     for text in [&ssh_log, &sudo_log, &stderr, &report.to_string()] {
         assert!(!text.contains("ssh-pw-1234") && !text.contains("sudo-pw-5678"), "a password leaked: {text}");
     }
-    assert_no_helper_left(&cache);
+    assert_no_helper_left_with(&cache, true);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// A connection dropped mid-run (its sshd session killed) fails only the resource that was
-/// running, blocks what requires it, and stops the command it ran on the target; every other
-/// resource goes on, and the next run converges.
+/// A connection dropped mid-run (its sshd session killed) fails only the resources that were
+/// running, blocks what requires them, and stops the commands they ran on the target; one with
+/// retries is retried over a new connection; every other resource goes on, and the next run
+/// converges.
 #[test]
 fn a_dropped_connection_fails_only_what_was_running() {
     let Some(server) = Sshd::start("a dropped ssh connection") else { return };
     let dir = support::scratch("ssh", "dropped");
     let body = r#"
 host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
-slow = exec::Run(host=host, command="sh -c 'touch $T/started; sleep 5; touch $T/slow'", creates="$T/slow", via=$SSH)
+slow = exec::Run(host=host, command="sh -c 'touch $T/started; sleep 3; touch $T/slow'", creates="$T/slow", via=$SSH)
 fs::File(host=host, path="$T/after-slow", content="x", requires=[slow], via=$SSH)
+again = std::Meta(retry=2, delay=1.0)
+exec::Run(host=host, command="sh -c 'touch $T/started-2; sleep 3; touch $T/retried'", creates="$T/retried", via=$SSH, meta=again)
 fs::File(host=host, path="$T/local", content="x")
 "#;
     let Some(target) = project(&dir, body, Some(&server)) else { return };
     let cache = dir.join("cache");
     let child = Command::new(env!("CARGO_BIN_EXE_modelc"))
-        .args(["--format", "json", "deploy", ".", "--helper-dir"])
+        .args(["--format", "json", "deploy", ".", "-j", "4", "--helper-dir"])
         .arg(&cache)
         .current_dir(&dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(|| target.join("started").exists(), "the slow command to start");
+    wait_for(|| target.join("started").exists() && target.join("started-2").exists(), "the slow commands to start");
     for session in server.sessions() {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(session as i32), nix::sys::signal::Signal::SIGKILL);
     }
     let out = child.wait_with_output().unwrap();
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(1), "{report:#}");
-    assert_eq!(result_of(&report, "sleep 5"), "failed");
-    let error = error_of(&report, "sleep 5");
+    assert_eq!(result_of(&report, "/slow'"), "failed");
+    let error = error_of(&report, "/slow'");
     assert!(error.contains(&format!("ssh {}@127.0.0.1:{}", server.user(), server.port())), "{error}");
     assert!(error.contains("connection"), "{error}");
     assert_eq!(result_of(&report, "after-slow"), "blocked");
     assert_eq!(result_of(&report, "/local]"), "changed");
+    let retried =
+        report["resources"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().contains("retried"));
+    assert_eq!(retried.unwrap()["result"], "changed", "retried over a new connection: {report:#}");
+    assert_eq!(retried.unwrap()["attempts"], 2);
     assert_no_helper_left(&cache);
-    std::thread::sleep(std::time::Duration::from_secs(6));
+    std::thread::sleep(std::time::Duration::from_secs(4));
     assert!(!target.join("slow").exists(), "the command of the dropped connection was stopped");
     let (code, again, stderr) = deploy(&dir, &cache, &[]);
     assert_eq!(code, 0, "{again:#}\n{stderr}");
-    assert_eq!(result_of(&again, "sleep 5"), "changed");
+    assert_eq!(result_of(&again, "/slow'"), "changed");
     assert_eq!(result_of(&again, "after-slow"), "changed");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -38,6 +38,23 @@ impl Default for RemoteOptions {
     }
 }
 
+/// How many resources a run deploys at once unless told (`--jobs`): one per core for the work
+/// on this machine; when resources of the handled `agents` are on other hosts, whose work is
+/// mostly waiting on the network, also one per target, up to `max_open` connections, so that
+/// each connection is busy.
+pub fn default_jobs(resources: &[Resource], agents: &HashSet<String>, max_open: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let targets: HashSet<String> = resources
+        .iter()
+        .filter(|r| agents.contains(&r.agent))
+        .filter_map(|r| match Target::of(r) {
+            Ok(Target::Remote(chain)) => Some(chain.key()),
+            _ => None,
+        })
+        .collect();
+    cores.max(targets.len().min(max_open))
+}
+
 /// Where targets keep the helper unless told otherwise.
 pub const DEFAULT_CACHE_DIR: &str = "~/.cache/modelc/helpers";
 

@@ -17,4 +17,4 @@ pub mod hosts;
 pub mod protocol;
 
 pub use context::{Chain, Target};
-pub use hosts::{DEFAULT_CACHE_DIR, Hosts, RemoteHandler, RemoteOptions};
+pub use hosts::{DEFAULT_CACHE_DIR, Hosts, RemoteHandler, RemoteOptions, default_jobs};

@@ -137,7 +137,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         }
     }
     let options = Options {
-        jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1),
+        jobs: request.jobs.unwrap_or_else(|| jobs(request, &plan.resources, &selection)).max(1),
         dry_run: request.dry_run,
         sema: request.sema,
         interrupt: std::sync::Arc::clone(&request.interrupt),
@@ -184,6 +184,11 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
 pub(crate) fn handlers(request: &Request) -> Handlers {
     let hosts = std::sync::Arc::new(modelc_runtime::remote::Hosts::new(request.remote.clone()));
     Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(hosts))
+}
+
+/// `--jobs` unless given: the cores, and more when resources are on other hosts.
+pub(crate) fn jobs(request: &Request, resources: &[modelc_ir::Resource], selection: &AgentSelection) -> usize {
+    modelc_runtime::remote::default_jobs(resources, &selection.agents(resources), request.remote.max_open)
 }
 
 /// A store that cannot be read (or has no such version) stops a deploy before it starts: an

@@ -62,7 +62,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     };
     let handlers = super::handlers(request);
     let options = Options {
-        jobs: request.jobs.unwrap_or_else(|| Options::default().jobs).max(1),
+        jobs: request.jobs.unwrap_or_else(|| super::jobs(request, &first.resources, &selection)).max(1),
         sema: request.sema,
         interrupt: Arc::clone(&request.interrupt),
         ..Options::default()
