@@ -210,15 +210,34 @@ fn a_site_deploys_over_ssh_exactly_as_locally() {
     }
 }
 
+/// For a test that starts sudo hops to `nobody`: the server, [`SUDO_HOPS`] held, and the
+/// test's directory (open to all, so that nobody reaches what is in it); `None` when the test is
+/// skipped (no sshd, or not root: only root sudoes to nobody without a password).
+fn sudo_test(what: &str, name: &str) -> Option<(Sshd, std::sync::MutexGuard<'static, ()>, PathBuf)> {
+    let server = Sshd::start(what)?;
+    if !nix::unistd::geteuid().is_root() {
+        modelc_test_skip::skip(format!("{what}: sudo to nobody without a password needs the tests to run as root"));
+        return None;
+    }
+    let held = SUDO_HOPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = support::scratch("ssh", name);
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some((server, held, dir))
+}
+
+/// `shared` under `target`, a directory only nobody may write in; nobody's uid.
+fn nobodys_dir(target: &Path) -> (PathBuf, nix::unistd::Uid) {
+    let shared = target.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap().uid;
+    nix::unistd::chown(&shared, Some(nobody), None).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
+    (shared, nobody)
+}
+
 #[test]
 fn sudo_writes_as_its_user_and_a_jump_host_reaches_through() {
-    let Some(server) = Sshd::start("sudo and jump hosts over ssh") else { return };
-    if !nix::unistd::geteuid().is_root() {
-        modelc_test_skip::skip("sudo to nobody without a password needs the tests to run as root");
-        return;
-    }
-    let _sudo_hops = SUDO_HOPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let dir = support::scratch("ssh", "chains");
+    let Some((server, _sudo_hops, dir)) = sudo_test("sudo and jump hosts over ssh", "chains") else { return };
     let ssh = ssh_context(&server, "s", None);
     let jump = ssh_context(&server, "j", Some(&ssh));
     let body = format!(
@@ -236,20 +255,14 @@ fs::File(host=host, path="$T/guarded-here", content="e\n", meta=not_root)
 "#
     );
     let Some(target) = project(&dir, &body, None) else { return };
-    // A directory only nobody may write in.
-    let shared = target.join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
-    nix::unistd::chown(&shared, Some(nobody.uid), None).unwrap();
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o700)).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (shared, nobody) = nobodys_dir(&target);
     let cache = dir.join("cache");
     let log_before = server.log().matches("Accepted publickey").count();
     let (code, report, stderr) = deploy(&dir, &cache, &[]);
     assert_eq!(code, 0, "{report:#}\n{stderr}");
     for name in ["by-sudo-over-ssh", "by-local-sudo"] {
         let meta = std::fs::metadata(shared.join(name)).unwrap();
-        assert_eq!(meta.uid(), nobody.uid.as_raw(), "{name} was written by nobody");
+        assert_eq!(meta.uid(), nobody.as_raw(), "{name} was written by nobody");
     }
     assert_eq!(std::fs::read_to_string(target.join("jumped")).unwrap(), "c\n");
     assert_eq!(result_of(&report, "guarded-as-root"), "changed", "the guard ran as nobody");
@@ -307,14 +320,7 @@ fs::File(host=host, path="$T/good-2", content="x", via={good})
 /// ssh and sudo would, and go on with the real programs.
 #[test]
 fn passwords_reach_ssh_and_sudo_only_through_askpass() {
-    let Some(server) = Sshd::start("passwords over ssh") else { return };
-    if !nix::unistd::geteuid().is_root() {
-        modelc_test_skip::skip("sudo to nobody without a password needs the tests to run as root");
-        return;
-    }
-    let _sudo_hops = SUDO_HOPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let dir = support::scratch("ssh", "passwords");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let Some((server, _sudo_hops, dir)) = sudo_test("passwords over ssh", "passwords") else { return };
     for (name, program, variable) in [("ssh", "ssh", "SSH_ASKPASS"), ("sudo", "sudo", "SUDO_ASKPASS")] {
         let script = format!(
             "#!/bin/sh\n{{ echo \"ARGV $*\"; env; }} >> {d}/{name}.log\n\
@@ -340,14 +346,11 @@ fs::File(host=host, path="$T/shared/file", content="a\n", via=nobody)
         d = dir.display()
     );
     let Some(target) = project(&dir, &body, None) else { return };
-    let shared = target.join("shared");
-    std::fs::create_dir(&shared).unwrap();
-    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
-    nix::unistd::chown(&shared, Some(nobody.uid), None).unwrap();
+    let (shared, nobody) = nobodys_dir(&target);
     let cache = dir.join("cache");
     let (code, report, stderr) = deploy(&dir, &cache, &[]);
     assert_eq!(code, 0, "{report:#}\n{stderr}");
-    assert_eq!(std::fs::metadata(shared.join("file")).unwrap().uid(), nobody.uid.as_raw());
+    assert_eq!(std::fs::metadata(shared.join("file")).unwrap().uid(), nobody.as_raw());
     assert_eq!(std::fs::read_to_string(dir.join("ssh-asked")).unwrap(), "ssh-pw-1234\n");
     assert_eq!(std::fs::read_to_string(dir.join("sudo-asked")).unwrap(), "sudo-pw-5678\n");
     let ssh_log = std::fs::read_to_string(dir.join("ssh.log")).unwrap();

@@ -114,28 +114,36 @@ pub fn run(invocation: &Invocation<'_>) -> Result<Ran, RunError> {
 }
 
 /// The process groups of the commands running now, so that a helper whose connection is gone
-/// stops them all ([`kill_running`]).
-static RUNNING: std::sync::Mutex<Vec<Pid>> = std::sync::Mutex::new(Vec::new());
+/// stops them all ([`kill_running`]); once it has, `true`, and a command started later is
+/// stopped at once.
+static RUNNING: std::sync::Mutex<(Vec<Pid>, bool)> = std::sync::Mutex::new((Vec::new(), false));
 
 /// A running command's group, listed while it lives.
 struct Running(Pid);
 
 impl Running {
     fn register(group: Pid) -> Running {
-        RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(group);
+        let mut running = RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        running.0.push(group);
+        if running.1 {
+            let _ = killpg(group, Signal::SIGKILL);
+        }
         Running(group)
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|&g| g != self.0);
+        RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).0.retain(|&g| g != self.0);
     }
 }
 
-/// Kills every command running now, with its process group.
+/// Kills every command running now, with its process group, and every one started from now on:
+/// for a helper whose connection is gone, as it ends.
 pub fn kill_running() {
-    for &group in RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
+    let mut running = RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    running.1 = true;
+    for &group in &running.0 {
         let _ = killpg(group, Signal::SIGKILL);
     }
 }

@@ -104,7 +104,11 @@ impl Connection {
             _askpass: askpass,
         };
         let mut reader = reader;
-        match handshake(&mut reader) {
+        // A sudo that waits, or a helper that never answers, is given up.
+        let watchdog = Watchdog::arm(lock(&connection.child).id());
+        let hello = handshake(&mut reader);
+        watchdog.disarm();
+        match hello {
             Ok(hello) => connection.hello = hello,
             Err(why) => {
                 let message = connection.failure(&why);
