@@ -18,6 +18,7 @@ use super::command::{
     HELPER_ARG, NEED_BINARY, REFUSED, STARTING, askpass_environment, program, remote_command, ssh_options,
 };
 use super::context::Chain;
+use super::lock;
 use super::protocol::{CallContext, Hello, Message, PROTOCOL, read_frame, write_frame};
 use crate::handler::{Context, Done};
 
@@ -481,8 +482,4 @@ impl Watchdog {
     fn disarm(self) {
         let _ = self.0.send(());
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

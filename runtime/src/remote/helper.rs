@@ -24,6 +24,7 @@ use modelc_ir::Resource;
 use super::askpass::Askpass;
 use super::command::{HELPER_ARG, sudo_args};
 use super::context::SudoHop;
+use super::lock;
 use super::protocol::{CallContext, Hello, Message, PROTOCOL, read_frame, write_frame};
 use crate::handler::{ContentSource, Context, Done, Handlers};
 
@@ -256,10 +257,6 @@ impl<W: Write + Send> ContentSource for AskedContent<'_, W> {
         self.writer.send(&Message::NeedContent { call: self.call, hash: hash.to_owned() }, &[]).ok()?;
         answer.recv().ok().flatten().map(|bytes| bytes.to_vec())
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A started `sudo` hop: the process, the channel to its helper, and the askpass program

@@ -43,7 +43,7 @@ impl Default for RemoteOptions {
 /// mostly waiting on the network, also one per target, up to `max_open` connections, so that
 /// each connection is busy.
 pub fn default_jobs(resources: &[Resource], agents: &HashSet<String>, max_open: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::engine::Options::default().jobs;
     let targets: HashSet<String> = resources
         .iter()
         .filter(|r| agents.contains(&r.agent))
@@ -184,7 +184,7 @@ impl Hosts {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pool> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        super::lock(&self.state)
     }
 
     fn wait<'a>(&self, pool: std::sync::MutexGuard<'a, Pool>) -> std::sync::MutexGuard<'a, Pool> {
@@ -226,22 +226,26 @@ impl Handler for RemoteHandler {
         if !crate::meta::has_guards(&resource.meta) {
             return None;
         }
-        let Ok(Target::Remote(chain)) = Target::of(resource) else { return None };
-        let secrets = resource.attributes.get("via").map(|via| Secrets::of(via, &chain)).unwrap_or_default();
-        self.hosts.connection(&chain, &secrets).ok()?.guarded_out(resource).ok().flatten()
+        self.connection(resource).ok()?.guarded_out(resource).ok().flatten()
     }
 
     fn deploy_group(&self, members: &[&Resource], contexts: &[Context<'_>]) -> Vec<Result<Done, String>> {
-        let chain = match members.first().map(|r| Target::of(r)) {
-            Some(Ok(Target::Remote(chain))) => chain,
-            Some(Ok(Target::Local)) => return vec![Err("its context is this machine".to_owned()); members.len()],
-            Some(Err(why)) => return vec![Err(why); members.len()],
-            None => return Vec::new(),
-        };
-        let secrets = members[0].attributes.get("via").map(|via| Secrets::of(via, &chain)).unwrap_or_default();
-        match self.hosts.connection(&chain, &secrets) {
+        let Some(first) = members.first() else { return Vec::new() };
+        match self.connection(first) {
             Ok(connection) => connection.deploy(members, contexts),
             Err(message) => vec![Err(message); members.len()],
         }
+    }
+}
+
+impl RemoteHandler {
+    /// The connection to where `resource`'s context leads, with the passwords it gives.
+    fn connection(&self, resource: &Resource) -> Result<Arc<Connection>, String> {
+        let chain = match Target::of(resource)? {
+            Target::Remote(chain) => chain,
+            Target::Local => return Err("its context is this machine".to_owned()),
+        };
+        let secrets = resource.attributes.get("via").map(|via| Secrets::of(via, &chain)).unwrap_or_default();
+        self.hosts.connection(&chain, &secrets)
     }
 }

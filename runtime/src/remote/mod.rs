@@ -18,3 +18,9 @@ pub mod protocol;
 
 pub use context::{Chain, Target};
 pub use hosts::{DEFAULT_CACHE_DIR, Hosts, RemoteHandler, RemoteOptions, default_jobs};
+
+/// Locks `mutex`, also after a thread panicked holding it: what the remote side's shared state
+/// guards (calls waiting, the pool, a channel's writer) stays usable.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
