@@ -28,7 +28,7 @@ use super::lock;
 use super::protocol::{CallContext, Hello, Message, PROTOCOL, read_frame, write_frame};
 use crate::handler::{ContentSource, Context, Done, Handlers};
 
-/// `modelc __helper [--socket] [--then HOPS]`: the helper's entry point, its arguments after
+/// `modelc __helper [--socket] [--secrets] [--then HOPS]`: the helper's entry point, its arguments after
 /// `__helper`. Returns the process's exit status.
 pub fn main(args: &[String]) -> i32 {
     let mut socket = false;
