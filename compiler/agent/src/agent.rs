@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, unbounded};
+use crossbeam_channel::{Sender, unbounded};
 use modelc_api::ErrorKind;
 use modelc_ir::Resource;
 use modelc_runtime::{AgentSelection, Handlers, MemoryContent, Options, Plan};
@@ -16,6 +16,7 @@ use nix::fcntl::{Flock, FlockArg};
 use crate::Config;
 use crate::awaited::RemoteResults;
 use crate::backoff::Backoff;
+use crate::drift::{FileEvents, Fingerprint};
 use crate::outbox::Outbox;
 use crate::poller::{Poller, Wake, sleep_unless_stopped};
 use crate::reporter::Reporter;
@@ -61,6 +62,8 @@ pub struct Agent {
     converged: HashMap<String, bool>,
     /// The connections to the hosts its resources' contexts name, kept across runs.
     hosts: Arc<modelc_runtime::remote::Hosts>,
+    /// The files the last run settled and how each stood then (see `FileEvents::watch`).
+    settled: Vec<(PathBuf, Option<Fingerprint>)>,
     _lock: Flock<File>,
 }
 
@@ -104,6 +107,7 @@ impl Agent {
             lease,
             converged: HashMap::new(),
             hosts: Arc::new(modelc_runtime::remote::Hosts::new(config.remote.clone())),
+            settled: Vec::new(),
             _lock: lock,
         })
     }
@@ -148,7 +152,7 @@ impl Agent {
                         }
                     }
                 }
-                files.watch(self.desired.as_ref());
+                files.watch(self.desired.as_ref(), &std::mem::take(&mut self.settled));
                 next_repair = Instant::now() + self.config.repair_interval;
             }
             let wait = next_repair.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
@@ -281,6 +285,7 @@ impl Agent {
             counts: Mutex::new(std::collections::BTreeMap::new()),
             standing: &standing,
             converged: Mutex::new(Vec::new()),
+            settled: Mutex::new(Vec::new()),
         };
         modelc_runtime::run(&plan, &handlers, &content, &options, &reporter);
         if repair || self.converged.is_empty() {
@@ -290,6 +295,7 @@ impl Agent {
         for (id, converged) in reporter.converged.lock().map(|c| c.clone()).unwrap_or_default() {
             self.converged.insert(id, converged);
         }
+        self.settled = reporter.settled.into_inner().unwrap_or_default();
         let counts =
             reporter.counts.lock().map(|c| c.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()).unwrap_or_default();
         if let Err(error) = client.progress(&self.name, &self.holder, version, true) {
@@ -384,53 +390,5 @@ fn stub(id: &str, agent: &str) -> Resource {
         source: Arc::new(modelc_ir::Source { entity: entity_type, file: String::new(), line: 0 }),
         meta: Default::default(),
         notify: Vec::new(),
-    }
-}
-
-/// File-system events on the files the desired state manages: they wake a repair, one wake
-/// for however many events arrive before it starts.
-struct FileEvents {
-    watcher: Option<modelc_runtime::watch::watcher::Watcher>,
-    /// An event arrived that no repair has started for yet.
-    pending: Arc<AtomicBool>,
-    _forward: Option<std::thread::JoinHandle<()>>,
-}
-
-impl FileEvents {
-    fn new(enabled: bool, wake: Sender<Wake>) -> FileEvents {
-        let pending = Arc::new(AtomicBool::new(false));
-        if !enabled {
-            return FileEvents { watcher: None, pending, _forward: None };
-        }
-        let (paths_tx, paths_rx): (Sender<PathBuf>, Receiver<PathBuf>) = unbounded();
-        let Ok(watcher) = modelc_runtime::watch::watcher::Watcher::new(paths_tx) else {
-            return FileEvents { watcher: None, pending, _forward: None };
-        };
-        let flag = Arc::clone(&pending);
-        let forward = std::thread::spawn(move || {
-            for _ in paths_rx.iter() {
-                if !flag.swap(true, Ordering::SeqCst) && wake.send(Wake::File).is_err() {
-                    return;
-                }
-            }
-        });
-        FileEvents { watcher: Some(watcher), pending, _forward: Some(forward) }
-    }
-
-    /// A repair is about to start: later events wake another.
-    fn settle(&self) {
-        self.pending.store(false, Ordering::SeqCst);
-    }
-
-    /// Watches the directories of the files `desired` manages.
-    fn watch(&mut self, desired: Option<&Desired>) {
-        let (Some(watcher), Some(desired)) = (&mut self.watcher, desired) else { return };
-        let directories: BTreeSet<PathBuf> = desired
-            .resources
-            .iter()
-            .filter_map(modelc_runtime::watch::watcher::watched_path)
-            .filter_map(|p| p.parent().map(PathBuf::from))
-            .collect();
-        watcher.watch_exactly(&directories);
     }
 }

@@ -24,6 +24,7 @@
 mod agent;
 mod awaited;
 mod backoff;
+mod drift;
 mod outbox;
 mod poller;
 mod reporter;

@@ -24,6 +24,9 @@ pub(crate) struct Reporter<'a> {
     pub(crate) standing: &'a std::collections::HashSet<String>,
     /// Whether each resource that ran converged.
     pub(crate) converged: Mutex<Vec<(String, bool)>>,
+    /// The files the run settled, as each stood when its resource finished: a change made
+    /// before the agent watches them again is drift all the same.
+    pub(crate) settled: Mutex<Vec<(std::path::PathBuf, Option<crate::drift::Fingerprint>)>>,
 }
 
 impl Reporter<'_> {
@@ -73,6 +76,12 @@ impl Observer for Reporter<'_> {
         }
         if let Ok(mut converged) = self.converged.lock() {
             converged.push((resource.id.clone(), report.result.lets_dependents_run()));
+        }
+        if let Some(path) = modelc_runtime::watch::watcher::watched_path(resource)
+            && let Ok(mut settled) = self.settled.lock()
+        {
+            let fingerprint = crate::drift::Fingerprint::of(&path);
+            settled.push((path, fingerprint));
         }
         let finished = now();
         let (id, started) = self
