@@ -510,7 +510,9 @@ impl Applier<'_> {
         loop {
             attempts += 1;
             let result = self.attempt(resource, context);
-            if result.is_ok() || !meta.retries_left(attempts) || !self.options.retries {
+            // A handler that skipped its resource (a module's `SkipResource`) is tried again too.
+            let again = result.as_ref().map_or(true, |done| done.skipped.is_some());
+            if !again || !meta.retries_left(attempts) || !self.options.retries {
                 return (result, attempts);
             }
             self.options.clock.sleep(crate::meta::retry_wait(meta, attempts, &*self.options.clock));
@@ -816,6 +818,7 @@ impl<'p> Run<'p> {
             attempts: 0,
             group: None,
             source: format!("{}:{}", r.source.file, r.source.line),
+            logs: Vec::new(),
         }
     }
 
@@ -839,8 +842,9 @@ impl<'p> Run<'p> {
                 report.result = if noop { Outcome::WouldFail } else { Outcome::Failed };
                 report.error = Some(error);
             }
-            Ok(Done { changes, refreshed, skipped }) => {
+            Ok(Done { changes, refreshed, skipped, logs }) => {
                 report.refreshed = refreshed;
+                report.logs = logs;
                 report.result = if let Some(reason) = skipped {
                     report.error = Some(reason);
                     Outcome::Skipped

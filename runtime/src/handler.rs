@@ -56,6 +56,17 @@ pub struct Done {
     pub refreshed: bool,
     /// The handler chose not to act, with the reason (reported as `skipped`).
     pub skipped: Option<String>,
+    /// What the handler logged (modules' Python handlers log through their context).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<LogLine>,
+}
+
+/// One line a handler logged.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LogLine {
+    /// `DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL`.
+    pub level: String,
+    pub message: String,
 }
 
 impl Done {
@@ -113,12 +124,16 @@ pub struct Handlers {
     /// Deploys resources whose context is another machine or user (`remote::RemoteHandler`);
     /// without it they are undeployable.
     remote: Option<Box<dyn Handler>>,
+    /// Modules' own handlers (Python, `modelc_pyhost::handlers`) and the types they deploy, those
+    /// without a handler of the runtime's: they reach any target themselves, through
+    /// [`crate::operations`].
+    module: Option<(HashSet<String>, Box<dyn Handler>)>,
 }
 
 impl Handlers {
     /// No handler at all.
     pub fn empty() -> Handlers {
-        Handlers { by_type: HashMap::new(), remote: None }
+        Handlers { by_type: HashMap::new(), remote: None, module: None }
     }
 
     /// These handlers, with resources whose context is elsewhere deployed through `remote`
@@ -126,6 +141,23 @@ impl Handlers {
     pub fn with_remote(mut self, remote: impl Handler + 'static) -> Handlers {
         self.remote = Some(Box::new(remote));
         self
+    }
+
+    /// These handlers, with resources of `types` that have no handler here deployed by `handler`
+    /// (modules' own), wherever their context leads.
+    pub fn with_module_handlers(
+        mut self,
+        types: impl IntoIterator<Item = String>,
+        handler: impl Handler + 'static,
+    ) -> Handlers {
+        let types = types.into_iter().filter(|t| !self.by_type.contains_key(t)).collect();
+        self.module = Some((types, Box::new(handler)));
+        self
+    }
+
+    /// Whether a module's own handler deploys resources of `resource_type`.
+    pub fn is_module_type(&self, resource_type: &str) -> bool {
+        self.module.as_ref().is_some_and(|(types, _)| types.contains(resource_type))
     }
 
     /// Whether resources on other machines can be reached.
@@ -138,6 +170,7 @@ impl Handlers {
     pub fn for_resource(&self, resource: &Resource) -> Option<&dyn Handler> {
         let local = self.get(&resource.entity_type)?;
         match crate::remote::Target::of(resource) {
+            Ok(_) if self.is_module_type(&resource.entity_type) => Some(local),
             Ok(crate::remote::Target::Local) => Some(local),
             Ok(crate::remote::Target::Remote(_)) => self.remote.as_deref(),
             Err(_) => None,
@@ -173,7 +206,11 @@ impl Handlers {
         self.by_type.insert(resource_type.to_owned(), Box::new(handler));
     }
 
+    /// The handler of `resource_type`: the runtime's own, else a module's.
     pub fn get(&self, resource_type: &str) -> Option<&dyn Handler> {
-        self.by_type.get(resource_type).map(|h| &**h)
+        self.by_type.get(resource_type).map(|h| &**h).or_else(|| match &self.module {
+            Some((types, handler)) if types.contains(resource_type) => Some(&**handler),
+            _ => None,
+        })
     }
 }

@@ -34,6 +34,7 @@ pub mod handler;
 pub mod handlers;
 pub mod meta;
 pub mod notifications;
+pub mod operations;
 pub mod plan;
 pub mod remote;
 pub mod report;

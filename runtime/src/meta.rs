@@ -109,6 +109,7 @@ pub(crate) fn guarded_out(meta: &modelc_ir::Meta) -> Option<String> {
             cwd: None,
             search_path: None,
             timeout: meta.timeout.filter(|t| *t > 0.0).map_or(Duration::from_secs(300), Duration::from_secs_f64),
+            remove_environment: &[],
         };
         match crate::handlers::process::run(&invocation) {
             Ok(ran) => Ok(ran.code),

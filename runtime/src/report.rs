@@ -209,6 +209,9 @@ pub struct ResourceReport {
     pub group: Option<String>,
     /// Where the model creates it (`main.cf:12`).
     pub source: String,
+    /// What its handler logged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<crate::handler::LogLine>,
 }
 
 fn at_most_once(attempts: &u32) -> bool {

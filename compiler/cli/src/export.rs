@@ -39,6 +39,9 @@ pub(crate) struct Exported {
     pub(crate) files: SourceFiles,
     pub(crate) file_count: usize,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// The Python environment and the modules' Python the compile read: where a deploy finds
+    /// modules' handlers.
+    pub(crate) code: crate::deploy::ModuleCode,
 }
 
 pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
@@ -55,7 +58,7 @@ pub(crate) fn export(path: Option<&Path>, request: &Request, format: Format, col
         Ok(found) => found,
         Err(status) => return status,
     };
-    let Exported { ir, source_hash, files, file_count, mut diagnostics } = exported;
+    let Exported { ir, source_hash, files, file_count, mut diagnostics, .. } = exported;
     let metadata = Metadata { created: modelc_store::utc_now(), source_hash, message: request.message.clone() };
     let stored_from = std::time::Instant::now();
     let progress = crate::progress::Progress::start("storing", io.stderr_is_terminal);
@@ -362,7 +365,8 @@ pub(crate) fn compile(
     let files = std::mem::take(&mut loaded.files);
     match compiled.resources.filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) {
         Some(ir) => {
-            Ok(Exported { ir, source_hash: source_hash(&files), files, file_count: compiled.files, diagnostics })
+            let code = crate::deploy::ModuleCode { env: loaded.python.clone(), modules: loaded.module_python.clone() };
+            Ok(Exported { ir, source_hash: source_hash(&files), files, file_count: compiled.files, diagnostics, code })
         }
         None => {
             let reporter = Reporter { files: &files, format, color, file_count: compiled.files };
@@ -377,7 +381,8 @@ pub(crate) fn read_ir(file: &Path, cwd: &Path) -> Result<Exported, String> {
     let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let ir = Ir::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?;
     let source_hash = hex(Md5::new().chain_update(text.as_bytes()).finalize().as_slice());
-    Ok(Exported { ir, source_hash, files: SourceFiles::new(), file_count: 1, diagnostics: Vec::new() })
+    let code = crate::deploy::ModuleCode::default();
+    Ok(Exported { ir, source_hash, files: SourceFiles::new(), file_count: 1, diagnostics: Vec::new(), code })
 }
 
 pub(crate) fn versions(store: &Place, format: Format, color: bool, io: &mut Io<'_>) -> u8 {

@@ -32,6 +32,11 @@ pub(crate) fn set(options: PythonOptions) {
     OPTIONS.with(|o| *o.borrow_mut() = options);
 }
 
+/// `--python`, as given.
+pub(crate) fn flag() -> Option<PathBuf> {
+    options().flag
+}
+
 fn options() -> PythonOptions {
     OPTIONS.with(|o| o.borrow().clone())
 }

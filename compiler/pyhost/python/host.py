@@ -1,4 +1,5 @@
-# modelc's plugin host: runs the plugins modules write in Python for one compile. modelc starts
+# modelc's Python host: runs the plugins modules write in Python for one compile, or (with the
+# role "handlers") their handlers for one deploy run. modelc starts
 # it with the Python environment the user chose and talks to it over stdin/stdout, one JSON
 # message per line. modelc's own `inmanta` API (sent in the first message) is installed ahead of
 # anything the environment has, so an installed inmanta-core is never imported.
@@ -73,12 +74,6 @@ def receive():
             break
 
 
-# Pure-Python helpers of inmanta-core that modelc does not ship: taken from an installed
-# inmanta-core when there is one (they depend on nothing of its compiler), else modelc's inert
-# stand-in.
-BORROWED = {"inmanta.util.dict_path": ("inmanta", "util", "dict_path.py")}
-
-
 class ShimFinder:
     """A meta path finder and loader (the protocols of `importlib.abc`): serves modelc's
     `inmanta` API from the sources modelc sent, and each module's Python from where modelc
@@ -89,11 +84,6 @@ class ShimFinder:
         self.modules = modules
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname in BORROWED:
-            for entry in sys.path:
-                candidate = os.path.join(entry or ".", *BORROWED[fullname])
-                if os.path.isfile(candidate):
-                    return importlib.util.spec_from_file_location(fullname, candidate)
         if fullname in self.sources:
             is_package, _ = self.sources[fullname]
             return importlib.util.spec_from_loader(fullname, self, origin="modelc", is_package=is_package)
@@ -127,6 +117,12 @@ def main():
     # Every module's package is imported from where modelc found it (and read its signatures).
     modules = {"inmanta_plugins." + module["module"]: module["package"] for module in init["modules"]}
     sys.meta_path.insert(0, ShimFinder(init["shim"], modules))
+    if init.get("role") == "handlers":
+        # A deploy's handler host: its own loop (inmanta/agent/_host.py).
+        import inmanta.agent._host as handlers
+
+        handlers.serve(send, receive, init)
+        return
     import inmanta.plugins as plugins
 
     runtime = plugins._runtime

@@ -18,6 +18,7 @@
 
 mod codec;
 mod depend;
+pub mod handlers;
 mod map;
 mod process;
 mod shim;
@@ -127,12 +128,7 @@ impl PythonHost {
     fn spawn(&self) -> Result<Process, String> {
         let failed = |why: String| self.failed_start(why);
         let mut process = Process::spawn(&self.env.interpreter, shim::HOST).map_err(|e| failed(e.to_string()))?;
-        let std_names: Vec<&str> = modelc_stdlib::signatures::SIGNATURES.iter().map(|s| s.name).collect();
-        let mut shim = serde_json::Map::new();
-        for (name, is_package, source) in shim::MODULES {
-            let source = source.replace("__PLUGIN_NAMES__", &json!(std_names).to_string());
-            shim.insert((*name).to_owned(), json!([is_package, source]));
-        }
+        let shim = shim::sources(false);
         let modules: Vec<serde_json::Value> = self.modules.iter().map(module_message).collect();
         let roots: serde_json::Map<String, serde_json::Value> =
             self.module_roots.iter().map(|(name, root)| (name.clone(), json!(root.display().to_string()))).collect();

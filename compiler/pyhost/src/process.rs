@@ -28,6 +28,8 @@ pub(crate) enum Silence {
 
 pub(crate) struct Process {
     child: Child,
+    /// It leads a process group of its own: stopping it stops what it started.
+    grouped: bool,
     /// `None` once closed, which tells the host to end.
     stdin: Option<ChildStdin>,
     stdout: ChildStdout,
@@ -39,7 +41,22 @@ pub(crate) struct Process {
 
 impl Process {
     pub(crate) fn spawn(interpreter: &Path, main: &str) -> std::io::Result<Process> {
-        let mut child = Command::new(interpreter)
+        Process::start(interpreter, main, false)
+    }
+
+    /// An interpreter in a process group of its own: Ctrl-C at the terminal does not reach it
+    /// (modelc lets what runs finish), and stopping it stops the commands it started.
+    pub(crate) fn spawn_grouped(interpreter: &Path, main: &str) -> std::io::Result<Process> {
+        Process::start(interpreter, main, true)
+    }
+
+    fn start(interpreter: &Path, main: &str, grouped: bool) -> std::io::Result<Process> {
+        use std::os::unix::process::CommandExt as _;
+        let mut command = Command::new(interpreter);
+        if grouped {
+            command.process_group(0);
+        }
+        let mut child = command
             .arg("-c")
             .arg(main)
             // The modules' directories stay as they are: no __pycache__ written into them.
@@ -59,7 +76,7 @@ impl Process {
                 return Err(std::io::Error::from(error));
             }
         }
-        Ok(Process { child, stdin: Some(stdin), stdout, buffer: Vec::with_capacity(4096), scanned: 0 })
+        Ok(Process { child, grouped, stdin: Some(stdin), stdout, buffer: Vec::with_capacity(4096), scanned: 0 })
     }
 
     /// Writes one message; an interpreter that does not read it by `deadline` is as silent as
@@ -129,6 +146,11 @@ impl Process {
 
     /// Stops the interpreter now.
     pub(crate) fn kill(&mut self) {
+        if self.grouped
+            && let Ok(pid) = i32::try_from(self.child.id())
+        {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -20,6 +20,7 @@ pub(crate) const MODULES: &[(&str, bool, &str)] = &[
     ("inmanta.agent", true, include_str!("../python/inmanta/agent/__init__.py")),
     ("inmanta.agent.handler", false, include_str!("../python/inmanta/agent/handler.py")),
     ("inmanta.agent.agent", false, include_str!("../python/inmanta/agent/agent.py")),
+    ("inmanta.agent._host", false, include_str!("../python/inmanta/agent/_host.py")),
     ("inmanta.protocol", true, include_str!("../python/inmanta/protocol/__init__.py")),
     ("inmanta.protocol.endpoints", false, include_str!("../python/inmanta/protocol/endpoints.py")),
     ("inmanta.protocol.common", false, include_str!("../python/inmanta/protocol/common.py")),
@@ -36,3 +37,25 @@ pub(crate) const MODULES: &[(&str, bool, &str)] = &[
     ("inmanta.stable_api", false, include_str!("../python/inmanta/stable_api.py")),
     ("inmanta_plugins.std", true, include_str!("../python/inmanta_plugins/std/__init__.py")),
 ];
+
+/// What a deploy's handler host has besides: the mitogen module's proxy, whose operations modelc
+/// does (a compile uses the module's own package, whose mappers shape the `via` it exports).
+pub(crate) const HANDLER_MODULES: &[(&str, bool, &str)] = &[
+    ("inmanta_plugins.mitogen", true, include_str!("../python/inmanta_plugins/mitogen/__init__.py")),
+    ("inmanta_plugins.mitogen.abc", false, include_str!("../python/inmanta_plugins/mitogen/abc.py")),
+];
+
+/// The sources the host installs ahead of the environment's: modelc's `inmanta` API, std's
+/// plugins by name, and for a handler host `HANDLER_MODULES`.
+pub(crate) fn sources(handlers: bool) -> serde_json::Map<String, serde_json::Value> {
+    let std_names: Vec<&str> = modelc_stdlib::signatures::SIGNATURES.iter().map(|s| s.name).collect();
+    let names = serde_json::json!(std_names).to_string();
+    let extra: &[(&str, bool, &str)] = if handlers { HANDLER_MODULES } else { &[] };
+    MODULES
+        .iter()
+        .chain(extra)
+        .map(|(name, is_package, source)| {
+            ((*name).to_owned(), serde_json::json!([is_package, source.replace("__PLUGIN_NAMES__", &names)]))
+        })
+        .collect()
+}

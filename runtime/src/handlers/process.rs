@@ -54,6 +54,8 @@ pub struct Invocation<'a> {
     /// Directories (`:`-separated) to find the program in, instead of `PATH`.
     pub search_path: Option<&'a str>,
     pub timeout: Duration,
+    /// Variables of the runtime's own environment the command does not get.
+    pub remove_environment: &'a [&'a str],
 }
 
 /// Splits `command` into words as a POSIX shell would (quotes, backslashes), without
@@ -68,7 +70,14 @@ pub fn split(command: &str) -> Result<Vec<String>, RunError> {
 
 /// Runs the invocation to its end or its timeout.
 pub fn run(invocation: &Invocation<'_>) -> Result<Ran, RunError> {
-    let words = split(invocation.command)?;
+    run_words(&split(invocation.command)?, invocation)
+}
+
+/// Runs `words` (the program, then its arguments) as `invocation` says, ignoring its command.
+pub fn run_words(words: &[String], invocation: &Invocation<'_>) -> Result<Ran, RunError> {
+    if words.is_empty() {
+        return Err(RunError::Other("the command is empty".to_owned()));
+    }
     let program = find_program(&words[0], invocation.search_path)?;
     let mut command = Command::new(&program);
     command
@@ -80,6 +89,9 @@ pub fn run(invocation: &Invocation<'_>) -> Result<Ran, RunError> {
         .process_group(0);
     if let Some(cwd) = invocation.cwd {
         command.current_dir(cwd);
+    }
+    for name in invocation.remove_environment {
+        command.env_remove(name);
     }
     let mut child = command.spawn().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound if invocation.cwd.is_some_and(|c| !c.is_dir()) => RunError::Other(format!(
@@ -191,7 +203,14 @@ mod tests {
 
     fn invocation(command: &str, timeout: Duration) -> Result<Ran, RunError> {
         let environment = IndexMap::new();
-        run(&Invocation { command, environment: &environment, cwd: None, search_path: None, timeout })
+        run(&Invocation {
+            command,
+            environment: &environment,
+            cwd: None,
+            search_path: None,
+            timeout,
+            remove_environment: &[],
+        })
     }
 
     #[test]

@@ -46,6 +46,7 @@ impl Settings<'_> {
             cwd,
             search_path: self.search_path,
             timeout: self.timeout,
+            remove_environment: &[],
         }
     }
 }

@@ -62,6 +62,7 @@ struct Calls {
 
 enum Reply {
     NeedContent(String),
+    Operated(Result<crate::operations::Answer, crate::operations::Failure>),
     Results(Vec<Result<Done, String>>),
     Guarded(Option<String>),
     Lost(String),
@@ -149,9 +150,36 @@ impl Connection {
         }
     }
 
+    /// Does an operation of a module's handler on the target.
+    pub fn operate(
+        &self,
+        op: &str,
+        args: &[serde_json::Value],
+        data: Option<&[u8]>,
+    ) -> Result<crate::operations::Answer, crate::operations::Failure> {
+        let lost = |message: String| crate::operations::Failure { message, errno: None };
+        let message =
+            |call| Message::Operate { call, op: op.to_owned(), args: args.to_vec(), has_data: data.is_some() };
+        let (_, rx) = self.call_with(message, data.unwrap_or_default()).map_err(lost)?;
+        match rx.recv() {
+            Ok(Reply::Operated(result)) => result,
+            Ok(Reply::Lost(why)) => Err(lost(why)),
+            _ => Err(lost(format!("the connection to {} ended", self.chain))),
+        }
+    }
+
     /// Sends the request `message` makes with a new call number; the call's replies arrive on
     /// the receiver.
     fn call(&self, message: impl FnOnce(u64) -> Message) -> Result<(u64, Receiver<Reply>), String> {
+        self.call_with(message, &[])
+    }
+
+    /// [`Connection::call`] with a payload.
+    fn call_with(
+        &self,
+        message: impl FnOnce(u64) -> Message,
+        payload: &[u8],
+    ) -> Result<(u64, Receiver<Reply>), String> {
         let call = self.next_call.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = channel();
         {
@@ -161,7 +189,7 @@ impl Connection {
             }
             calls.waiting.insert(call, tx);
         }
-        if let Err(e) = self.send(&message(call), &[]) {
+        if let Err(e) = self.send(&message(call), payload) {
             lock(&self.calls).waiting.remove(&call);
             return Err(self.failure(&format!("the connection failed: {e}")));
         }
@@ -185,7 +213,9 @@ impl Connection {
                     return vec![Err(format!("the helper gave {} results for {n} resources", results.len())); n];
                 }
                 Ok(Reply::Lost(why)) => return vec![Err(why); n],
-                Ok(Reply::Guarded(_)) => return vec![Err("the helper answered another question".to_owned()); n],
+                Ok(Reply::Guarded(_) | Reply::Operated(_)) => {
+                    return vec![Err("the helper answered another question".to_owned()); n];
+                }
                 Err(_) => return vec![Err(format!("the connection to {} ended", self.chain)); n],
             }
         }
@@ -361,6 +391,10 @@ fn read_replies(mut reader: Box<dyn Read + Send>, calls: &Mutex<Calls>, stderr: 
             Ok(Some((Message::NeedContent { call, hash }, _))) => deliver(calls, call, Reply::NeedContent(hash), false),
             Ok(Some((Message::Results { call, results }, _))) => deliver(calls, call, Reply::Results(results), true),
             Ok(Some((Message::Guarded { call, reason }, _))) => deliver(calls, call, Reply::Guarded(reason), true),
+            Ok(Some((Message::Operated { call, result, has_data }, payload))) => {
+                let answer = result.map(|value| crate::operations::Answer { value, data: has_data.then_some(payload) });
+                deliver(calls, call, Reply::Operated(answer), true)
+            }
             Ok(Some(_)) => {}
             Ok(None) => break "the connection closed".to_owned(),
             Err(e) => break format!("the connection failed: {e}"),

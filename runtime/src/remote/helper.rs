@@ -129,6 +129,18 @@ pub fn serve(mut input: impl Read, output: impl Write + Send, handlers: &Handler
                         let _ = writer.send(&Message::Guarded { call, reason }, &[]);
                     });
                 }
+                Ok(Some((Message::Operate { call, op, args, has_data }, payload))) => {
+                    let writer = &writer;
+                    scope.spawn(move || {
+                        let done = crate::operations::perform(&op, &args, has_data.then_some(payload.as_slice()));
+                        let (result, data) = match done {
+                            Ok(answer) => (Ok(answer.value), answer.data),
+                            Err(failure) => (Err(failure), None),
+                        };
+                        let has_data = data.is_some();
+                        let _ = writer.send(&Message::Operated { call, result, has_data }, &data.unwrap_or_default());
+                    });
+                }
                 Ok(Some((Message::Content { call, hash, found }, payload))) => {
                     let payload = Arc::new(payload);
                     if found {

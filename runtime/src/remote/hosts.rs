@@ -201,6 +201,26 @@ impl Drop for Hosts {
     }
 }
 
+impl Hosts {
+    /// Does an operation of a module's handler ([`crate::operations`]) where context `via`
+    /// leads: here, or through the connection to that host, whose helper does it.
+    pub fn operate(
+        &self,
+        via: &serde_json::Value,
+        op: &str,
+        args: &[serde_json::Value],
+        data: Option<&[u8]>,
+    ) -> Result<crate::operations::Answer, crate::operations::Failure> {
+        let failure = |message: String| crate::operations::Failure { message, errno: None };
+        // No context (a resource without `via`): this machine.
+        let chain = if via.is_null() { None } else { Chain::from_context(via).map_err(failure)? };
+        let Some(chain) = chain else { return crate::operations::perform(op, args, data) };
+        let secrets = Secrets::of(via, &chain);
+        let connection = self.connection(&chain, &secrets).map_err(failure)?;
+        connection.operate(op, args, data)
+    }
+}
+
 /// Deploys a resource whose context is another machine (or another user) through the
 /// connection to it: the helper there runs the handler of its type.
 pub struct RemoteHandler {

@@ -15,7 +15,7 @@ use crate::handler::Done;
 
 /// The protocol's version: both ends are the same binary, but a cached helper of another build
 /// must never be spoken to.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// Larger headers are refused: a resource's JSON is far smaller.
 const MAX_HEADER: u32 = 256 << 20;
@@ -39,6 +39,11 @@ pub enum Message {
     Guard { call: u64, resource: Box<Resource> },
     /// Why its guards keep it from deploying; `None`: they do not.
     Guarded { call: u64, reason: Option<String> },
+    /// Do an operation of a module's handler there ([`crate::operations`]); the payload is the
+    /// data it writes.
+    Operate { call: u64, op: String, args: Vec<serde_json::Value>, has_data: bool },
+    /// What it gave (the payload holds the bytes it read, when `has_data`), or why it failed.
+    Operated { call: u64, result: Result<serde_json::Value, crate::operations::Failure>, has_data: bool },
     /// Nothing more will be asked: stop.
     Bye,
     /// The passwords of the sudo hops a relaying helper starts, outermost first (this machine →

@@ -24,12 +24,14 @@ use crate::output::Reporter;
 use crate::{EXIT_MODEL_ERRORS, EXIT_OK, EXIT_USAGE, Format, Io, usage_error};
 
 mod lock;
+mod modules;
 mod output;
 mod progress;
 mod record;
 mod status;
 mod watch;
 
+pub(crate) use modules::ModuleCode;
 pub(crate) use status::status;
 
 use lock::lock;
@@ -74,6 +76,8 @@ struct Desired {
     source: String,
     content: MemoryContent,
     store: Locator,
+    /// Where modules' Python handlers are.
+    code: ModuleCode,
 }
 
 pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
@@ -115,7 +119,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         None => (Vec::new(), Vec::new()),
     };
     drop(store);
-    let handlers = handlers(request);
+    let handlers = handlers(request, &desired.code, &desired.ir.resources, io);
     let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
     if !request.no_autoedges {
         plan.add_autoedges();
@@ -180,10 +184,12 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
 
 /// The handlers of a deploy: the shipped ones, on this machine and, through connections kept
 /// for as long as the handlers live (closed when they are dropped), on the hosts resources'
-/// contexts name.
-pub(crate) fn handlers(request: &Request) -> Handlers {
+/// contexts name; and modules' own handlers for the types of `resources` modelc has none of.
+pub(crate) fn handlers(request: &Request, code: &ModuleCode, resources: &[Resource], io: &mut Io<'_>) -> Handlers {
     let hosts = std::sync::Arc::new(modelc_runtime::remote::Hosts::new(request.remote.clone()));
-    Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(hosts))
+    let handlers =
+        Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(std::sync::Arc::clone(&hosts)));
+    modules::with_module_handlers(handlers, &hosts, code, resources, io)
 }
 
 /// `--jobs` unless given: the cores, and more when resources are on other hosts.
@@ -214,7 +220,15 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
     let mut desired = if alone {
         let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let source = format!("graph {}", file.display());
-        Desired { ir: Ir::new(Vec::new(), Vec::new()), version: None, source, content: MemoryContent::default(), store }
+        let code = ModuleCode::installed(io);
+        Desired {
+            ir: Ir::new(Vec::new(), Vec::new()),
+            version: None,
+            source,
+            content: MemoryContent::default(),
+            store,
+            code,
+        }
     } else {
         let mut desired = desired_model(request, format, color, io)?;
         desired.source = format!("{} with graph {}", desired.source, file.display());
@@ -242,7 +256,15 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
         let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
         let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let content = MemoryContent::of_ir(&exported.ir);
-        return Ok(Desired { ir: exported.ir, version: None, source: file.display().to_string(), content, store });
+        let code = ModuleCode::installed(io);
+        return Ok(Desired {
+            ir: exported.ir,
+            version: None,
+            source: file.display().to_string(),
+            content,
+            store,
+            code,
+        });
     }
     if let Some(number) = request.version {
         let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
@@ -250,7 +272,8 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
             stored_version(&store, number).map_err(|error| store_failure(io, format, color, &error, &store))?;
         let ir = Ir::new(resources, Vec::new());
         let source = format!("version {number}");
-        return Ok(Desired { ir, version: Some(number), source, content, store });
+        let code = ModuleCode::installed(io);
+        return Ok(Desired { ir, version: Some(number), source, content, store, code });
     }
     let target =
         modelc_driver::locate(request.path.as_deref(), &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
@@ -269,7 +292,7 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
         .and_then(|versions| versions.last().filter(|v| v.source_hash == exported.source_hash).map(|v| v.version));
     let content = MemoryContent::of_ir(&exported.ir);
     let source = format!("compile of {}", target_name(&target));
-    Ok(Desired { ir: exported.ir, version, source, content, store })
+    Ok(Desired { ir: exported.ir, version, source, content, store, code: exported.code })
 }
 
 /// A stored version's resources and the file content they name, as deploys read them.

@@ -138,6 +138,58 @@ class Resource(metaclass=ResourceMeta):
 
     __repr__ = __str__
 
+    # What a handler does with its resource: copy it, read it from its exported form.
+    def clone(self, **kwargs):
+        """A copy (its fields copied deeply), with `kwargs` set on it."""
+        copy = self.__class__(self.id.copy())
+        copy.requires = set(self.requires)
+        copy.version = self.version
+        for field in self.__class__.fields:
+            setattr(copy, field, _deep_copy(getattr(self, field)))
+        for name, value in kwargs.items():
+            setattr(copy, name, value)
+        return copy
+
+    def set_version(self, version):
+        self.version = version
+        self.id.version = version
+
+    def is_type(self, resource_type):
+        return str(self.id.entity_type) == resource_type
+
+    def serialize(self):
+        dictionary = {field: getattr(self, field) for field in self.__class__.fields}
+        dictionary["requires"] = [str(r) for r in self.requires]
+        dictionary["id"] = str(self.id)
+        return dictionary
+
+    def populate(self, fields, force_fields=False):
+        for field in self.__class__.fields:
+            if field in fields or force_fields:
+                setattr(self, field, fields.get(field))
+        if "requires" in fields:
+            self.requires = {Id.parse_id(r) if isinstance(r, str) else r for r in fields["requires"]}
+
+    @classmethod
+    def deserialize(cls, obj_map, use_generic=False):
+        """The resource of its exported form (`id`, its fields, `requires`)."""
+        resource_id = Id.parse_id(obj_map["id"])
+        resource_class, _options = resource.get_class(resource_id.entity_type)
+        if resource_class is None:
+            raise TypeError("No resource class registered for entity %s" % resource_id.entity_type)
+        instance = resource_class(resource_id)
+        instance.populate(obj_map)
+        instance.version = resource_id.version
+        return instance
+
+
+def _deep_copy(value):
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
 
 class PurgeableResource(Resource):
     fields = ("purged", "purge_on_delete")
@@ -202,6 +254,23 @@ class Id:
 
     def get_version(self):
         return self.version
+
+    def copy(self, version=None):
+        return Id(self.entity_type, self.agent_name, self.attribute, self.attribute_value,
+                  self.version if version is None else version)
+
+    def to_dict(self):
+        return {
+            "entity_type": self.entity_type,
+            "agent_name": self.agent_name,
+            "attribute": self.attribute,
+            "attribute_value": self.attribute_value,
+            "version": self.version,
+        }
+
+    @property
+    def resource_version_id(self):
+        return self.resource_version_str()
 
     def resource_str(self):
         return "%s[%s,%s=%s]" % (self.entity_type, self.agent_name, self.attribute, self.attribute_value)

@@ -1,0 +1,288 @@
+//! Modules' Python handlers at deploy time: a [`Handler`] for every resource type a module
+//! registers a `@provider` for and modelc has no native handler of.
+//!
+//! One interpreter (the same `host.py` as plugins, in the role "handlers") runs them for the
+//! life of the [`PythonHandlers`], one resource at a time: the engine's other workers wait for it.
+//! It is started when the handlers are made (its imports say which types have handlers); a
+//! handler that crashes it or outlasts its timeout fails only its resource (with the Python
+//! traceback, or the time it was given), the interpreter is stopped with what it started, and
+//! the next resource gets a new one. While a handler runs, the host asks back for operations on
+//! the resource's target ([`Operator`]) and for file contents by hash.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the host runs a process and enforces its time limit: the clock is the wall clock"
+)]
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use modelc_ir::Resource;
+use modelc_pyplugins::{ModulePython, PythonEnv};
+use modelc_runtime::handler::{Context, Done, Handler, LogLine};
+use modelc_runtime::operations::{Answer, Failure};
+use modelc_runtime::report::Change;
+use serde_json::{Value, json};
+
+use crate::process::{Process, Silence};
+use crate::{module_message, shim};
+
+/// How long a Python handler may run when its resource has no `timeout`.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long the interpreter may take to start and import the modules.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Does the operations handlers ask for on the machine a context names (`via`, `null` for this
+/// one): `modelc_runtime::remote::Hosts` in a deploy.
+pub trait Operator: Send + Sync {
+    fn operate(&self, via: &Value, op: &str, args: &[Value], data: Option<&[u8]>) -> Result<Answer, Failure>;
+}
+
+/// Operations on this machine only.
+pub struct LocalOperator;
+
+impl Operator for LocalOperator {
+    fn operate(&self, via: &Value, op: &str, args: &[Value], data: Option<&[u8]>) -> Result<Answer, Failure> {
+        if !via.is_null() && via.get("method_name").and_then(Value::as_str) != Some("local") {
+            return Err(Failure { message: "this deploy reaches no other host".to_owned(), errno: None });
+        }
+        modelc_runtime::operations::perform(op, args, data)
+    }
+}
+
+/// The Python handlers of a deploy.
+pub struct PythonHandlers {
+    env: PythonEnv,
+    modules: Vec<ModulePython>,
+    types: BTreeSet<String>,
+    /// Modules whose import failed, with the traceback.
+    failed: Vec<(String, String)>,
+    operator: Box<dyn Operator>,
+    host: Mutex<Option<Process>>,
+}
+
+impl std::fmt::Debug for PythonHandlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PythonHandlers").field("types", &self.types).finish_non_exhaustive()
+    }
+}
+
+impl PythonHandlers {
+    /// Starts the interpreter of `env` and imports `modules`: the handlers they register.
+    pub fn start(
+        env: PythonEnv,
+        modules: Vec<ModulePython>,
+        operator: Box<dyn Operator>,
+    ) -> Result<PythonHandlers, String> {
+        let mut handlers = PythonHandlers {
+            env,
+            modules,
+            types: BTreeSet::new(),
+            failed: Vec::new(),
+            operator,
+            host: Mutex::new(None),
+        };
+        let (process, loaded) = handlers.spawn()?;
+        handlers.types = loaded
+            .get("providers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect();
+        handlers.failed = loaded
+            .get("failed")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(module, trace)| (module.clone(), trace.as_str().unwrap_or_default().trim_end().to_owned()))
+            .collect();
+        *handlers.host.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(process);
+        Ok(handlers)
+    }
+
+    /// The resource types a module registered a handler for.
+    pub fn types(&self) -> &BTreeSet<String> {
+        &self.types
+    }
+
+    /// Modules whose Python could not be imported, with the traceback.
+    pub fn failed_modules(&self) -> &[(String, String)] {
+        &self.failed
+    }
+
+    /// The interpreter started and the modules imported: what `load` answered.
+    fn spawn(&self) -> Result<(Process, Value), String> {
+        let failed =
+            |why: String| format!("the Python handler host ({}) did not start: {why}", self.env.interpreter.display());
+        let mut process =
+            Process::spawn_grouped(&self.env.interpreter, shim::HOST).map_err(|e| failed(e.to_string()))?;
+        let modules: Vec<Value> = self.modules.iter().map(module_message).collect();
+        let init = json!({"role": "handlers", "shim": shim::sources(true), "modules": modules});
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut exchange = |message: &Value| -> Result<Value, String> {
+            process.send(message, deadline).map_err(|s| silence(s, "starting", START_TIMEOUT))?;
+            process.receive(deadline).map_err(|s| silence(s, "starting", START_TIMEOUT))
+        };
+        let ready = exchange(&init).map_err(failed)?;
+        if ready.get("ready").is_none() {
+            return Err(failed(format!("it answered {ready}")));
+        }
+        let names: Vec<Value> = modules.clone();
+        let loaded = exchange(&json!({"op": "load", "modules": names})).map_err(failed)?;
+        Ok((process, loaded))
+    }
+
+    /// Runs the handler of `resource` in the host, answering its questions, within `limit`.
+    fn call(&self, resource: &Resource, context: &Context<'_>, limit: Duration) -> Result<Value, String> {
+        let mut host = self.host.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if host.is_none() {
+            *host = Some(self.spawn()?.0);
+        }
+        let Some(process) = host.as_mut() else { return Err("the handler host did not start".to_owned()) };
+        let deadline = Instant::now() + limit;
+        let request = json!({
+            "op": "deploy",
+            "resource": {"id": resource.id, "attributes": resource.attributes, "requires": resource.requires},
+            "dry_run": context.dry_run,
+            "refresh": context.refresh,
+        });
+        let via = resource.attributes.get("via").cloned().unwrap_or(Value::Null);
+        let outcome = (|| -> Result<Value, Silence> {
+            process.send(&request, deadline)?;
+            loop {
+                let message = process.receive(deadline)?;
+                if let Some(question) = message.get("ask") {
+                    let answer = self.answer(question, &via, context);
+                    process.send(&answer, deadline)?;
+                } else if let Some(done) = message.get("done") {
+                    return Ok(done.clone());
+                } else {
+                    return Ok(json!({"status": "failed", "error": message.get("failed").cloned().unwrap_or(message)}));
+                }
+            }
+        })();
+        match outcome {
+            Ok(done) => Ok(done),
+            Err(silence) => {
+                let why = match &silence {
+                    Silence::Closed => {
+                        format!("the Python handler host stopped while the handler ran ({})", process.ending())
+                    }
+                    _ => self::silence(silence, "running the handler", limit),
+                };
+                process.kill();
+                *host = None;
+                Err(why)
+            }
+        }
+    }
+
+    /// The answer to a question the host asked while a handler ran.
+    fn answer(&self, question: &Value, resource_via: &Value, context: &Context<'_>) -> Value {
+        if let Some(hash) = question.get("content").and_then(Value::as_str) {
+            return match context.content.content(hash) {
+                Some(bytes) => json!({"data": base64::engine::general_purpose::STANDARD.encode(bytes)}),
+                None => json!({"value": null}),
+            };
+        }
+        let Some(op) = question.get("io").and_then(Value::as_str) else {
+            return json!({"error": format!("modelc cannot answer {question}")});
+        };
+        // The proxy's own context, else the resource's (`self._io`).
+        let via = question.get("context").filter(|c| !c.is_null()).unwrap_or(resource_via);
+        let args = question.get("args").and_then(Value::as_array).cloned().unwrap_or_default();
+        let data = match question
+            .get("data")
+            .and_then(Value::as_str)
+            .map(|d| base64::engine::general_purpose::STANDARD.decode(d))
+        {
+            Some(Ok(data)) => Some(data),
+            Some(Err(_)) => return json!({"error": "the data sent is not base64"}),
+            None => None,
+        };
+        if context.dry_run && !DRY_RUN_ALLOWED.contains(&op) {
+            return json!({"error": format!("a dry run changes nothing: the handler asked to `{op}`")});
+        }
+        match self.operator.operate(via, op, &args, data.as_deref()) {
+            Ok(Answer { value, data: Some(bytes) }) => {
+                json!({"value": value, "data": base64::engine::general_purpose::STANDARD.encode(bytes)})
+            }
+            Ok(Answer { value, data: None }) => json!({"value": value}),
+            Err(Failure { message, errno }) => json!({"error": message, "errno": errno}),
+        }
+    }
+}
+
+/// What a dry run lets a handler do: read, and run commands (as in the reference, where a
+/// handler's read may run one: its own code decides). Writes are refused.
+const DRY_RUN_ALLOWED: &[&str] =
+    &["lexists", "islink", "file_stat", "symlink_stat", "hash_file", "read_binary", "readlink", "run"];
+
+/// Why the host said nothing, as a user reads it.
+fn silence(silence: Silence, doing: &str, limit: Duration) -> String {
+    match silence {
+        Silence::TimedOut => format!(
+            "the Python handler did not finish within its timeout of {} s ({doing}); its interpreter was stopped",
+            limit.as_secs_f64()
+        ),
+        Silence::Closed => format!("the Python handler host stopped ({doing})"),
+        Silence::Garbled(line) => format!("the Python handler host wrote {line:?}, which is not a message ({doing})"),
+    }
+}
+
+impl Handler for PythonHandlers {
+    fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
+        let limit = context.timeout.filter(|t| !t.is_zero()).unwrap_or(DEFAULT_HANDLER_TIMEOUT);
+        let done = self.call(resource, context, limit)?;
+        done_of(&done)
+    }
+}
+
+/// What the handler reported, as the engine takes it.
+fn done_of(done: &Value) -> Result<Done, String> {
+    let text = |key: &str| done.get(key).and_then(Value::as_str).map(str::to_owned);
+    let status = text("status").unwrap_or_default();
+    let logs: Vec<LogLine> = done
+        .get("logs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|line| LogLine {
+            level: line.get("level").and_then(Value::as_str).unwrap_or("INFO").to_owned(),
+            message: line.get("message").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        })
+        .collect();
+    match status.as_str() {
+        "deployed" | "dry" => {
+            let mut changes: Vec<Change> = done
+                .get("changes")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .map(|(field, change)| {
+                    Change::new(
+                        field,
+                        change.get("current").cloned().unwrap_or(Value::Null),
+                        change.get("desired").cloned().unwrap_or(Value::Null),
+                    )
+                })
+                .collect();
+            // A handler that says it changed something without listing what.
+            let change = text("change").unwrap_or_default();
+            if changes.is_empty() && status == "deployed" && !change.is_empty() && change != "nochange" {
+                changes.push(Change::new("change", Value::Null, change));
+            }
+            let refreshed = done.get("reloaded").and_then(Value::as_bool).unwrap_or(false);
+            Ok(Done { changes, refreshed, skipped: None, logs })
+        }
+        "skipped" => Ok(Done {
+            skipped: Some(text("error").unwrap_or_else(|| "the handler skipped it".to_owned())),
+            logs,
+            ..Done::default()
+        }),
+        _ => Err(text("error").unwrap_or_else(|| format!("the handler reported {status:?}"))),
+    }
+}

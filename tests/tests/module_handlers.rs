@@ -1,0 +1,322 @@
+//! Modules' own Python handlers run by `modelc deploy` (`@provider` classes, with modelc's
+//! handler API and no inmanta-core): a module of the test's own whose handler misbehaves on
+//! demand, and the public `files` 2.1.1 from the registry in a throwaway environment (skipped
+//! without Python or the registry; a failed install fails the run under `CI=true`). Everything
+//! is deployed into temporary directories and checked on disk.
+#![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use modelc_tests::pyenv::registry_env;
+use modelc_tests::{modelc, scratch_dir};
+use serde_json::Value;
+
+/// Writes each `(path, text)` under `dir`.
+fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        fs::create_dir_all(dir.join(path).parent().unwrap()).unwrap();
+        fs::write(dir.join(path), text).unwrap();
+    }
+}
+
+/// `modelc --format json deploy . ARGS` in `dir`: the exit code and the report.
+fn deploy(dir: &Path, python: &str, extra: &[&str]) -> (u8, Value, String) {
+    let mut args = vec!["--python", python, "--format", "json", "deploy", "."];
+    args.extend_from_slice(extra);
+    let out = modelc(&args, dir);
+    let report: Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    (out.code, report, out.stderr)
+}
+
+fn resource<'a>(report: &'a Value, id_part: &str) -> &'a Value {
+    report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"].as_str().unwrap().contains(id_part))
+        .unwrap_or_else(|| panic!("no {id_part} in {report:#}"))
+}
+
+fn result_of(report: &Value, id_part: &str) -> String {
+    resource(report, id_part)["result"].as_str().unwrap().to_owned()
+}
+
+/// Every path under `root` with its kind, mode, and content or target.
+fn snapshot(root: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let detail = if meta.file_type().is_symlink() {
+                format!("-> {}", fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_owned()
+            } else {
+                format!("{:?}", fs::read_to_string(&path).unwrap_or_default())
+            };
+            out.push(format!("{} {:o} {detail}", path.display(), meta.mode() & 0o7777));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// A module whose handler does what each resource's `behaviour` says: write its content, raise,
+/// skip, crash its interpreter, or hang.
+const PROBE_MODEL: &str = "\
+entity Probe extends std::PurgeableResource:
+    string name
+    string path
+    string content
+    string behaviour = \"write\"
+end
+index Probe(name)
+Probe.host [1] -- std::Host
+implement Probe using std::none
+";
+
+const PROBE_PYTHON: &str = r#"
+import os
+import time
+
+from inmanta.agent import handler
+from inmanta.resources import PurgeableResource, resource
+
+
+@resource("probe::Probe", agent="host.name", id_attribute="name")
+class Probe(PurgeableResource):
+    fields = ("name", "path", "content", "behaviour")
+
+
+@handler.provider("probe::Probe", name="probe")
+class ProbeHandler(handler.CRUDHandler):
+    def read_resource(self, ctx, resource):
+        if resource.behaviour == "raise":
+            raise RuntimeError("the probe broke")
+        if resource.behaviour == "skip":
+            raise handler.SkipResource("not now")
+        if resource.behaviour == "crash":
+            os._exit(3)
+        if resource.behaviour == "hang":
+            time.sleep(3600)
+        if not self._io.file_exists(resource.path):
+            raise handler.ResourcePurged()
+        resource.content = self._io.read(resource.path)
+
+    def create_resource(self, ctx, resource):
+        self._io.put(resource.path, resource.content.encode())
+        ctx.info("wrote %(path)s", path=resource.path)
+        ctx.set_created()
+
+    def update_resource(self, ctx, changes, resource):
+        self._io.put(resource.path, resource.content.encode())
+        ctx.set_updated()
+
+    def delete_resource(self, ctx, resource):
+        self._io.remove(resource.path)
+        ctx.set_purged()
+"#;
+
+fn probe_project(name: &str, body: &str) -> PathBuf {
+    let dir = scratch_dir(&format!("module-handlers-{name}"));
+    fs::create_dir_all(dir.join("out")).unwrap();
+    let out = dir.join("out").display().to_string();
+    let main =
+        format!("import probe\nhost = std::Host(name=\"localhost\", os=std::linux)\n{}", body.replace("$T", &out));
+    write_files(
+        &dir,
+        &[
+            ("project.yml", "name: p\nmodulepath: libs\n"),
+            ("libs/probe/module.yml", "name: probe\nversion: 1.0.0\n"),
+            ("libs/probe/model/_init.cf", PROBE_MODEL),
+            ("libs/probe/plugins/__init__.py", PROBE_PYTHON),
+            ("main.cf", &main),
+        ],
+    );
+    dir
+}
+
+/// A module's handler deploys its resources: created, then unchanged, a dry run reports the
+/// handler's own diff and changes nothing, drift is repaired; what the handler logs is in the
+/// report. One that raises fails with its traceback, one that crashes its interpreter or hangs
+/// past its timeout fails alone (the next resource gets a new interpreter), one that skips is
+/// `skipped`; the others converge.
+#[test]
+fn a_modules_own_handler_converges_and_its_failures_stay_its_own() {
+    let Some(python) = modelc_tests::python3("the module handler tests") else { return };
+    let python = python.display().to_string();
+    let body = "\
+probe::Probe(host=host, name=\"a\", path=\"$T/a\", content=\"alpha\\n\")
+probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\")
+";
+    let dir = probe_project("converge", body);
+    let out = dir.join("out");
+    let (code, first, stderr) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{first:#}\n{stderr}");
+    assert_eq!(result_of(&first, "name=a"), "changed");
+    assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "alpha\n");
+    assert_eq!(fs::read_to_string(out.join("b")).unwrap(), "beta\n");
+    let a = resource(&first, "name=a");
+    assert_eq!(a["changes"][0]["field"], "purged", "{a:#}");
+    let logged: Vec<&str> = a["logs"].as_array().unwrap().iter().map(|l| l["message"].as_str().unwrap()).collect();
+    assert!(logged.iter().any(|m| m.starts_with("wrote ") && m.ends_with("/a")), "{logged:?}");
+
+    let (code, second, _) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(result_of(&second, "name=a"), "unchanged");
+    assert_eq!(result_of(&second, "name=b"), "unchanged");
+
+    fs::write(out.join("a"), "tampered\n").unwrap();
+    let before = snapshot(&out);
+    let (code, dry, _) = deploy(&dir, &python, &["--dry-run"]);
+    assert_eq!(code, 0, "{dry:#}");
+    assert_eq!(result_of(&dry, "name=a"), "would-change");
+    let change = &resource(&dry, "name=a")["changes"][0];
+    assert_eq!(
+        (change["field"].as_str(), change["old"].as_str(), change["new"].as_str()),
+        (Some("content"), Some("tampered\n"), Some("alpha\n"))
+    );
+    assert_eq!(snapshot(&out), before, "a dry run changed the machine");
+
+    let (code, repaired, _) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(result_of(&repaired, "name=a"), "changed");
+    assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "alpha\n");
+}
+
+#[test]
+fn a_handler_that_raises_crashes_hangs_or_skips_fails_only_its_resource() {
+    let Some(python) = modelc_tests::python3("the module handler tests") else { return };
+    let python = python.display().to_string();
+    let body = "\
+raised = probe::Probe(host=host, name=\"raise\", path=\"$T/r\", content=\"x\", behaviour=\"raise\")
+probe::Probe(host=host, name=\"crash\", path=\"$T/c\", content=\"x\", behaviour=\"crash\")
+probe::Probe(host=host, name=\"hang\", path=\"$T/h\", content=\"x\", behaviour=\"hang\", meta=std::Meta(timeout=1.0))
+probe::Probe(host=host, name=\"skip\", path=\"$T/s\", content=\"x\", behaviour=\"skip\")
+probe::Probe(host=host, name=\"after\", path=\"$T/after\", content=\"x\", requires=[raised])
+for i in [0, 1, 2, 3]:
+    probe::Probe(host=host, name=\"ok{{i}}\", path=\"$T/ok{{i}}\", content=\"fine\")
+end
+";
+    let dir = probe_project("failures", body);
+    let out = dir.join("out");
+    let started = Instant::now();
+    let (code, report, stderr) = deploy(&dir, &python, &["--jobs", "1"]);
+    assert!(started.elapsed() < Duration::from_secs(60), "the hang was not stopped at its timeout");
+    assert_eq!(code, 1, "{report:#}\n{stderr}");
+    let raised = resource(&report, "name=raise");
+    assert_eq!(raised["result"], "failed");
+    let error = raised["error"].as_str().unwrap();
+    assert!(error.contains("RuntimeError('the probe broke')") && error.contains("Traceback"), "{error}");
+    assert!(error.contains("plugins/__init__.py"), "the traceback names the module's file: {error}");
+    let crashed = resource(&report, "name=crash");
+    assert_eq!(crashed["result"], "failed");
+    assert!(crashed["error"].as_str().unwrap().contains("stopped while the handler ran (exit code 3)"), "{crashed:#}");
+    let hung = resource(&report, "name=hang");
+    assert_eq!(hung["result"], "failed");
+    assert!(hung["error"].as_str().unwrap().contains("within its timeout of 1 s"), "{hung:#}");
+    let skipped = resource(&report, "name=skip");
+    assert_eq!(skipped["result"], "skipped");
+    assert!(skipped["error"].as_str().unwrap().contains("not now"), "{skipped:#}");
+    assert_eq!(result_of(&report, "name=after"), "blocked");
+    for i in 0..4 {
+        assert_eq!(result_of(&report, &format!("name=ok{i}]")), "changed", "{report:#}");
+        assert_eq!(fs::read_to_string(out.join(format!("ok{i}"))).unwrap(), "fine");
+    }
+}
+
+/// The public `files` module 2.1.1 with what it needs, from the registry; no inmanta-core.
+const FILES: [&str; 4] =
+    ["inmanta-module-files==2.1.1", "inmanta-module-mitogen==0.2.5", "mitogen==0.3.54", "PyYAML==6.0.3"];
+
+fn files_env() -> Option<PathBuf> {
+    registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "files-handlers", &FILES)
+}
+
+const FILES_MODEL: &str = "\
+import files
+import files::json
+import files::host
+import mitogen
+
+host = std::Host(name=\"localhost\", os=std::linux, via=mitogen::Local())
+app = files::Directory(host=host, path=\"$T/app\", permissions=750)
+files::TextFile(host=host, path=\"$T/app/motd\", content=\"welcome\\n\", permissions=640, requires=app)
+files::Symlink(host=host, path=\"$T/current\", target=\"$T/app\")
+files::JsonFile(host=host, path=\"$T/app/config.json\", indent=2, requires=app,
+    values=[
+        files::json::Object(path=\"people[name=bob]\", value={\"name\": \"bob\", \"age\": 20}),
+        files::json::Object(path=\"settings\", operation=\"merge\", value={\"debug\": false}),
+    ],
+)
+files::HostFile(host=host, path=\"$T/hosts\",
+    entries=[files::host::Entry(hostname=\"example.com\", address4=\"192.168.10.10\")])
+";
+
+/// files 2.1.1's own handlers (`TextFile`, `Directory`, `Symlink`, `JsonFile`, `HostFile`, all
+/// through its mitogen proxy) converge a tree, find nothing to do the second time, report drift
+/// in a dry run without touching it, and repair it.
+#[test]
+fn the_files_modules_own_handlers_converge_and_repair_drift() {
+    let Some(env) = files_env() else { return };
+    let python = env.join("bin/python").display().to_string();
+    let dir = scratch_dir("module-handlers-files");
+    let out = dir.join("out");
+    fs::create_dir_all(&out).unwrap();
+    let main = FILES_MODEL.replace("$T", out.to_str().unwrap());
+    write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", &main)]);
+
+    let (code, first, stderr) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{first:#}\n{stderr}");
+    for id in ["Directory", "TextFile", "Symlink", "JsonFile", "HostFile"] {
+        assert_eq!(result_of(&first, &format!("files::{id}[")), "changed", "{id}: {first:#}");
+    }
+    assert_eq!(fs::read_to_string(out.join("app/motd")).unwrap(), "welcome\n");
+    assert_eq!(mode(&out.join("app/motd")), 0o640);
+    assert_eq!(mode(&out.join("app")), 0o750);
+    assert_eq!(fs::read_link(out.join("current")).unwrap(), out.join("app"));
+    let config: Value = serde_json::from_str(&fs::read_to_string(out.join("app/config.json")).unwrap()).unwrap();
+    assert_eq!(config, serde_json::json!({"people": [{"name": "bob", "age": 20}], "settings": {"debug": false}}));
+    let hosts = fs::read_to_string(out.join("hosts")).unwrap();
+    assert!(
+        hosts.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["192.168.10.10", "example.com"]),
+        "{hosts}"
+    );
+
+    let (code, second, _) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{second:#}");
+    for r in second["resources"].as_array().unwrap() {
+        assert_eq!(r["result"], "unchanged", "{r:#}");
+    }
+
+    fs::write(out.join("app/motd"), "changed behind its back\n").unwrap();
+    fs::write(out.join("app/config.json"), "{\"people\": []}").unwrap();
+    let before = snapshot(&out);
+    let (code, dry, _) = deploy(&dir, &python, &["--dry-run"]);
+    assert_eq!(code, 0, "{dry:#}");
+    assert_eq!(result_of(&dry, "files::TextFile["), "would-change");
+    assert_eq!(result_of(&dry, "files::JsonFile["), "would-change");
+    let change = &resource(&dry, "files::TextFile[")["changes"][0];
+    assert_eq!(change["field"], "content");
+    assert_eq!(change["new"], "welcome\n");
+    assert_eq!(snapshot(&out), before, "a dry run changed the machine");
+
+    let (code, repaired, _) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{repaired:#}");
+    assert_eq!(result_of(&repaired, "files::TextFile["), "changed");
+    assert_eq!(fs::read_to_string(out.join("app/motd")).unwrap(), "welcome\n");
+    let config: Value = serde_json::from_str(&fs::read_to_string(out.join("app/config.json")).unwrap()).unwrap();
+    assert_eq!(config["people"], serde_json::json!([{"name": "bob", "age": 20}]));
+}
