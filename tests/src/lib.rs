@@ -140,20 +140,7 @@ pub fn registered_codes() -> Vec<String> {
     modelc::registered_codes().iter().map(|c| (*c).to_owned()).collect()
 }
 
-/// `python3` on `PATH`, when there is one that runs; otherwise `None`, with a message that
-/// `what` is skipped.
-pub fn python3(what: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join("python3")).find(|p| p.is_file()));
-    let runs = found.filter(|python| {
-        std::process::Command::new(python).args(["-c", "pass"]).output().is_ok_and(|o| o.status.success())
-    });
-    if runs.is_none() {
-        eprintln!("{what} needs python3");
-        modelc_test_skip::skip("no python3 on PATH");
-    }
-    runs
-}
+pub use modelc_test_pyenv::python3;
 
 /// A list of resources as the reference's `export -j` writes it (and `compile --format
 /// reference`): id → the resource, its `requires` sorted (the reference orders it arbitrarily).

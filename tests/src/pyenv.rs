@@ -1,9 +1,6 @@
-//! Throwaway Python environments with real packages from the registry, for the tests of modules'
-//! Python plugins. Each is made once, under the test target's temporary directory, and kept
-//! while its package list is the same; without Python or the registry the tests skip.
+//! The shared Python environments of the tests (`modelc_test_pyenv` makes them).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+pub use modelc_test_pyenv::{registry_env, site_packages};
 
 /// The registry's `exec` 2.1.1, `ip` 2.0.3 and `fs` 1.1.2, and what their models and Python
 /// import: the environment `exec-ip-fs` that several tests share.
@@ -17,54 +14,3 @@ pub const EXEC_IP_FS: [&str; 8] = [
     "inmanta-module-fs==1.1.2",
     "PyYAML==6.0.3",
 ];
-
-/// An environment called `name` under `cache` with `packages` installed (`pip install --no-deps`:
-/// every dependency is listed), or `None` with a message that the test is skipped.
-pub fn registry_env(cache: &Path, name: &str, packages: &[&str]) -> Option<PathBuf> {
-    let python = crate::python3(&format!("the tests with the `{name}` environment"))?;
-    let dir = cache.join(format!("pyenv-{name}"));
-    let wanted = packages.join("\n");
-    let ready = |dir: &Path| std::fs::read_to_string(dir.join(".modelc-packages")).ok().as_deref() == Some(&wanted);
-    if ready(&dir) {
-        return Some(dir);
-    }
-    // Built beside and moved into place, so a test process never sees half an environment.
-    let building = cache.join(format!("pyenv-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&building);
-    let run = |command: &mut Command| match command.output() {
-        Ok(out) if out.status.success() => Ok(()),
-        Ok(out) => Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default().to_owned()),
-        Err(error) => Err(error.to_string()),
-    };
-    let made = run(Command::new(&python).arg("-m").arg("venv").arg(&building)).and_then(|()| {
-        run(Command::new(building.join("bin/python"))
-            .args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--quiet"])
-            .args(packages))
-    });
-    if let Err(why) = made {
-        let _ = std::fs::remove_dir_all(&building);
-        modelc_test_skip::skip(format!(
-            "the tests with the `{name}` environment: could not install {packages:?}: {why}"
-        ));
-        return None;
-    }
-    std::fs::write(building.join(".modelc-packages"), &wanted).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    if std::fs::rename(&building, &dir).is_err() {
-        // Another test process put one there first.
-        let _ = std::fs::remove_dir_all(&building);
-    }
-    ready(&dir).then_some(dir)
-}
-
-/// The site-packages directory of an environment made by [`registry_env`] or `python -m venv`.
-pub fn site_packages(env: &Path) -> PathBuf {
-    let lib = env.join("lib");
-    let version = std::fs::read_dir(&lib)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("python3")))
-        .unwrap();
-    version.join("site-packages")
-}

@@ -1,15 +1,13 @@
 //! Modules' own Python handlers run by `modelc deploy` (`@provider` classes, with modelc's
-//! handler API and no inmanta-core): a module of the test's own whose handler misbehaves on
-//! demand, and the public `files` 2.1.1 from the registry in a throwaway environment (skipped
-//! without Python or the registry; a failed install fails the run under `CI=true`). Everything
-//! is deployed into temporary directories and checked on disk.
+//! handler API and no inmanta-core), with a module of the test's own whose handler misbehaves on
+//! demand; everything is deployed into temporary directories and checked on disk. (The public
+//! `files` module's handlers, locally and over SSH: `compiler/cli/tests/module_handlers.rs`.)
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use modelc_tests::pyenv::registry_env;
 use modelc_tests::{modelc, scratch_dir};
 use serde_json::Value;
 
@@ -235,88 +233,4 @@ end
         assert_eq!(result_of(&report, &format!("name=ok{i}]")), "changed", "{report:#}");
         assert_eq!(fs::read_to_string(out.join(format!("ok{i}"))).unwrap(), "fine");
     }
-}
-
-/// The public `files` module 2.1.1 with what it needs, from the registry; no inmanta-core.
-const FILES: [&str; 4] =
-    ["inmanta-module-files==2.1.1", "inmanta-module-mitogen==0.2.5", "mitogen==0.3.54", "PyYAML==6.0.3"];
-
-fn files_env() -> Option<PathBuf> {
-    registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "files-handlers", &FILES)
-}
-
-const FILES_MODEL: &str = "\
-import files
-import files::json
-import files::host
-import mitogen
-
-host = std::Host(name=\"localhost\", os=std::linux, via=mitogen::Local())
-app = files::Directory(host=host, path=\"$T/app\", permissions=750)
-files::TextFile(host=host, path=\"$T/app/motd\", content=\"welcome\\n\", permissions=640, requires=app)
-files::Symlink(host=host, path=\"$T/current\", target=\"$T/app\")
-files::JsonFile(host=host, path=\"$T/app/config.json\", indent=2, requires=app,
-    values=[
-        files::json::Object(path=\"people[name=bob]\", value={\"name\": \"bob\", \"age\": 20}),
-        files::json::Object(path=\"settings\", operation=\"merge\", value={\"debug\": false}),
-    ],
-)
-files::HostFile(host=host, path=\"$T/hosts\",
-    entries=[files::host::Entry(hostname=\"example.com\", address4=\"192.168.10.10\")])
-";
-
-/// files 2.1.1's own handlers (`TextFile`, `Directory`, `Symlink`, `JsonFile`, `HostFile`, all
-/// through its mitogen proxy) converge a tree, find nothing to do the second time, report drift
-/// in a dry run without touching it, and repair it.
-#[test]
-fn the_files_modules_own_handlers_converge_and_repair_drift() {
-    let Some(env) = files_env() else { return };
-    let python = env.join("bin/python").display().to_string();
-    let dir = scratch_dir("module-handlers-files");
-    let out = dir.join("out");
-    fs::create_dir_all(&out).unwrap();
-    let main = FILES_MODEL.replace("$T", out.to_str().unwrap());
-    write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", &main)]);
-
-    let (code, first, stderr) = deploy(&dir, &python, &[]);
-    assert_eq!(code, 0, "{first:#}\n{stderr}");
-    for id in ["Directory", "TextFile", "Symlink", "JsonFile", "HostFile"] {
-        assert_eq!(result_of(&first, &format!("files::{id}[")), "changed", "{id}: {first:#}");
-    }
-    assert_eq!(fs::read_to_string(out.join("app/motd")).unwrap(), "welcome\n");
-    assert_eq!(mode(&out.join("app/motd")), 0o640);
-    assert_eq!(mode(&out.join("app")), 0o750);
-    assert_eq!(fs::read_link(out.join("current")).unwrap(), out.join("app"));
-    let config: Value = serde_json::from_str(&fs::read_to_string(out.join("app/config.json")).unwrap()).unwrap();
-    assert_eq!(config, serde_json::json!({"people": [{"name": "bob", "age": 20}], "settings": {"debug": false}}));
-    let hosts = fs::read_to_string(out.join("hosts")).unwrap();
-    assert!(
-        hosts.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["192.168.10.10", "example.com"]),
-        "{hosts}"
-    );
-
-    let (code, second, _) = deploy(&dir, &python, &[]);
-    assert_eq!(code, 0, "{second:#}");
-    for r in second["resources"].as_array().unwrap() {
-        assert_eq!(r["result"], "unchanged", "{r:#}");
-    }
-
-    fs::write(out.join("app/motd"), "changed behind its back\n").unwrap();
-    fs::write(out.join("app/config.json"), "{\"people\": []}").unwrap();
-    let before = snapshot(&out);
-    let (code, dry, _) = deploy(&dir, &python, &["--dry-run"]);
-    assert_eq!(code, 0, "{dry:#}");
-    assert_eq!(result_of(&dry, "files::TextFile["), "would-change");
-    assert_eq!(result_of(&dry, "files::JsonFile["), "would-change");
-    let change = &resource(&dry, "files::TextFile[")["changes"][0];
-    assert_eq!(change["field"], "content");
-    assert_eq!(change["new"], "welcome\n");
-    assert_eq!(snapshot(&out), before, "a dry run changed the machine");
-
-    let (code, repaired, _) = deploy(&dir, &python, &[]);
-    assert_eq!(code, 0, "{repaired:#}");
-    assert_eq!(result_of(&repaired, "files::TextFile["), "changed");
-    assert_eq!(fs::read_to_string(out.join("app/motd")).unwrap(), "welcome\n");
-    let config: Value = serde_json::from_str(&fs::read_to_string(out.join("app/config.json")).unwrap()).unwrap();
-    assert_eq!(config["people"], serde_json::json!([{"name": "bob", "age": 20}]));
 }

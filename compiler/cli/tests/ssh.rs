@@ -23,25 +23,10 @@ fn project(dir: &Path, body: &str, server: Option<&Sshd>) -> Option<PathBuf> {
     std::fs::create_dir_all(&target).unwrap();
     let mut body = body.replace("$T", target.to_str().unwrap());
     if let Some(server) = server {
-        body = body.replace("$SSH", &ssh_context(server, "s", None));
+        body = body.replace("$SSH", &support::ssh_context(server, "s", None));
     }
     std::fs::write(dir.join("main.cf"), format!("import fs\nimport exec\nimport mitogen\n\n{body}")).unwrap();
     Some(target)
-}
-
-/// A `mitogen::Ssh` to `server`, with its key and known_hosts, reading no ssh configuration of
-/// the machine's; `via` another context (a jump host).
-fn ssh_context(server: &Sshd, name: &str, via: Option<&str>) -> String {
-    format!(
-        "mitogen::Ssh(name=\"{name}\", hostname=\"127.0.0.1\", port={port}, username=\"{user}\", \
-         identity_file=\"{key}\", ssh_args=[\"-F\", \"/dev/null\", \"-o\", \"UserKnownHostsFile={known}\"], \
-         compression=false{via})",
-        port = server.port(),
-        user = server.user(),
-        key = server.identity_file().display(),
-        known = server.known_hosts().display(),
-        via = via.map(|v| format!(", via={v}")).unwrap_or_default(),
-    )
 }
 
 fn deploy(dir: &Path, cache: &Path, extra: &[&str]) -> (i32, Value, String) {
@@ -238,8 +223,8 @@ fn nobodys_dir(target: &Path) -> (PathBuf, nix::unistd::Uid) {
 #[test]
 fn sudo_writes_as_its_user_and_a_jump_host_reaches_through() {
     let Some((server, _sudo_hops, dir)) = sudo_test("sudo and jump hosts over ssh", "chains") else { return };
-    let ssh = ssh_context(&server, "s", None);
-    let jump = ssh_context(&server, "j", Some(&ssh));
+    let ssh = support::ssh_context(&server, "s", None);
+    let jump = support::ssh_context(&server, "j", Some(&ssh));
     let body = format!(
         r#"
 host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())
@@ -282,7 +267,7 @@ fn an_unreachable_host_fails_only_its_own_resources() {
     let Some(server) = Sshd::start("failures over ssh") else { return };
     let dir = support::scratch("ssh", "failures");
     let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let good = ssh_context(&server, "good", None);
+    let good = support::ssh_context(&server, "good", None);
     let wrong_port = good.replace(&format!("port={}", server.port()), &format!("port={closed_port}"));
     let empty_known_hosts = dir.join("empty_known_hosts");
     std::fs::write(&empty_known_hosts, "").unwrap();
@@ -332,7 +317,7 @@ fn passwords_reach_ssh_and_sudo_only_through_askpass() {
         std::fs::write(&path, script).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let ssh = ssh_context(&server, "s", None).replacen(
+    let ssh = support::ssh_context(&server, "s", None).replacen(
         "mitogen::Ssh(",
         &format!("mitogen::Ssh(password=\"ssh-pw-1234\", ssh_path=\"{}/stub-ssh\", ", dir.display()),
         1,
@@ -512,7 +497,7 @@ fs::File(host=host, path="$T/old", content="x", via=mitogen::Ssh(name="o", hostn
 fn ctrl_c_leaves_no_helper_behind_and_hosts_limits_connections() {
     let Some(server) = Sshd::start("ctrl-c over ssh") else { return };
     let dir = support::scratch("ssh", "interrupt");
-    let other = ssh_context(&server, "other", None).replace("compression=false", "compression=true");
+    let other = support::ssh_context(&server, "other", None).replace("compression=false", "compression=true");
     let body = format!(
         r#"
 host = std::Host(name="localhost", os=std::linux, via=mitogen::Local())

@@ -30,3 +30,18 @@ pub(crate) fn modules() -> Option<PathBuf> {
     None
 }
 pub(crate) mod fleet;
+
+/// A `mitogen::Ssh` to `server`, with its key and known_hosts, reading no ssh configuration of
+/// the machine's; `via` another context (a jump host).
+pub(crate) fn ssh_context(server: &modelc_test_sshd::Sshd, name: &str, via: Option<&str>) -> String {
+    format!(
+        "mitogen::Ssh(name=\"{name}\", hostname=\"127.0.0.1\", port={port}, username=\"{user}\", \
+         identity_file=\"{key}\", ssh_args=[\"-F\", \"/dev/null\", \"-o\", \"UserKnownHostsFile={known}\"], \
+         compression=false{via})",
+        port = server.port(),
+        user = server.user(),
+        key = server.identity_file().display(),
+        known = server.known_hosts().display(),
+        via = via.map(|v| format!(", via={v}")).unwrap_or_default(),
+    )
+}
