@@ -66,11 +66,6 @@ fn snapshot(root: &Path) -> Vec<String> {
     out
 }
 
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(path).unwrap().permissions().mode() & 0o7777
-}
-
 /// A module whose handler does what each resource's `behaviour` says: write its content, raise,
 /// skip, crash its interpreter, or hang.
 const PROBE_MODEL: &str = "\
