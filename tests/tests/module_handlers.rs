@@ -229,3 +229,128 @@ end
         assert_eq!(fs::read_to_string(out.join(format!("ok{i}"))).unwrap(), "fine");
     }
 }
+
+/// The public `rest` module 1.0.1 with what it imports, from the registry; no inmanta-core.
+const REST: [&str; 7] = [
+    "inmanta-module-rest==1.0.1",
+    "requests==2.34.2",
+    "urllib3==2.8.0",
+    "idna==3.20",
+    "charset-normalizer==3.5.3",
+    "certifi==2026.10.19.post1",
+    "jq==1.13.0",
+];
+
+/// An HTTP server on loopback that answers `/ok` with `{"ok": true}`, `/invalid` with
+/// `{"ok": false}` and `/fail` with status 500, and keeps each request's method, path and body.
+struct Api {
+    port: u16,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, String, String)>>>,
+}
+
+impl Api {
+    fn start() -> Api {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let mut parts = line.split_whitespace();
+                let (method, path) = (parts.next().unwrap_or("").to_owned(), parts.next().unwrap_or("").to_owned());
+                let mut length = 0;
+                loop {
+                    let mut header = String::new();
+                    reader.read_line(&mut header).unwrap();
+                    if header.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((name, value)) = header.split_once(':')
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.trim().parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                kept.lock().unwrap().push((method, path.clone(), String::from_utf8_lossy(&body).into_owned()));
+                let (status, answer) = match path.as_str() {
+                    "/ok" => ("200 OK", "{\"ok\": true}"),
+                    "/invalid" => ("200 OK", "{\"ok\": false}"),
+                    _ => ("500 Internal Server Error", "{\"ok\": false}"),
+                };
+                let response = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        Api { port, requests }
+    }
+
+    fn calls_to(&self, path: &str) -> Vec<(String, String)> {
+        let requests = self.requests.lock().unwrap();
+        requests.iter().filter(|(_, p, _)| p == path).map(|(m, _, b)| (m.clone(), b.clone())).collect()
+    }
+}
+
+/// rest 1.0.1's own handler (a `ResourceHandler` that calls an API with `requests` and checks
+/// the answer with `jq`) against a server the test runs: every deploy makes its call (the
+/// handler lists no changes: unchanged, as in the reference), a dry run makes none, a status
+/// the resource does not accept fails it (and blocks what requires it), an answer its `jq`
+/// expression refuses fails it, and `skip_on_fail` skips it, tried again by its retries.
+#[test]
+fn the_rest_modules_own_handler_calls_the_api_and_its_failures_stay_its_own() {
+    let Some(env) = modelc_tests::pyenv::registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "rest-handlers", &REST)
+    else {
+        return;
+    };
+    let python = env.join("bin/python").display().to_string();
+    let api = Api::start();
+    let url = |path: &str| format!("http://127.0.0.1:{}{path}", api.port);
+    let main = format!(
+        "import rest\n\
+         ok = rest::RESTCall(url=\"{ok}\", method=\"POST\", body={{\"name\": \"web\"}}, validate_return=\".ok\")\n\
+         failed = rest::RESTCall(url=\"{fail}\", method=\"PUT\", body={{}})\n\
+         rest::RESTCall(url=\"{ok}\", method=\"PUT\", body={{\"after\": true}}, requires=failed)\n\
+         rest::RESTCall(url=\"{invalid}\", method=\"POST\", body={{}}, validate_return=\".ok\")\n\
+         rest::RESTCall(url=\"{fail}\", method=\"POST\", body={{}}, skip_on_fail=true,\n    \
+             meta=std::Meta(retry=2, delay=0.1))\n",
+        ok = url("/ok"),
+        fail = url("/fail"),
+        invalid = url("/invalid"),
+    );
+    let dir = scratch_dir("module-handlers-rest");
+    write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", &main)]);
+
+    let (code, report, stderr) = deploy(&dir, &python, &["--agent", "internal"]);
+    assert_eq!(code, 1, "{report:#}\n{stderr}");
+    assert_eq!(result_of(&report, "POST_http://127.0.0.1"), "unchanged", "{report:#}");
+    assert_eq!(api.calls_to("/ok"), [("POST".to_owned(), "{\"name\": \"web\"}".to_owned())]);
+    let failed = resource(&report, &format!("url_id=PUT_{}", url("/fail")));
+    assert_eq!(failed["result"], "failed");
+    assert!(failed["error"].as_str().unwrap().contains("Invalid status code returned 500"), "{failed:#}");
+    assert_eq!(result_of(&report, &format!("url_id=PUT_{}", url("/ok"))), "blocked");
+    let invalid = resource(&report, &format!("url_id=POST_{}", url("/invalid")));
+    assert_eq!(invalid["result"], "failed");
+    assert!(invalid["error"].as_str().unwrap().contains("Returned result not valid."), "{invalid:#}");
+    let skipped = resource(&report, &format!("url_id=POST_{}", url("/fail")));
+    assert_eq!(skipped["result"], "skipped", "{skipped:#}");
+    assert_eq!(skipped["attempts"], 3, "skipped, then tried again by its two retries: {skipped:#}");
+    assert_eq!(api.calls_to("/fail").iter().filter(|(m, _)| m == "POST").count(), 3);
+
+    let before = api.requests.lock().unwrap().len();
+    let (_, dry, _) = deploy(&dir, &python, &["--agent", "internal", "--dry-run"]);
+    assert_eq!(result_of(&dry, "POST_http://127.0.0.1"), "unchanged", "{dry:#}");
+    assert_eq!(api.requests.lock().unwrap().len(), before, "a dry run calls nothing");
+
+    let (_, again, _) = deploy(&dir, &python, &["--agent", "internal"]);
+    assert_eq!(result_of(&again, &format!("url_id=POST_{}", url("/ok"))), "unchanged");
+    assert_eq!(api.calls_to("/ok").len(), 2, "the second deploy makes its call again");
+}

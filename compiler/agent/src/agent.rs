@@ -248,6 +248,16 @@ impl Agent {
         }
         let handlers =
             Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(Arc::clone(&self.hosts)));
+        // Modules' own handlers, in a Python host for this run.
+        let (handlers, warnings) = modelc_pyhost::handlers::add_module_handlers(
+            handlers,
+            Box::new(Arc::clone(&self.hosts)),
+            &self.config.modules,
+            &run,
+        );
+        for warning in warnings {
+            say(Event::Warning(warning));
+        }
         let content = self.content(&run);
         let mut resources = run;
         resources.extend(standing.iter().map(|id| stub(id, &self.name)));

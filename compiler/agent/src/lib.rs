@@ -54,6 +54,9 @@ pub struct Config {
     /// How resources whose context is another host are reached (`deploy`'s `--hosts`,
     /// `--helper-dir`); their connections are kept across runs.
     pub remote: modelc_runtime::remote::RemoteOptions,
+    /// Where modules' Python handlers are (the packages its environment has installed): the
+    /// resources of types modelc has no handler of are deployed by them.
+    pub modules: modelc_pyhost::handlers::ModuleCode,
 }
 
 impl Config {
@@ -66,6 +69,7 @@ impl Config {
             poll: Duration::from_secs(modelc_api::LONG_POLL_SECONDS),
             watch_files: true,
             remote: modelc_runtime::remote::RemoteOptions::default(),
+            modules: modelc_pyhost::handlers::ModuleCode::default(),
         }
     }
 }

@@ -40,6 +40,7 @@ pub(crate) fn agent(request: &Request, stop: Arc<AtomicBool>, io: &mut Io<'_>) -
         config.jobs = jobs as usize;
     }
     config.remote = request.remote.clone();
+    config.modules = crate::deploy::installed_modules(io);
     if let Some(poll) = request.poll {
         config.poll = Duration::from_secs_f64(poll.max(0.1));
     }

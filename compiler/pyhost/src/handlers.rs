@@ -14,7 +14,7 @@
 )]
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -38,6 +38,77 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// one): `modelc_runtime::remote::Hosts` in a deploy.
 pub trait Operator: Send + Sync {
     fn operate(&self, via: &Value, op: &str, args: &[Value], data: Option<&[u8]>) -> Result<Answer, Failure>;
+}
+
+/// Operations where a context leads, through a deploy's connections to other hosts.
+impl Operator for modelc_runtime::remote::Hosts {
+    fn operate(&self, via: &Value, op: &str, args: &[Value], data: Option<&[u8]>) -> Result<Answer, Failure> {
+        modelc_runtime::remote::Hosts::operate(self, via, op, args, data)
+    }
+}
+
+impl<T: Operator + ?Sized> Operator for Arc<T> {
+    fn operate(&self, via: &Value, op: &str, args: &[Value], data: Option<&[u8]>) -> Result<Answer, Failure> {
+        (**self).operate(via, op, args, data)
+    }
+}
+
+/// Where modules' Python is for a deploy: the environment, and each module's Python as a
+/// compile found it (a module's directory); any other module is looked for among the packages
+/// the environment has installed.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleCode {
+    pub env: Option<PythonEnv>,
+    pub modules: Vec<ModulePython>,
+}
+
+impl ModuleCode {
+    fn module(&self, module: &str) -> Option<ModulePython> {
+        self.modules
+            .iter()
+            .find(|m| m.module == module)
+            .cloned()
+            .or_else(|| modelc_pyplugins::module_python(module, None, self.env.as_ref()))
+    }
+}
+
+/// `handlers` with modules' own handlers for the types of `resources` it has none of, their
+/// operations done by `operator`; and what the user should hear (no Python environment, a
+/// module whose Python cannot be imported): those resources are then `no-handler`.
+pub fn add_module_handlers(
+    handlers: modelc_runtime::Handlers,
+    operator: Box<dyn Operator>,
+    code: &ModuleCode,
+    resources: &[Resource],
+) -> (modelc_runtime::Handlers, Vec<String>) {
+    let wanted: BTreeSet<&str> =
+        resources.iter().map(|r| r.entity_type.as_str()).filter(|t| handlers.get(t).is_none()).collect();
+    let module_names: BTreeSet<&str> = wanted.iter().filter_map(|t| t.split("::").next()).collect();
+    let modules: Vec<ModulePython> = module_names.iter().filter_map(|m| code.module(m)).collect();
+    if modules.is_empty() {
+        return (handlers, Vec::new());
+    }
+    let Some(env) = code.env.clone() else {
+        let names: Vec<&str> = modules.iter().map(|m| m.module.as_str()).collect();
+        let warning = format!(
+            "no Python environment was found to run the handlers of {}; their resources have no handler \
+             (choose one with --python)",
+            names.join(", ")
+        );
+        return (handlers, vec![warning]);
+    };
+    match PythonHandlers::start(env, modules, operator) {
+        Ok(python) => {
+            let warnings = python
+                .failed_modules()
+                .iter()
+                .map(|(module, trace)| format!("the Python of module `{module}` could not be imported:\n{trace}"))
+                .collect();
+            let types: Vec<String> = python.types().iter().filter(|t| wanted.contains(t.as_str())).cloned().collect();
+            (handlers.with_module_handlers(types, python), warnings)
+        }
+        Err(message) => (handlers, vec![format!("{message}; resources of modules' handlers have no handler")]),
+    }
 }
 
 /// Operations on this machine only.

@@ -31,7 +31,7 @@ mod record;
 mod status;
 mod watch;
 
-pub(crate) use modules::ModuleCode;
+pub(crate) use modules::{ModuleCode, installed as installed_modules};
 pub(crate) use status::status;
 
 use lock::lock;
@@ -189,7 +189,11 @@ pub(crate) fn handlers(request: &Request, code: &ModuleCode, resources: &[Resour
     let hosts = std::sync::Arc::new(modelc_runtime::remote::Hosts::new(request.remote.clone()));
     let handlers =
         Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(std::sync::Arc::clone(&hosts)));
-    modules::with_module_handlers(handlers, &hosts, code, resources, io)
+    let (handlers, warnings) = modelc_pyhost::handlers::add_module_handlers(handlers, Box::new(hosts), code, resources);
+    for warning in warnings {
+        let _ = writeln!(io.stderr, "warning: {warning}");
+    }
+    handlers
 }
 
 /// `--jobs` unless given: the cores, and more when resources are on other hosts.
@@ -220,7 +224,7 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
     let mut desired = if alone {
         let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let source = format!("graph {}", file.display());
-        let code = ModuleCode::installed(io);
+        let code = modules::installed(io);
         Desired {
             ir: Ir::new(Vec::new(), Vec::new()),
             version: None,
@@ -256,7 +260,7 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
         let exported = crate::export::read_ir(file, &io.cwd).map_err(|message| usage_error(io, &message))?;
         let store = crate::export::store_locator(request.store.as_ref(), None, &io.cwd);
         let content = MemoryContent::of_ir(&exported.ir);
-        let code = ModuleCode::installed(io);
+        let code = modules::installed(io);
         return Ok(Desired {
             ir: exported.ir,
             version: None,
@@ -272,7 +276,7 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
             stored_version(&store, number).map_err(|error| store_failure(io, format, color, &error, &store))?;
         let ir = Ir::new(resources, Vec::new());
         let source = format!("version {number}");
-        let code = ModuleCode::installed(io);
+        let code = modules::installed(io);
         return Ok(Desired { ir, version: Some(number), source, content, store, code });
     }
     let target =

@@ -60,7 +60,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         Ok(carried) => carried,
         Err(error) => return store_failure(io, format, color, &error, &store),
     };
-    let code = super::ModuleCode::installed(io);
+    let code = super::modules::installed(io);
     let handlers = super::handlers(request, &code, &first.resources, io);
     let options = Options {
         jobs: request.jobs.unwrap_or_else(|| super::jobs(request, &first.resources, &selection)).max(1),
