@@ -120,6 +120,14 @@ class ProbeHandler(handler.CRUDHandler):
     def delete_resource(self, ctx, resource):
         self._io.remove(resource.path)
         ctx.set_purged()
+
+    def can_reload(self):
+        return True
+
+    def do_reload(self, ctx, resource):
+        reloads = resource.path + ".reloads"
+        done = self._io.read(reloads) if self._io.file_exists(reloads) else ""
+        self._io.put(reloads, (done + "reload\n").encode())
 "#;
 
 fn probe_project(name: &str, body: &str) -> PathBuf {
@@ -143,7 +151,7 @@ fn probe_project(name: &str, body: &str) -> PathBuf {
 
 /// A module's handler deploys its resources: created, then unchanged, a dry run reports the
 /// handler's own diff and changes nothing, drift is repaired; what the handler logs is in the
-/// report. One that raises fails with its traceback, one that crashes its interpreter or hangs
+/// report, and it reloads its resource when one it requires changed. One that raises fails with its traceback, one that crashes its interpreter or hangs
 /// past its timeout fails alone (the next resource gets a new interpreter), one that skips is
 /// `skipped`; the others converge.
 #[test]
@@ -151,8 +159,8 @@ fn a_modules_own_handler_converges_and_its_failures_stay_its_own() {
     let Some(python) = modelc_tests::python3("the module handler tests") else { return };
     let python = python.display().to_string();
     let body = "\
-probe::Probe(host=host, name=\"a\", path=\"$T/a\", content=\"alpha\\n\")
-probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\")
+a = probe::Probe(host=host, name=\"a\", path=\"$T/a\", content=\"alpha\\n\", send_event=true)
+probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\", requires=a)
 ";
     let dir = probe_project("converge", body);
     let out = dir.join("out");
@@ -165,6 +173,9 @@ probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\")
     assert_eq!(a["changes"][0]["field"], "purged", "{a:#}");
     let logged: Vec<&str> = a["logs"].as_array().unwrap().iter().map(|l| l["message"].as_str().unwrap()).collect();
     assert!(logged.iter().any(|m| m.starts_with("wrote ") && m.ends_with("/a")), "{logged:?}");
+    // `b` requires `a`, which changed and sends events: its handler reloads it.
+    assert_eq!(resource(&first, "name=b")["refreshed"], true, "{first:#}");
+    assert_eq!(fs::read_to_string(out.join("b.reloads")).unwrap(), "reload\n");
 
     let (code, second, _) = deploy(&dir, &python, &[]);
     assert_eq!(code, 0);
@@ -187,6 +198,8 @@ probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\")
     assert_eq!(code, 0);
     assert_eq!(result_of(&repaired, "name=a"), "changed");
     assert_eq!(fs::read_to_string(out.join("a")).unwrap(), "alpha\n");
+    // Reloaded when `a` changed, not when nothing did.
+    assert_eq!(fs::read_to_string(out.join("b.reloads")).unwrap(), "reload\nreload\n");
 }
 
 #[test]
