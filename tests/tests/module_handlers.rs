@@ -367,3 +367,105 @@ fn the_rest_modules_own_handler_calls_the_api_and_its_failures_stay_its_own() {
     assert_eq!(result_of(&again, &format!("url_id=POST_{}", url("/ok"))), "unchanged");
     assert_eq!(api.calls_to("/ok").len(), 2, "the second deploy makes its call again");
 }
+
+/// What the reference's handler context said of a resource, as modelc's report says it.
+fn reference_result(recorded: &Value) -> &'static str {
+    let changes = recorded["changes"].as_array().is_some_and(|c| !c.is_empty());
+    match (recorded["status"].as_str().unwrap(), recorded["change"].as_str().unwrap()) {
+        ("deployed", "nochange") => "unchanged",
+        ("deployed", _) => "changed",
+        ("dry", _) if changes => "would-change",
+        ("dry", _) => "unchanged",
+        ("failed", _) => "failed",
+        ("skipped", _) => "skipped",
+        (other, _) => panic!("a status the comparison does not know: {other}"),
+    }
+}
+
+/// The tree under `root` as the recorder writes it: path, kind, mode, content or target.
+fn recorded_tree(root: &Path) -> Vec<Value> {
+    use std::os::unix::fs::MetadataExt;
+    let mut entries = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let relative = path.strip_prefix(root).unwrap().display().to_string();
+            let mode = format!("{:04o}", meta.mode() & 0o7777);
+            entries.push(if meta.file_type().is_symlink() {
+                let target = fs::read_link(&path).unwrap().display().to_string().replace(root.to_str().unwrap(), "$T");
+                serde_json::json!({"path": relative, "kind": "link", "mode": mode, "target": target})
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                serde_json::json!({"path": relative, "kind": "dir", "mode": mode})
+            } else {
+                let content = fs::read_to_string(&path).unwrap();
+                serde_json::json!({"path": relative, "kind": "file", "mode": mode, "content": content})
+            });
+        }
+    }
+    entries.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    entries
+}
+
+/// A differential against the reference's own handler code: each case of `tests/handlers` was
+/// deployed by pytest-inmanta's `deploy_resource_v2` and `dryrun_resource_v2` (inmanta-core 14,
+/// files 2.1.1; `scripts/record-handlers`): a first deploy, a second, a dry run after the drift
+/// `drift.json` writes, and the repair. modelc runs the same steps with the same module code:
+/// the same result per resource, the same changed attributes (and desired content), the same
+/// tree after every step.
+#[test]
+fn files_handlers_do_what_they_do_under_the_reference() {
+    let Some(env) = modelc_test_pyenv::files_handlers_env(Path::new(env!("CARGO_TARGET_TMPDIR"))) else { return };
+    let python = env.join("bin/python").display().to_string();
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("handlers");
+    let mut names: Vec<String> =
+        fs::read_dir(&cases).unwrap().map(|e| e.unwrap().file_name().to_str().unwrap().to_owned()).collect();
+    names.sort();
+    assert!(names.len() >= 3, "the recorded cases are missing: {names:?}");
+    let mut compared = 0;
+    for name in names {
+        let case = cases.join(&name);
+        let reference: Value = serde_json::from_str(&fs::read_to_string(case.join("reference.json")).unwrap()).unwrap();
+        let drift: Value = serde_json::from_str(&fs::read_to_string(case.join("drift.json")).unwrap()).unwrap();
+        let dir = scratch_dir(&format!("handlers-differential-{name}"));
+        let target = dir.join("target");
+        fs::create_dir_all(&target).unwrap();
+        let model = fs::read_to_string(case.join("main.cf")).unwrap().replace("$T", target.to_str().unwrap());
+        write_files(&dir, &[("project.yml", "name: p\n"), ("main.cf", &model)]);
+        for step in reference["steps"].as_array().unwrap() {
+            let step_name = step["name"].as_str().unwrap();
+            let extra: &[&str] = if step_name == "dry" { &["--dry-run"] } else { &[] };
+            if step_name == "dry" {
+                for write in drift.as_array().unwrap() {
+                    fs::write(target.join(write["path"].as_str().unwrap()), write["content"].as_str().unwrap())
+                        .unwrap();
+                }
+            }
+            let (_, report, stderr) = deploy(&dir, &python, extra);
+            let at = format!("{name}, step {step_name}");
+            let ours = report["resources"].as_array().unwrap_or_else(|| panic!("{at}: {report:#}\n{stderr}"));
+            let theirs = step["resources"].as_object().unwrap();
+            assert_eq!(ours.len(), theirs.len(), "{at}: {report:#}");
+            for resource in ours {
+                let id = resource["id"].as_str().unwrap().replace(target.to_str().unwrap(), "$T");
+                let recorded = theirs.get(&id).unwrap_or_else(|| panic!("{at}: the reference has no {id}"));
+                assert_eq!(resource["result"], reference_result(recorded), "{at}: {id}: {resource:#} vs {recorded:#}");
+                let changes = resource["changes"].as_array().map(Vec::as_slice).unwrap_or_default();
+                let mut fields: Vec<&str> = changes.iter().map(|c| c["field"].as_str().unwrap()).collect();
+                fields.sort_unstable();
+                let expected: Vec<&str> =
+                    recorded["changes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+                assert_eq!(fields, expected, "{at}: {id}: the changed attributes");
+                if let Some(desired) = recorded.get("content_desired") {
+                    let content = changes.iter().find(|c| c["field"] == "content").unwrap();
+                    assert_eq!(&content["new"], desired, "{at}: {id}: the desired content");
+                }
+                compared += 1;
+            }
+            assert_eq!(recorded_tree(&target), step["tree"].as_array().unwrap().clone(), "{at}: the tree");
+        }
+    }
+    assert!(compared >= 20, "only {compared} results compared");
+}

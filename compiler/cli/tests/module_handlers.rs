@@ -15,12 +15,8 @@ use std::process::Command;
 use modelc_test_sshd::Sshd;
 use serde_json::Value;
 
-/// The public `files` module 2.1.1 with what it needs, from the registry; no inmanta-core.
-const FILES: [&str; 4] =
-    ["inmanta-module-files==2.1.1", "inmanta-module-mitogen==0.2.5", "mitogen==0.3.54", "PyYAML==6.0.3"];
-
 fn files_env() -> Option<PathBuf> {
-    modelc_test_pyenv::registry_env(Path::new(env!("CARGO_TARGET_TMPDIR")), "files-handlers", &FILES)
+    modelc_test_pyenv::files_handlers_env(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// Every resource type files 2.1.1 ships a handler for that a test can own, on host `host`

@@ -7,6 +7,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The public `files` module 2.1.1 with what its handlers import, from the registry (no
+/// inmanta-core): the environment `files-handlers` the handler tests share.
+pub const FILES_HANDLERS: [&str; 4] =
+    ["inmanta-module-files==2.1.1", "inmanta-module-mitogen==0.2.5", "mitogen==0.3.54", "PyYAML==6.0.3"];
+
+/// The environment of [`FILES_HANDLERS`], made once under `cache` (a test's
+/// `CARGO_TARGET_TMPDIR`); `None` when skipped.
+pub fn files_handlers_env(cache: &Path) -> Option<PathBuf> {
+    registry_env(cache, "files-handlers", &FILES_HANDLERS)
+}
+
 /// `python3` on `PATH`, when there is one that runs; otherwise `None`, with a message that
 /// `what` is skipped.
 pub fn python3(what: &str) -> Option<PathBuf> {

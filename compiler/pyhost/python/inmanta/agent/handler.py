@@ -8,11 +8,9 @@ Names the reference's agent has and modelc does not provide are inert (see inman
 """
 
 import functools
-import inspect
 import json
 import logging
 import time
-import traceback
 import typing
 
 from inmanta import const
@@ -178,14 +176,20 @@ def cache(
     named in `ignore` do not count)."""
 
     def decorate(method):
-        signature = inspect.signature(method)
+        signature = []
 
         @functools.wraps(method)
         def cached(self, *args, **kwargs):
-            bound = signature.bind(self, *args, **kwargs)
+            if not signature:
+                # Read at the first call, not when the class is made: a compile imports the
+                # modules' handlers too, and `inspect` is slow to import.
+                import inspect
+
+                signature.append(inspect.signature(method))
+            bound = signature[0].bind(self, *args, **kwargs)
             bound.apply_defaults()
             arguments = dict(bound.arguments)
-            arguments.pop(next(iter(signature.parameters)))
+            arguments.pop(next(iter(signature[0].parameters)))
 
             def compute(**named):
                 return method(self, **named)
@@ -376,6 +380,8 @@ class HandlerContext(LoggerABC):
         if args:
             raise Exception("Args not supported")
         if exc_info:
+            import traceback
+
             kwargs["traceback"] = traceback.format_exc()
         kwargs = {name: _loggable(value) for name, value in kwargs.items()}
         self._logs.append(
