@@ -165,19 +165,48 @@ fn unresolved_last(path: &str) -> PathBuf {
 /// `{owner, group, permissions}` of a path: names (ids when `fallback` and no name has them),
 /// the mode's last four octal digits read as a decimal number (0o100644 → 644).
 fn stat_of(meta: &Metadata, fallback: bool) -> Result<Value, Failure> {
-    let owner = match User::from_uid(Uid::from_raw(meta.uid())) {
-        Ok(Some(user)) => user.name,
-        _ if fallback => meta.uid().to_string(),
-        _ => return Err(Failure::usage(format!("'getpwuid(): uid not found: {}'", meta.uid()))),
+    let owner = match user_name(meta.uid()) {
+        Some(name) => name,
+        None if fallback => meta.uid().to_string(),
+        None => return Err(Failure::usage(format!("'getpwuid(): uid not found: {}'", meta.uid()))),
     };
-    let group = match Group::from_gid(Gid::from_raw(meta.gid())) {
-        Ok(Some(group)) => group.name,
-        _ if fallback => meta.gid().to_string(),
-        _ => return Err(Failure::usage(format!("'getgrgid(): gid not found: {}'", meta.gid()))),
+    let group = match group_name(meta.gid()) {
+        Some(name) => name,
+        None if fallback => meta.gid().to_string(),
+        None => return Err(Failure::usage(format!("'getgrgid(): gid not found: {}'", meta.gid()))),
     };
     let octal = format!("{:o}", meta.mode());
     let last_four = &octal[octal.len().saturating_sub(4)..];
     Ok(json!({"owner": owner, "group": group, "permissions": last_four.parse::<i64>().unwrap_or(0)}))
+}
+
+/// Names found by id, kept for the process: a lookup reads the system's user database, which
+/// costs more than the `stat` it names (a handler stats every file it manages). Only names that
+/// were found are kept, so a user a handler creates is found at its first use.
+static NAMES: std::sync::Mutex<Names> = std::sync::Mutex::new((Vec::new(), Vec::new()));
+
+fn user_name(uid: u32) -> Option<String> {
+    named(uid, |names| &mut names.0, |uid| User::from_uid(Uid::from_raw(uid)).ok().flatten().map(|u| u.name))
+}
+
+fn group_name(gid: u32) -> Option<String> {
+    named(gid, |names| &mut names.1, |gid| Group::from_gid(Gid::from_raw(gid)).ok().flatten().map(|g| g.name))
+}
+
+type Names = (Vec<(u32, String)>, Vec<(u32, String)>);
+
+fn named(
+    id: u32,
+    table: impl Fn(&mut Names) -> &mut Vec<(u32, String)>,
+    look_up: impl Fn(u32) -> Option<String>,
+) -> Option<String> {
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, name)) = table(&mut names).iter().find(|(known, _)| *known == id) {
+        return Some(name.clone());
+    }
+    let name = look_up(id)?;
+    table(&mut names).push((id, name.clone()));
+    Some(name)
 }
 
 /// A user or group argument: a name, an id (a number), or none.

@@ -42,30 +42,6 @@ fn result_of(report: &Value, id_part: &str) -> String {
     resource(report, id_part)["result"].as_str().unwrap().to_owned()
 }
 
-/// Every path under `root` with its kind, mode, and content or target.
-fn snapshot(root: &Path) -> Vec<String> {
-    use std::os::unix::fs::MetadataExt;
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_owned()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let detail = if meta.file_type().is_symlink() {
-                format!("-> {}", fs::read_link(&path).unwrap().display())
-            } else if meta.is_dir() {
-                stack.push(path.clone());
-                "dir".to_owned()
-            } else {
-                format!("{:?}", fs::read_to_string(&path).unwrap_or_default())
-            };
-            out.push(format!("{} {:o} {detail}", path.display(), meta.mode() & 0o7777));
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A module whose handler does what each resource's `behaviour` says: write its content, raise,
 /// skip, crash its interpreter, or hang.
 const PROBE_MODEL: &str = "\
@@ -183,7 +159,7 @@ probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\", requires
     assert_eq!(result_of(&second, "name=b"), "unchanged");
 
     fs::write(out.join("a"), "tampered\n").unwrap();
-    let before = snapshot(&out);
+    let before = file_tree(&out);
     let (code, dry, _) = deploy(&dir, &python, &["--dry-run"]);
     assert_eq!(code, 0, "{dry:#}");
     assert_eq!(result_of(&dry, "name=a"), "would-change");
@@ -192,7 +168,7 @@ probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\", requires
         (change["field"].as_str(), change["old"].as_str(), change["new"].as_str()),
         (Some("content"), Some("tampered\n"), Some("alpha\n"))
     );
-    assert_eq!(snapshot(&out), before, "a dry run changed the machine");
+    assert_eq!(file_tree(&out), before, "a dry run changed the machine");
 
     let (code, repaired, _) = deploy(&dir, &python, &[]);
     assert_eq!(code, 0);
@@ -382,8 +358,9 @@ fn reference_result(recorded: &Value) -> &'static str {
     }
 }
 
-/// The tree under `root` as the recorder writes it: path, kind, mode, content or target.
-fn recorded_tree(root: &Path) -> Vec<Value> {
+/// The tree under `root` as `scripts/record-handlers` writes it: path, kind, mode, and content
+/// or target (`$T` for `root`).
+fn file_tree(root: &Path) -> Vec<Value> {
     use std::os::unix::fs::MetadataExt;
     let mut entries = Vec::new();
     let mut stack = vec![root.to_owned()];
@@ -420,8 +397,12 @@ fn files_handlers_do_what_they_do_under_the_reference() {
     let Some(env) = modelc_test_pyenv::files_handlers_env(Path::new(env!("CARGO_TARGET_TMPDIR"))) else { return };
     let python = env.join("bin/python").display().to_string();
     let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("handlers");
-    let mut names: Vec<String> =
-        fs::read_dir(&cases).unwrap().map(|e| e.unwrap().file_name().to_str().unwrap().to_owned()).collect();
+    let mut names: Vec<String> = fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("reference.json").is_file())
+        .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
     names.sort();
     assert!(names.len() >= 3, "the recorded cases are missing: {names:?}");
     let mut compared = 0;
@@ -464,7 +445,7 @@ fn files_handlers_do_what_they_do_under_the_reference() {
                 }
                 compared += 1;
             }
-            assert_eq!(recorded_tree(&target), step["tree"].as_array().unwrap().clone(), "{at}: the tree");
+            assert_eq!(file_tree(&target), step["tree"].as_array().unwrap().clone(), "{at}: the tree");
         }
     }
     assert!(compared >= 20, "only {compared} results compared");

@@ -254,6 +254,7 @@ impl Agent {
             Box::new(Arc::clone(&self.hosts)),
             &self.config.modules,
             &run,
+            false,
         );
         for warning in warnings {
             say(Event::Warning(warning));

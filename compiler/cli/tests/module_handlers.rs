@@ -8,7 +8,7 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,31 +76,6 @@ fn results(report: &Value, target: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Every path under `dir` with its type, mode, owner and content (`$T` for `dir`).
-fn tree(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        for entry in std::fs::read_dir(&path).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let detail = if meta.file_type().is_symlink() {
-                format!("-> {}", std::fs::read_link(&path).unwrap().display())
-            } else if meta.is_dir() {
-                stack.push(path.clone());
-                "dir".to_owned()
-            } else {
-                std::fs::read_to_string(&path).unwrap_or_default()
-            };
-            let relative = path.strip_prefix(dir).unwrap().display().to_string();
-            let line = format!("{relative} {:o} {}:{} {detail}", meta.permissions().mode(), meta.uid(), meta.gid());
-            out.push(line.replace(dir.to_str().unwrap(), "$T"));
-        }
-    }
-    out.sort();
-    out
-}
-
 /// The files model through context `via`: converge, nothing to do, drift found by a dry run
 /// that changes nothing, drift repaired. Each step's results and the tree after it.
 fn scenario(dir: &Path, python: &Path, via: &str) -> Vec<(BTreeMap<String, String>, Vec<String>)> {
@@ -113,16 +88,16 @@ fn scenario(dir: &Path, python: &Path, via: &str) -> Vec<(BTreeMap<String, Strin
     let mut step = |extra: &[&str], code: i32| -> Value {
         let (status, report) = deploy(dir, python, extra);
         assert_eq!(status, code, "{via}: {report:#}");
-        steps.push((results(&report, &target), tree(&target)));
+        steps.push((results(&report, &target), support::tree(&target)));
         report
     };
     step(&[], 0);
     step(&[], 0);
     std::fs::write(target.join("app/motd"), "changed behind its back\n").unwrap();
     std::fs::write(target.join("app/config.json"), "{\"people\": []}").unwrap();
-    let before = tree(&target);
+    let before = support::tree(&target);
     let dry = step(&["--dry-run"], 0);
-    assert_eq!(tree(&target), before, "{via}: a dry run changed the machine");
+    assert_eq!(support::tree(&target), before, "{via}: a dry run changed the machine");
     let change = &resource(&dry, "files::TextFile[")["changes"][0];
     assert_eq!((change["field"].as_str(), change["new"].as_str()), (Some("content"), Some("welcome\n")), "{via}");
     step(&[], 0);

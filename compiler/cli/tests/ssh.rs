@@ -73,31 +73,6 @@ fn result_of(report: &Value, id_part: &str) -> String {
     resource.unwrap_or_else(|| panic!("no {id_part} in {report:#}"))["result"].as_str().unwrap().to_owned()
 }
 
-/// Every path under `dir` with its type, mode, owner and content (`$T` for `dir` in link
-/// targets): equal trees, equal lists.
-fn tree(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        for entry in std::fs::read_dir(&path).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let detail = if meta.file_type().is_symlink() {
-                format!("-> {}", std::fs::read_link(&path).unwrap().display()).replace(dir.to_str().unwrap(), "$T")
-            } else if meta.is_dir() {
-                stack.push(path.clone());
-                "dir".to_owned()
-            } else {
-                std::fs::read_to_string(&path).unwrap_or_default()
-            };
-            let relative = path.strip_prefix(dir).unwrap().display().to_string();
-            out.push(format!("{relative} {:o} {}:{} {detail}", meta.permissions().mode(), meta.uid(), meta.gid()));
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Held by the tests that start sudo hops, whose helpers run from a memory file: while one
 /// holds it, every such helper is its own.
 static SUDO_HOPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -153,7 +128,7 @@ fn scenario(dir: &Path, via: &str, server: &Sshd) -> Vec<(BTreeMap<String, Strin
         let (code, report, stderr) = deploy(dir, &cache, extra);
         assert_eq!(code, expected, "{report:#}\n{stderr}");
         let results = results(&report, &target);
-        runs.push((results, tree(&target)));
+        runs.push((results, support::tree(&target)));
         report
     };
     // First: everything changes, the reload runs once.
@@ -162,9 +137,9 @@ fn scenario(dir: &Path, via: &str, server: &Sshd) -> Vec<(BTreeMap<String, Strin
     run(&[], 0);
     // Drift: a dry run sees it and changes nothing; a real run repairs it and reloads.
     std::fs::write(target.join("site/app.conf"), "port = 8080\n").unwrap();
-    let before = tree(&target);
+    let before = support::tree(&target);
     let dry = run(&["--dry-run"], 0);
-    assert_eq!(tree(&target), before, "a dry run changed the target");
+    assert_eq!(support::tree(&target), before, "a dry run changed the target");
     assert_eq!(result_of(&dry, "app.conf"), "would-change");
     run(&[], 0);
     assert_eq!(std::fs::read_to_string(target.join("site/app.conf")).unwrap(), "port = 80\n");

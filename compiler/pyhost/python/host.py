@@ -35,12 +35,16 @@ _SPIN = 0.0002
 _SURROGATE = re.compile(r"\\ud[89a-f]", re.IGNORECASE)
 
 
+# Made once: `json.dumps` with options other than its defaults makes an encoder every call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def send(message):
     # No NaN or Infinity: they are not JSON, and modelc would not read the line. The message is
     # written in ASCII, which CPython's encoder writes several times faster (a batch's answer is
     # a megabyte); one with a surrogate escape is written again as UTF-8, a lone surrogate
     # being replaced rather than sent.
-    text = json.dumps(message, separators=(",", ":"), allow_nan=False)
+    text = _ENCODER.encode(message)
     if _SURROGATE.search(text):
         text = json.dumps(message, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     data = memoryview((text + "\n").encode("utf-8", "replace"))

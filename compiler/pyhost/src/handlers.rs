@@ -80,6 +80,7 @@ pub fn add_module_handlers(
     operator: Box<dyn Operator>,
     code: &ModuleCode,
     resources: &[Resource],
+    debug_logs: bool,
 ) -> (modelc_runtime::Handlers, Vec<String>) {
     let wanted: BTreeSet<&str> =
         resources.iter().map(|r| r.entity_type.as_str()).filter(|t| handlers.get(t).is_none()).collect();
@@ -105,7 +106,7 @@ pub fn add_module_handlers(
                 .map(|(module, trace)| format!("the Python of module `{module}` could not be imported:\n{trace}"))
                 .collect();
             let types: Vec<String> = python.types().iter().filter(|t| wanted.contains(t.as_str())).cloned().collect();
-            (handlers.with_module_handlers(types, python), warnings)
+            (handlers.with_module_handlers(types, python.with_debug_logs(debug_logs)), warnings)
         }
         Err(message) => (handlers, vec![format!("{message}; resources of modules' handlers have no handler")]),
     }
@@ -132,6 +133,8 @@ pub struct PythonHandlers {
     failed: Vec<(String, String)>,
     operator: Box<dyn Operator>,
     host: Mutex<Option<Process>>,
+    /// Whether handlers' DEBUG lines are kept in the report (`--verbose`).
+    debug_logs: bool,
 }
 
 impl std::fmt::Debug for PythonHandlers {
@@ -154,6 +157,7 @@ impl PythonHandlers {
             failed: Vec::new(),
             operator,
             host: Mutex::new(None),
+            debug_logs: false,
         };
         let (process, loaded) = handlers.spawn()?;
         handlers.types = loaded
@@ -172,6 +176,12 @@ impl PythonHandlers {
             .collect();
         *handlers.host.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(process);
         Ok(handlers)
+    }
+
+    /// Keeps handlers' DEBUG lines in the report (each call of a mitogen proxy, say).
+    pub fn with_debug_logs(mut self, debug: bool) -> PythonHandlers {
+        self.debug_logs = debug;
+        self
     }
 
     /// The resource types a module registered a handler for.
@@ -219,6 +229,7 @@ impl PythonHandlers {
             "resource": {"id": resource.id, "attributes": resource.attributes, "requires": resource.requires},
             "dry_run": context.dry_run,
             "refresh": context.refresh,
+            "debug": self.debug_logs,
         });
         let via = resource.attributes.get("via").cloned().unwrap_or(Value::Null);
         let outcome = (|| -> Result<Value, Silence> {
@@ -274,9 +285,8 @@ impl PythonHandlers {
             Some(Err(_)) => return json!({"error": "the data sent is not base64"}),
             None => None,
         };
-        if context.dry_run && !DRY_RUN_ALLOWED.contains(&op) {
-            return json!({"error": format!("a dry run changes nothing: the handler asked to `{op}`")});
-        }
+        // A dry run's writes are refused by the host (`_host.refuse_in_dry_run`), before they
+        // are asked for.
         match self.operator.operate(via, op, &args, data.as_deref()) {
             Ok(Answer { value, data: Some(bytes) }) => {
                 json!({"value": value, "data": base64::engine::general_purpose::STANDARD.encode(bytes)})
@@ -286,11 +296,6 @@ impl PythonHandlers {
         }
     }
 }
-
-/// What a dry run lets a handler do: read, and run commands (as in the reference, where a
-/// handler's read may run one: its own code decides). Writes are refused.
-const DRY_RUN_ALLOWED: &[&str] =
-    &["lexists", "islink", "file_stat", "symlink_stat", "hash_file", "read_binary", "readlink", "run"];
 
 /// Why the host said nothing, as a user reads it.
 fn silence(silence: Silence, doing: &str, limit: Duration) -> String {

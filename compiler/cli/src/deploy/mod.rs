@@ -189,7 +189,8 @@ pub(crate) fn handlers(request: &Request, code: &ModuleCode, resources: &[Resour
     let hosts = std::sync::Arc::new(modelc_runtime::remote::Hosts::new(request.remote.clone()));
     let handlers =
         Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(std::sync::Arc::clone(&hosts)));
-    let (handlers, warnings) = modelc_pyhost::handlers::add_module_handlers(handlers, Box::new(hosts), code, resources);
+    let (handlers, warnings) =
+        modelc_pyhost::handlers::add_module_handlers(handlers, Box::new(hosts), code, resources, crate::verbose());
     for warning in warnings {
         let _ = writeln!(io.stderr, "warning: {warning}");
     }

@@ -1,6 +1,8 @@
-//! What the CLI's process tests share: scratch directories and the shared module corpus.
+//! What the CLI's process tests share: scratch directories, the shared module corpus, ssh
+//! contexts to the test server, and file trees to compare.
 #![allow(dead_code, reason = "each test file uses part of it")]
 
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// A fresh, empty directory for test `name` of suite `suite`, unique to this process.
@@ -44,4 +46,29 @@ pub(crate) fn ssh_context(server: &modelc_test_sshd::Sshd, name: &str, via: Opti
         known = server.known_hosts().display(),
         via = via.map(|v| format!(", via={v}")).unwrap_or_default(),
     )
+}
+
+/// Every path under `dir` with its type, mode, owner and content (`$T` for `dir` in link
+/// targets): equal trees, equal lists.
+pub(crate) fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        for entry in std::fs::read_dir(&path).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let detail = if meta.file_type().is_symlink() {
+                format!("-> {}", std::fs::read_link(&path).unwrap().display()).replace(dir.to_str().unwrap(), "$T")
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_owned()
+            } else {
+                std::fs::read_to_string(&path).unwrap_or_default()
+            };
+            let relative = path.strip_prefix(dir).unwrap().display().to_string();
+            out.push(format!("{relative} {:o} {}:{} {detail}", meta.permissions().mode(), meta.uid(), meta.gid()));
+        }
+    }
+    out.sort();
+    out
 }

@@ -121,12 +121,14 @@ class Resource(metaclass=ResourceMeta):
             return e.unknown
 
     def __init__(self, _id):
-        self.id = _id
-        self.requires = set()
-        self.unknowns = set()
-        for field in self.__class__.fields:
-            setattr(self, field, None)
-        self.version = 0
+        # Straight into the instance's dictionary: none of these is unknown (see __setattr__),
+        # and a deploy makes two of these per resource.
+        state = self.__dict__
+        state["id"] = _id
+        state["requires"] = set()
+        state["unknowns"] = set()
+        state.update(dict.fromkeys(self.__class__.fields))
+        state["version"] = 0
 
     def __setattr__(self, name, value):
         if isinstance(value, Unknown):
@@ -144,8 +146,10 @@ class Resource(metaclass=ResourceMeta):
         copy = self.__class__(self.id.copy())
         copy.requires = set(self.requires)
         copy.version = self.version
+        copy.unknowns = set(self.unknowns)
+        mine, theirs = self.__dict__, copy.__dict__
         for field in self.__class__.fields:
-            setattr(copy, field, _deep_copy(getattr(self, field)))
+            theirs[field] = _deep_copy(mine[field])
         for name, value in kwargs.items():
             setattr(copy, name, value)
         return copy
@@ -166,7 +170,10 @@ class Resource(metaclass=ResourceMeta):
     def populate(self, fields, force_fields=False):
         for field in self.__class__.fields:
             if field in fields or force_fields:
-                setattr(self, field, fields.get(field))
+                value = fields.get(field)
+                if isinstance(value, Unknown):
+                    self.unknowns.add(field)
+                self.__dict__[field] = value
         if "requires" in fields:
             self.requires = {Id.parse_id(r) if isinstance(r, str) else r for r in fields["requires"]}
 

@@ -8,8 +8,9 @@ kept for the run is dropped). While a handler runs, the host asks modelc back: `
 operation on the resource's target (modelc does it on this machine, or through the SSH helper on
 another), `content` for a file's content by hash.
 """
-import base64
+import binascii
 import importlib
+import logging
 import sys
 import traceback
 
@@ -38,12 +39,22 @@ class Channel:
 
 
 _channel = None
+# Whether the resource being deployed is in a dry run: no operation that writes is done then.
+_dry_run = False
+
+# The operations that change the target: refused in a dry run.
+WRITES = frozenset(["put", "chmod", "chown", "mkdir", "rmtree", "remove", "symlink"])
+
+
+def refuse_in_dry_run(op):
+    if _dry_run and op in WRITES:
+        raise ModelcError("a dry run changes nothing: the handler asked to `%s`" % op)
 _cache = handler.AgentCache()
 
 
 def _data(answer):
     data = answer.get("data")
-    return None if data is None else base64.b64decode(data)
+    return None if data is None else binascii.a2b_base64(data)
 
 
 class IO:
@@ -54,9 +65,10 @@ class IO:
         self.context = context
 
     def _call(self, op, *args, data=None):
+        refuse_in_dry_run(op)
         question = {"io": op, "context": self.context, "args": list(args)}
         if data is not None:
-            question["data"] = base64.b64encode(data).decode("ascii")
+            question["data"] = binascii.b2a_base64(data, newline=False).decode("ascii")
         return _channel.ask(question)
 
     def _value(self, op, *args, data=None):
@@ -155,6 +167,9 @@ def _error_of(ctx):
 
 
 def _deploy(message):
+    global _dry_run
+    _dry_run = message["dry_run"]
+    handler.HandlerContext.level = logging.DEBUG if message.get("debug") else logging.INFO
     attributes = message["resource"]
     obj_map = dict(attributes["attributes"])
     obj_map["id"] = attributes["id"]
@@ -185,10 +200,11 @@ def _deploy(message):
     status = ctx.status.value if ctx.status is not None else "failed"
     answer = {
         "status": status,
-        "changes": ctx.changes,
+        "changes": _jsonable(ctx.changes),
         "change": ctx.change.value,
+        # Their values were made JSON's as they were logged.
         "logs": ctx.logs,
-        "facts": ctx.facts,
+        "facts": _jsonable(ctx.facts),
         "reloaded": reloaded,
     }
     if status == "failed":
@@ -233,7 +249,7 @@ def serve(send, receive, init):
                     answer = _deploy(message)
                 except BaseException:
                     answer = {"status": "failed", "error": traceback.format_exc().rstrip(), "changes": {}, "logs": []}
-                send({"done": _jsonable(answer)})
+                send({"done": answer})
             elif op == "end_run":
                 _cache.close_run()
                 send({"ended": True})

@@ -176,20 +176,23 @@ def cache(
     named in `ignore` do not count)."""
 
     def decorate(method):
-        signature = []
+        parameters = []
 
         @functools.wraps(method)
         def cached(self, *args, **kwargs):
-            if not signature:
+            if not parameters:
                 # Read at the first call, not when the class is made: a compile imports the
                 # modules' handlers too, and `inspect` is slow to import.
                 import inspect
 
-                signature.append(inspect.signature(method))
-            bound = signature[0].bind(self, *args, **kwargs)
-            bound.apply_defaults()
-            arguments = dict(bound.arguments)
-            arguments.pop(next(iter(signature[0].parameters)))
+                listed = list(inspect.signature(method).parameters.values())[1:]
+                parameters.append([(p.name, p.default, p.default is not p.empty) for p in listed])
+            # The arguments by name, as `inspect.Signature.bind` would give them, defaults included.
+            arguments = dict(zip((name for name, _, _ in parameters[0]), args))
+            arguments.update(kwargs)
+            for name, default, has_default in parameters[0]:
+                if has_default and name not in arguments:
+                    arguments[name] = default
 
             def compute(**named):
                 return method(self, **named)
@@ -262,10 +265,16 @@ class PythonLogger(LoggerABC):
         self.logger.log(level, _format(msg, kwargs), exc_info=exc_info)
 
 
+_ENCODER = json.JSONEncoder()
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _loggable(value):
     """A keyword value as the report keeps it: as JSON has it, else its text."""
+    if type(value) in _SCALARS:
+        return value
     try:
-        json.dumps(value)
+        _ENCODER.encode(value)
         return value
     except (TypeError, ValueError):
         return str(value)
@@ -274,6 +283,10 @@ def _loggable(value):
 class HandlerContext(LoggerABC):
     """What one handler run reports: its status, the changes it found or made, its logs and
     the facts it learnt; values the handler's methods pass to each other (`set`/`get`)."""
+
+    # The lowest level kept: DEBUG lines (each of a mitogen proxy's calls, say) only when the
+    # deploy asks for them.
+    level = logging.DEBUG
 
     def __init__(self, resource, dry_run=False, action_id=None, logger=None):
         self._resource = resource
@@ -379,6 +392,8 @@ class HandlerContext(LoggerABC):
     def _log_msg(self, level, msg, *args, exc_info=False, **kwargs):
         if args:
             raise Exception("Args not supported")
+        if level < HandlerContext.level:
+            return
         if exc_info:
             import traceback
 
@@ -438,6 +453,22 @@ class HandlerAPI(typing.Generic[TResource]):
 
     def execute(self, ctx, resource, dry_run=False):
         raise NotImplementedError()
+
+    def _operation(self, ctx, resource, operation, what="deployment of"):
+        """`pre`, then `operation()`, then `post` whatever happened: a `SkipResource` is the
+        status `skipped`, any other exception `failed`, each logged with why."""
+        try:
+            self.pre(ctx, resource)
+            operation()
+        except SkipResource as error:
+            _skipped(ctx, resource, error)
+        except Exception as error:
+            _failed(ctx, resource, error)
+        finally:
+            try:
+                self.post(ctx, resource)
+            except Exception as error:
+                _failed_after(ctx, resource, error, what)
 
     def deploy(self, ctx, resource, requires):
         """The resources it requires deployed (modelc runs it only then): applies it."""
@@ -508,8 +539,7 @@ class ResourceHandler(HandlerAPI[TResource]):
         raise NotImplementedError()
 
     def execute(self, ctx, resource, dry_run=False):
-        try:
-            self.pre(ctx, resource)
+        def operation():
             changes = self.list_changes(ctx, resource)
             ctx.update_changes(changes)
             if dry_run:
@@ -517,15 +547,8 @@ class ResourceHandler(HandlerAPI[TResource]):
             else:
                 self.do_changes(ctx, resource, changes)
                 ctx.set_status(const.ResourceState.deployed)
-        except SkipResource as error:
-            _skipped(ctx, resource, error)
-        except Exception as error:
-            _failed(ctx, resource, error)
-        finally:
-            try:
-                self.post(ctx, resource)
-            except Exception as error:
-                _failed_after(ctx, resource, error, "deployment of")
+
+        self._operation(ctx, resource, operation)
 
 
 class CRUDHandler(ResourceHandler[TPurgeableResource]):
@@ -549,45 +572,36 @@ class CRUDHandler(ResourceHandler[TPurgeableResource]):
         return self._diff(current, desired)
 
     def execute(self, ctx, resource, dry_run=False):
+        self._operation(ctx, resource, lambda: self._apply(ctx, resource, dry_run))
+
+    def _apply(self, ctx, desired, dry_run):
+        # Read into a copy that exists unless the read says otherwise: a read that forgets
+        # `purged` must not make an existing resource look removed.
+        current = desired.clone(purged=False)
+        changes = {}
         try:
-            self.pre(ctx, resource)
-            desired = resource
-            # Read into a copy that exists unless the read says otherwise: a read that forgets
-            # `purged` must not make an existing resource look removed.
-            current = desired.clone(purged=False)
-            changes = {}
-            try:
-                ctx.debug("Calling read_resource")
-                self.read_resource(ctx, current)
-                changes = self.calculate_diff(ctx, current, desired)
-            except ResourcePurged:
-                if not desired.purged:
-                    changes["purged"] = {"desired": desired.purged, "current": True}
-            for field, values in changes.items():
-                ctx.add_change(field, desired=values["desired"], current=values["current"])
-            if dry_run:
-                ctx.set_status(const.ResourceState.dry)
-                return
-            if "purged" in changes:
-                if changes["purged"]["desired"]:
-                    ctx.debug("Calling delete_resource")
-                    self.delete_resource(ctx, desired)
-                else:
-                    ctx.debug("Calling create_resource")
-                    self.create_resource(ctx, desired)
-            elif not desired.purged and changes:
-                ctx.debug("Calling update_resource", changes=changes)
-                self.update_resource(ctx, dict(changes), desired)
-            ctx.set_status(const.ResourceState.deployed)
-        except SkipResource as error:
-            _skipped(ctx, resource, error)
-        except Exception as error:
-            _failed(ctx, resource, error)
-        finally:
-            try:
-                self.post(ctx, resource)
-            except Exception as error:
-                _failed_after(ctx, resource, error, "deployment of")
+            ctx.debug("Calling read_resource")
+            self.read_resource(ctx, current)
+            changes = self.calculate_diff(ctx, current, desired)
+        except ResourcePurged:
+            if not desired.purged:
+                changes["purged"] = {"desired": desired.purged, "current": True}
+        for field, values in changes.items():
+            ctx.add_change(field, desired=values["desired"], current=values["current"])
+        if dry_run:
+            ctx.set_status(const.ResourceState.dry)
+            return
+        if "purged" in changes:
+            if changes["purged"]["desired"]:
+                ctx.debug("Calling delete_resource")
+                self.delete_resource(ctx, desired)
+            else:
+                ctx.debug("Calling create_resource")
+                self.create_resource(ctx, desired)
+        elif not desired.purged and changes:
+            ctx.debug("Calling update_resource", changes=changes)
+            self.update_resource(ctx, dict(changes), desired)
+        ctx.set_status(const.ResourceState.deployed)
 
 
 CRUDHandlerGeneric = CRUDHandler
@@ -601,20 +615,12 @@ class DiscoveryHandler(HandlerAPI[TDiscovery], typing.Generic[TDiscovery, TDisco
         raise NotImplementedError()
 
     def execute(self, ctx, resource, dry_run=False):
-        try:
-            self.pre(ctx, resource)
+        def operation():
             found = self.discover_resources(ctx, resource)
             ctx.info("Discovered %(count)s resources", count=len(found or {}))
             ctx.set_status(const.ResourceState.dry if dry_run else const.ResourceState.deployed)
-        except SkipResource as error:
-            _skipped(ctx, resource, error)
-        except Exception as error:
-            _failed(ctx, resource, error)
-        finally:
-            try:
-                self.post(ctx, resource)
-            except Exception as error:
-                _failed_after(ctx, resource, error, "discovery of")
+
+        self._operation(ctx, resource, operation, what="discovery of")
 
 
 __getattr__ = inert_module(__name__)

@@ -1,17 +1,20 @@
 """inmanta_plugins.mitogen as modules' handlers see it inside modelc's handler host: the same
-names as the public mitogen module, with the `Proxy` doing its operations through modelc, on
-this machine or on the host the context names (over modelc's SSH helper: nothing but modelc
-itself runs there). Only deploys load this; a compile uses the module's own package.
+names as the public mitogen module, with a `Proxy` that needs no mitogen: on another host its
+operations are done by modelc's SSH helper (nothing but modelc itself runs there). Only deploys
+load this; a compile uses the module's own package.
 
-`remote_call` runs a function of the module's own Python here for a local context (as mitogen
-would, in a child of this machine); on another host only the operations the SSH helper serves
-can run (the functions of `inmanta_mitogen` and `inmanta_files.symlink_stat`).
+For a local context the proxy runs each function here, in-process (mitogen would run it in a
+child of this machine): the module's own `inmanta_mitogen` functions, `os` and `shutil`, and any
+function given to `remote_call`. On another host, modelc's helper does the operation of that
+name; only those can run there (the functions of `inmanta_mitogen` and
+`inmanta_files.symlink_stat`), as no Python is needed there.
 """
 import errno
 import hashlib
 import json
 import logging
 import os
+import shutil
 import typing
 
 import inmanta.agent.handler
@@ -44,15 +47,20 @@ class RemoteException(Exception):
         self.remote_exception = remote_exception
 
 
+# Read once: a log line is written for every operation.
+_MAX_LEN = int(os.getenv(LOGGED_VALUE_MAX_LEN_ENV_VAR, "50"))
+_MARKER = os.getenv(LOGGED_TRUNCATED_VALUE_ENV_VAR, "<...>")
+_ENCODER = json.JSONEncoder(default=repr)
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def truncate_logged_value(raw_value):
     """A value as a log keeps it: JSON, cut to INMANTA_MITOGEN_LOGGED_VALUE_MAX_LEN characters."""
-    text = json.dumps(raw_value, default=repr)
-    value = json.loads(text)
-    limit = int(os.getenv(LOGGED_VALUE_MAX_LEN_ENV_VAR, "50"))
-    marker = os.getenv(LOGGED_TRUNCATED_VALUE_ENV_VAR, "<...>")
-    if len(text) > limit:
-        return text[: limit - len(marker)] + marker
-    return value
+    text = _ENCODER.encode(raw_value)
+    if len(text) > _MAX_LEN:
+        return text[: _MAX_LEN - len(_MARKER)] + _MARKER
+    # A scalar reads back as itself; a container as JSON has it (tuples become lists).
+    return raw_value if type(raw_value) in _SCALARS else json.loads(text)
 
 
 def context_hash(serialized_context):
@@ -68,7 +76,7 @@ def get_resource_context(*args, **kwargs):
 
 
 # The functions mitogen would ship to the target, by name, and the operation modelc does for
-# each (the names are what the module's own log lines call them).
+# each on another host (the names are what the module's own log lines call them).
 _OPERATIONS = {
     "inmanta_mitogen.lexists": "lexists",
     "inmanta_mitogen.file_stat": "file_stat",
@@ -87,14 +95,37 @@ _OPERATIONS = {
     "shutil.chown": "chown",
     "shutil.rmtree": "rmtree",
 }
-_NAMES = {op: name for name, op in _OPERATIONS.items()}
+
+
+def _by_modelc(name):
+    """A stand-in for a function of `inmanta_mitogen` when that package is not installed: named as
+    the function, and always done by modelc."""
+
+    def stand_in(*args, **kwargs):
+        raise RuntimeError("%s is done by modelc, never called" % name)
+
+    stand_in.__module__, stand_in.__qualname__ = name.rsplit(".", 1)
+    stand_in._modelc_only = True
+    return stand_in
+
+
+try:
+    import inmanta_mitogen as _functions
+except ImportError:  # the module's package is not installed: modelc does every operation
+    _functions = None
+
+
+def _function(name):
+    if _functions is not None:
+        return getattr(_functions, name)
+    return _by_modelc("inmanta_mitogen." + name)
 
 
 class _Context:
     def __init__(self, serialized):
         self.serialized = serialized
         method = serialized.get("method_name", "local") if isinstance(serialized, dict) else "local"
-        name = serialized.get("hostname") or serialized.get("username") or "" if isinstance(serialized, dict) else ""
+        name = (serialized.get("hostname") or serialized.get("username") or "") if isinstance(serialized, dict) else ""
         self.name = "%s.%s" % (method, name) if name else method
 
 
@@ -103,12 +134,17 @@ def _is_local(serialized):
 
 
 class Proxy:
-    """Operations on the host a serialized context names, each logged to the handler's context."""
+    """Operations on the host a serialized context names, each logged to the handler's context.
+
+    As with mitogen, each operation is a function run where the context leads: for a local
+    context, the function itself, here (the module's own `inmanta_mitogen` functions, `os`,
+    `shutil`); for another host, the operation of modelc's SSH helper of that name."""
 
     def __init__(self, serialized_context, *, logger=None):
         self.serialized_context = serialized_context
         self.logger = logger or inmanta.agent.handler.PythonLogger(LOGGER)
         self._context = None
+        self._local = _is_local(serialized_context)
         self._io = _host.IO(serialized_context)
 
     @property
@@ -135,102 +171,99 @@ class Proxy:
     def __exit__(self, exc_type, exc_value, tb):
         self.disconnect()
 
-    def _logged(self, function_name, args, kwargs, call):
+    def remote_call(self, function, *args, **kwargs):
+        name = function.__module__ + "." + function.__qualname__
+        op = _OPERATIONS.get(name)
+        try:
+            if op is not None:
+                _host.refuse_in_dry_run(op)
+            if self._local and not getattr(function, "_modelc_only", False):
+                result = function(*args, **kwargs)
+            elif op is not None and not kwargs:
+                result = self._remote(op, args)
+            else:
+                raise NotImplementedError(
+                    "modelc cannot run %s on another host: its SSH helper runs only the operations of "
+                    "inmanta_mitogen (and inmanta_files.symlink_stat), and no Python" % name
+                )
+        except Exception as error:
+            self._log(name, args, kwargs, "exception", str(error))
+            raise RemoteException(error)
+        self._log(name, args, kwargs, "result", result if not isinstance(result, bytes) else repr(result))
+        return result
+
+    def _log(self, name, args, kwargs, outcome, value):
+        """Each call, as a debug line of the handler's context (when its debug lines are kept:
+        the values are not even made loggable otherwise)."""
+        if getattr(self.logger, "level", logging.DEBUG) > logging.DEBUG:
+            return
         logged = dict(
-            function=function_name,
+            function=name,
             context_name=self.context.name,
             args=[truncate_logged_value(a) for a in args],
             kwargs={k: truncate_logged_value(v) for k, v in kwargs.items()},
         )
-        try:
-            result = call()
-        except Exception as error:
-            logged["exception"] = truncate_logged_value(str(error))
-            self.logger.debug("Calling function %(function)s in context %(context_name)s: %(exception)s", **logged)
-            raise RemoteException(error)
-        logged["result"] = truncate_logged_value(result if not isinstance(result, bytes) else repr(result))
-        self.logger.debug("Calling function %(function)s in context %(context_name)s: %(result)s", **logged)
-        return result
+        logged[outcome] = truncate_logged_value(value)
+        self.logger.debug("Calling function %(function)s in context %(context_name)s: %(" + outcome + ")s", **logged)
 
-    def _op(self, op, *args):
-        method = {
-            "lexists": self._io.file_exists,
-            "file_stat": self._io.file_stat,
-            "hash_file": self._io.hash_file,
-            "islink": self._io.is_symlink,
-            "read_binary": self._io.read_binary,
-            "read": self._io.read,
-            "put": self._io.put,
-            "run": self._io.run,
-            "symlink_stat": self._io.symlink_stat,
-            "chmod": self._io.chmod,
-            "mkdir": self._io.mkdir,
-            "remove": self._io.remove,
-            "readlink": self._io.readlink,
-            "symlink": self._io.symlink,
-            "chown": self._io.chown,
-            "rmtree": self._io.rmdir,
-        }[op]
-        return self._logged(_NAMES[op], args, {}, lambda: method(*args))
-
-    def remote_call(self, function, *args, **kwargs):
-        name = function.__module__ + "." + function.__qualname__
-        op = _OPERATIONS.get(name)
-        if op is not None and not kwargs:
-            return self._op(op, *args)
-        if _is_local(self.serialized_context):
-            return self._logged(name, args, kwargs, lambda: function(*args, **kwargs))
-        raise RemoteException(
-            NotImplementedError(
-                "modelc cannot run %s on another host: its SSH helper runs only the operations of "
-                "inmanta_mitogen (and inmanta_files.symlink_stat), and no Python" % name
-            )
-        )
+    def _remote(self, op, args):
+        if op == "chmod" and len(args) == 2 and isinstance(args[1], int):
+            # `os.chmod` takes the mode as a number; modelc's operation, as the proxy gives it.
+            args = (args[0], format(args[1], "o"))
+        data = None
+        if op == "put":
+            args, data = args[:1], args[1]
+        answer = self._io._call("read_binary" if op == "read" else op, *args, data=data)
+        if op in ("read_binary", "read"):
+            content = _host._data(answer)
+            return content if op == "read_binary" else content.decode("utf-8")
+        value = answer.get("value")
+        return tuple(value) if op == "run" and isinstance(value, list) else value
 
     def chmod(self, path, permissions):
-        return self._op("chmod", path, permissions)
+        self.remote_call(os.chmod, path, int(permissions, 8))
 
     def chown(self, path, user=None, group=None):
-        return self._op("chown", path, user, group)
+        self.remote_call(shutil.chown, path, user, group)
 
     def file_exists(self, path):
-        return self._op("lexists", path)
+        return bool(self.remote_call(_function("lexists"), path))
 
     def file_stat(self, path):
-        result = self._op("file_stat", path)
+        result = self.remote_call(_function("file_stat"), path)
         if not isinstance(result, dict) or set(result) != {"owner", "group", "permissions"}:
             raise RemoteException(ValueError("Unexpected file_stat result: %r" % (result,)))
         return result
 
     def hash_file(self, path):
-        return self._op("hash_file", path)
+        return str(self.remote_call(_function("hash_file"), path))
 
     def is_symlink(self, path):
-        return self._op("islink", path)
+        return bool(self.remote_call(_function("islink"), path))
 
     def mkdir(self, path):
-        return self._op("mkdir", path)
+        self.remote_call(os.mkdir, path)
 
     def put(self, path, content):
-        return self._op("put", path, content)
+        self.remote_call(_function("put"), path, content)
 
     def read(self, path):
-        return self._op("read", path)
+        return str(self.remote_call(_function("read"), path))
 
     def read_binary(self, path):
-        return self._op("read_binary", path)
+        return self.remote_call(_function("read_binary"), path)
 
     def readlink(self, path):
-        return self._op("readlink", path)
+        return str(self.remote_call(os.readlink, path))
 
     def remove(self, path):
-        return self._op("remove", path)
+        self.remote_call(os.remove, path)
 
     def rmdir(self, path):
-        return self._op("rmtree", path)
+        self.remote_call(shutil.rmtree, path)
 
     def run(self, command, arguments=[], env=None, cwd=None, timeout=None):  # noqa: B006 (the module's signature)
-        return self._op("run", command, list(arguments), env, cwd, timeout)
+        return self.remote_call(_function("run"), command, list(arguments), env, cwd, timeout)
 
     def symlink(self, source, target):
-        return self._op("symlink", source, target)
+        self.remote_call(os.symlink, source, target)
