@@ -1,11 +1,12 @@
 //! Modules' Python handlers at deploy time: a [`Handler`] for every resource type a module
 //! registers a `@provider` for and modelc has no native handler of.
 //!
-//! One interpreter (the same `host.py` as plugins, in the role "handlers") runs them for the
-//! life of the [`PythonHandlers`], one resource at a time: the engine's other workers wait for it.
-//! It is started when the handlers are made (its imports say which types have handlers); a
-//! handler that crashes it or outlasts its timeout fails only its resource (with the Python
-//! traceback, or the time it was given), the interpreter is stopped with what it started, and
+//! Interpreters (the same `host.py` as plugins, in the role "handlers") run them for the life of
+//! the [`PythonHandlers`], each one resource at a time: the first when the handlers are made (its
+//! imports say which types have handlers), more when the engine deploys several Python-handled
+//! resources at once, up to one per core (Python runs one thread at a time). A handler that
+//! crashes its interpreter or outlasts its timeout fails only its resource (with the Python
+//! traceback, or the time it was given), that interpreter is stopped with what it started, and
 //! the next resource gets a new one. While a handler runs, the host asks back for operations on
 //! the resource's target ([`Operator`]) and for file contents by hash.
 #![allow(
@@ -132,7 +133,9 @@ pub struct PythonHandlers {
     /// Modules whose import failed, with the traceback.
     failed: Vec<(String, String)>,
     operator: Box<dyn Operator>,
-    host: Mutex<Option<Process>>,
+    /// The interpreters, each running one handler at a time; `None` until needed (or after one
+    /// was stopped).
+    hosts: Vec<Mutex<Option<Process>>>,
     /// Whether handlers' DEBUG lines are kept in the report (`--verbose`).
     debug_logs: bool,
 }
@@ -156,7 +159,7 @@ impl PythonHandlers {
             types: BTreeSet::new(),
             failed: Vec::new(),
             operator,
-            host: Mutex::new(None),
+            hosts: (0..pool_size()).map(|_| Mutex::new(None)).collect(),
             debug_logs: false,
         };
         let (process, loaded) = handlers.spawn()?;
@@ -174,7 +177,7 @@ impl PythonHandlers {
             .flatten()
             .map(|(module, trace)| (module.clone(), trace.as_str().unwrap_or_default().trim_end().to_owned()))
             .collect();
-        *handlers.host.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(process);
+        *lock(&handlers.hosts[0]) = Some(process);
         Ok(handlers)
     }
 
@@ -211,14 +214,23 @@ impl PythonHandlers {
         if ready.get("ready").is_none() {
             return Err(failed(format!("it answered {ready}")));
         }
-        let names: Vec<Value> = modules.clone();
-        let loaded = exchange(&json!({"op": "load", "modules": names})).map_err(failed)?;
+        let loaded = exchange(&json!({"op": "load", "modules": modules})).map_err(failed)?;
         Ok((process, loaded))
     }
 
-    /// Runs the handler of `resource` in the host, answering its questions, within `limit`.
+    /// An interpreter no other call is using: a running one first, else a slot to start one in,
+    /// else the first to be free.
+    fn free_host(&self) -> std::sync::MutexGuard<'_, Option<Process>> {
+        let free = || self.hosts.iter().filter_map(|h| h.try_lock().ok());
+        if let Some(running) = free().find(|h| h.is_some()) {
+            return running;
+        }
+        free().next().unwrap_or_else(|| lock(&self.hosts[0]))
+    }
+
+    /// Runs the handler of `resource` in a host, answering its questions, within `limit`.
     fn call(&self, resource: &Resource, context: &Context<'_>, limit: Duration) -> Result<Value, String> {
-        let mut host = self.host.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut host = self.free_host();
         if host.is_none() {
             *host = Some(self.spawn()?.0);
         }
@@ -295,6 +307,15 @@ impl PythonHandlers {
             Err(Failure { message, errno }) => json!({"error": message, "errno": errno}),
         }
     }
+}
+
+/// How many interpreters may run handlers at once: one per core.
+fn pool_size() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get).clamp(1, 8)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Why the host said nothing, as a user reads it.

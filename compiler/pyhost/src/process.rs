@@ -30,6 +30,8 @@ pub(crate) struct Process {
     child: Child,
     /// It leads a process group of its own: stopping it stops what it started.
     grouped: bool,
+    /// How long a read spins before it sleeps (see the module's doc).
+    spin: Duration,
     /// `None` once closed, which tells the host to end.
     stdin: Option<ChildStdin>,
     stdout: ChildStdout,
@@ -45,7 +47,9 @@ impl Process {
     }
 
     /// An interpreter in a process group of its own: Ctrl-C at the terminal does not reach it
-    /// (modelc lets what runs finish), and stopping it stops the commands it started.
+    /// (modelc lets what runs finish), and stopping it stops the commands it started. Its reads
+    /// do not spin: a handler's call takes far longer than being woken, and several of these
+    /// may be waited for at once.
     pub(crate) fn spawn_grouped(interpreter: &Path, main: &str) -> std::io::Result<Process> {
         Process::start(interpreter, main, true)
     }
@@ -76,7 +80,8 @@ impl Process {
                 return Err(std::io::Error::from(error));
             }
         }
-        Ok(Process { child, grouped, stdin: Some(stdin), stdout, buffer: Vec::with_capacity(4096), scanned: 0 })
+        let spin = if grouped { Duration::ZERO } else { SPIN };
+        Ok(Process { child, grouped, spin, stdin: Some(stdin), stdout, buffer: Vec::with_capacity(4096), scanned: 0 })
     }
 
     /// Writes one message; an interpreter that does not read it by `deadline` is as silent as
@@ -114,7 +119,7 @@ impl Process {
     /// into its own types.
     pub(crate) fn receive_line(&mut self, deadline: Instant) -> Result<Vec<u8>, Silence> {
         let mut chunk = [0u8; 64 * 1024];
-        let mut spin_until = Instant::now() + SPIN;
+        let mut spin_until = Instant::now() + self.spin;
         loop {
             if let Some(found) = self.buffer[self.scanned..].iter().position(|b| *b == b'\n') {
                 let end = self.scanned + found;
@@ -128,7 +133,7 @@ impl Process {
                 Ok(0) => return Err(Silence::Closed),
                 Ok(n) => {
                     self.buffer.extend_from_slice(&chunk[..n]);
-                    spin_until = Instant::now() + SPIN;
+                    spin_until = Instant::now() + self.spin;
                 }
                 Err(error) if error.kind() == ErrorKind::Interrupted => {}
                 Err(error) if error.kind() == ErrorKind::WouldBlock => {
