@@ -99,7 +99,8 @@ pub fn add_module_handlers(
         );
         return (handlers, vec![warning]);
     };
-    match PythonHandlers::start(env, modules, operator) {
+    let count = resources.iter().filter(|r| wanted.contains(r.entity_type.as_str())).count();
+    match PythonHandlers::start(env, modules, operator, count) {
         Ok(python) => {
             let warnings = python
                 .failed_modules()
@@ -125,6 +126,17 @@ impl Operator for LocalOperator {
     }
 }
 
+/// One interpreter of the pool.
+#[derive(Default)]
+enum Slot {
+    /// None yet, or the last one was stopped: started when needed.
+    #[default]
+    Empty,
+    /// Started and sent the modules to import; its answers not read yet.
+    Starting(Box<Process>),
+    Ready(Box<Process>),
+}
+
 /// The Python handlers of a deploy.
 pub struct PythonHandlers {
     env: PythonEnv,
@@ -133,9 +145,8 @@ pub struct PythonHandlers {
     /// Modules whose import failed, with the traceback.
     failed: Vec<(String, String)>,
     operator: Box<dyn Operator>,
-    /// The interpreters, each running one handler at a time; `None` until needed (or after one
-    /// was stopped).
-    hosts: Vec<Mutex<Option<Process>>>,
+    /// The interpreters, each running one handler at a time.
+    hosts: Vec<Mutex<Slot>>,
     /// Whether handlers' DEBUG lines are kept in the report (`--verbose`).
     debug_logs: bool,
 }
@@ -147,22 +158,32 @@ impl std::fmt::Debug for PythonHandlers {
 }
 
 impl PythonHandlers {
-    /// Starts the interpreter of `env` and imports `modules`: the handlers they register.
+    /// Starts the interpreters of `env` and has them import `modules`, which registers their
+    /// handlers: one interpreter per core, at most one per resource of `resources` (the others
+    /// import while the first is waited for, so they are ready when the run needs them).
     pub fn start(
         env: PythonEnv,
         modules: Vec<ModulePython>,
         operator: Box<dyn Operator>,
+        resources: usize,
     ) -> Result<PythonHandlers, String> {
+        let size = pool_size().min(resources.max(1));
         let mut handlers = PythonHandlers {
             env,
             modules,
             types: BTreeSet::new(),
             failed: Vec::new(),
             operator,
-            hosts: (0..pool_size()).map(|_| Mutex::new(None)).collect(),
+            hosts: (0..size).map(|_| Mutex::new(Slot::Empty)).collect(),
             debug_logs: false,
         };
-        let (process, loaded) = handlers.spawn()?;
+        let first = handlers.launch()?;
+        for slot in &handlers.hosts[1..] {
+            if let Ok(process) = handlers.launch() {
+                *lock(slot) = Slot::Starting(Box::new(process));
+            }
+        }
+        let (process, loaded) = handlers.finish_launch(first)?;
         handlers.types = loaded
             .get("providers")
             .and_then(Value::as_array)
@@ -177,7 +198,7 @@ impl PythonHandlers {
             .flatten()
             .map(|(module, trace)| (module.clone(), trace.as_str().unwrap_or_default().trim_end().to_owned()))
             .collect();
-        *lock(&handlers.hosts[0]) = Some(process);
+        *lock(&handlers.hosts[0]) = Slot::Ready(Box::new(process));
         Ok(handlers)
     }
 
@@ -197,44 +218,58 @@ impl PythonHandlers {
         &self.failed
     }
 
-    /// The interpreter started and the modules imported: what `load` answered.
-    fn spawn(&self) -> Result<(Process, Value), String> {
-        let failed =
-            |why: String| format!("the Python handler host ({}) did not start: {why}", self.env.interpreter.display());
+    fn failed_start(&self, why: String) -> String {
+        format!("the Python handler host ({}) did not start: {why}", self.env.interpreter.display())
+    }
+
+    /// An interpreter started and sent modelc's API and the modules to import, not waited for.
+    fn launch(&self) -> Result<Process, String> {
         let mut process =
-            Process::spawn_grouped(&self.env.interpreter, shim::HOST).map_err(|e| failed(e.to_string()))?;
+            Process::spawn_grouped(&self.env.interpreter, shim::HOST).map_err(|e| self.failed_start(e.to_string()))?;
         let modules: Vec<Value> = self.modules.iter().map(module_message).collect();
         let init = json!({"role": "handlers", "shim": shim::sources(true), "modules": modules});
         let deadline = Instant::now() + START_TIMEOUT;
-        let mut exchange = |message: &Value| -> Result<Value, String> {
-            process.send(message, deadline).map_err(|s| silence(s, "starting", START_TIMEOUT))?;
-            process.receive(deadline).map_err(|s| silence(s, "starting", START_TIMEOUT))
-        };
-        let ready = exchange(&init).map_err(failed)?;
-        if ready.get("ready").is_none() {
-            return Err(failed(format!("it answered {ready}")));
+        for message in [init, json!({"op": "load", "modules": modules})] {
+            process.send(&message, deadline).map_err(|s| self.failed_start(silence(s, "starting", START_TIMEOUT)))?;
         }
-        let loaded = exchange(&json!({"op": "load", "modules": modules})).map_err(failed)?;
+        Ok(process)
+    }
+
+    /// A launched interpreter once it is ready and has imported the modules: what `load` answered.
+    fn finish_launch(&self, mut process: Process) -> Result<(Process, Value), String> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut answer =
+            || process.receive(deadline).map_err(|s| self.failed_start(silence(s, "starting", START_TIMEOUT)));
+        let ready = answer()?;
+        if ready.get("ready").is_none() {
+            return Err(self.failed_start(format!("it answered {ready}")));
+        }
+        let loaded = answer()?;
         Ok((process, loaded))
     }
 
-    /// An interpreter no other call is using: a running one first, else a slot to start one in,
-    /// else the first to be free.
-    fn free_host(&self) -> std::sync::MutexGuard<'_, Option<Process>> {
+    /// An interpreter no other call is using, ready: a ready one first, else one starting, else
+    /// a slot to start one in, else the first to be free.
+    fn free_host(&self) -> Result<std::sync::MutexGuard<'_, Slot>, String> {
         let free = || self.hosts.iter().filter_map(|h| h.try_lock().ok());
-        if let Some(running) = free().find(|h| h.is_some()) {
-            return running;
-        }
-        free().next().unwrap_or_else(|| lock(&self.hosts[0]))
+        let mut slot = free()
+            .find(|h| matches!(**h, Slot::Ready(_)))
+            .or_else(|| free().find(|h| matches!(**h, Slot::Starting(_))))
+            .or_else(|| free().next())
+            .unwrap_or_else(|| lock(&self.hosts[0]));
+        let process = match std::mem::take(&mut *slot) {
+            Slot::Ready(process) => process,
+            Slot::Starting(process) => Box::new(self.finish_launch(*process)?.0),
+            Slot::Empty => Box::new(self.finish_launch(self.launch()?)?.0),
+        };
+        *slot = Slot::Ready(process);
+        Ok(slot)
     }
 
     /// Runs the handler of `resource` in a host, answering its questions, within `limit`.
     fn call(&self, resource: &Resource, context: &Context<'_>, limit: Duration) -> Result<Value, String> {
-        let mut host = self.free_host();
-        if host.is_none() {
-            *host = Some(self.spawn()?.0);
-        }
-        let Some(process) = host.as_mut() else { return Err("the handler host did not start".to_owned()) };
+        let mut host = self.free_host()?;
+        let Slot::Ready(process) = &mut *host else { return Err("the handler host did not start".to_owned()) };
         let deadline = Instant::now() + limit;
         let request = json!({
             "op": "deploy",
@@ -268,7 +303,7 @@ impl PythonHandlers {
                     _ => self::silence(silence, "running the handler", limit),
                 };
                 process.kill();
-                *host = None;
+                *host = Slot::Empty;
                 Err(why)
             }
         }
