@@ -2,9 +2,10 @@
 //! registers a `@provider` for and modelc has no native handler of.
 //!
 //! Interpreters (the same `host.py` as plugins, in the role "handlers") run them for the life of
-//! the [`PythonHandlers`], each one resource at a time: the first when the handlers are made (its
-//! imports say which types have handlers), more when the engine deploys several Python-handled
-//! resources at once, up to one per core (Python runs one thread at a time). A handler that
+//! the [`PythonHandlers`], each one resource at a time, up to one per core (Python runs one
+//! thread at a time) and one per Python-handled resource. All are started when the handlers are
+//! made; the first is waited for (its imports say which types have handlers) while the others
+//! import, ready when the engine deploys several Python-handled resources at once. A handler that
 //! crashes its interpreter or outlasts its timeout fails only its resource (with the Python
 //! traceback, or the time it was given), that interpreter is stopped with what it started, and
 //! the next resource gets a new one. While a handler runs, the host asks back for operations on
