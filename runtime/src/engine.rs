@@ -819,6 +819,7 @@ impl<'p> Run<'p> {
             group: None,
             source: format!("{}:{}", r.source.file, r.source.line),
             logs: Vec::new(),
+            facts: crate::handler::Facts::new(),
         }
     }
 
@@ -842,9 +843,13 @@ impl<'p> Run<'p> {
                 report.result = if noop { Outcome::WouldFail } else { Outcome::Failed };
                 report.error = Some(error);
             }
-            Ok(Done { changes, refreshed, skipped, logs }) => {
+            Ok(Done { changes, refreshed, skipped, logs, facts }) => {
                 report.refreshed = refreshed;
                 report.logs = logs;
+                // A dry run learns nothing to keep: its handler changed nothing.
+                if !noop {
+                    report.facts = facts;
+                }
                 report.result = if let Some(reason) = skipped {
                     report.error = Some(reason);
                     Outcome::Skipped

@@ -59,7 +59,14 @@ pub struct Done {
     /// What the handler logged (modules' Python handlers log through their context).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<LogLine>,
+    /// What the handler learnt about the resource (`set_fact`, a Python handler's `facts`),
+    /// by name: the store keeps them for `std::getfact` in later compiles.
+    #[serde(default, skip_serializing_if = "Facts::is_empty")]
+    pub facts: Facts,
 }
+
+/// Facts about one resource, by name; values are text, as the reference keeps them.
+pub type Facts = std::collections::BTreeMap<String, String>;
 
 /// One line a handler logged.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

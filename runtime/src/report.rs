@@ -212,6 +212,9 @@ pub struct ResourceReport {
     /// What its handler logged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<crate::handler::LogLine>,
+    /// What its handler learnt about it (`crate::handler::Facts`), recorded with the deploy.
+    #[serde(skip_serializing_if = "crate::handler::Facts::is_empty")]
+    pub facts: crate::handler::Facts,
 }
 
 fn at_most_once(attempts: &u32) -> bool {

@@ -35,8 +35,7 @@ impl Handler for Recorder {
         Ok(Done {
             changes: if changes { vec![Change::new("value", "old", "new")] } else { Vec::new() },
             refreshed: context.refresh && !context.dry_run,
-            skipped: None,
-            logs: Vec::new(),
+            ..Done::default()
         })
     }
 }

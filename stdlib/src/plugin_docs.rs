@@ -75,7 +75,7 @@ pub static DOCS: &[(&str, &str)] = &[
     ),
     (
         "getfact",
-        "A fact the orchestrator discovered about `resource` (its `fact_name`), else `default_value`, else unknown. A fact belongs to an environment: without one configured (modelc compiles without a server) the call fails, default or not, as in the reference.",
+        "A fact a deploy learnt about `resource` (its `fact_name`: a handler's `set_fact` or `facts`), as the store the compile reads keeps it (the project's, `MODELC_STORE`, `--store` or `--server`), else `default_value`, else unknown. Facts are text. Unlike the reference, no environment id is needed: the store is the environment. A resource whose id a module's Python mapper computes has no fact.",
     ),
     ("hostname", "The part of a fully qualified name before its first dot: `\"web.example.com\"` gives `\"web\"`."),
     ("inlineif", "`a` when `conditional` is true, else `b`. Write `conditional ? a : b` instead."),

@@ -87,6 +87,7 @@ class ProbeHandler(handler.CRUDHandler):
     def create_resource(self, ctx, resource):
         self._io.put(resource.path, resource.content.encode())
         ctx.info("wrote %(path)s", path=resource.path)
+        ctx.set_fact("created_by", "probe")
         ctx.set_created()
 
     def update_resource(self, ctx, changes, resource):
@@ -96,6 +97,9 @@ class ProbeHandler(handler.CRUDHandler):
     def delete_resource(self, ctx, resource):
         self._io.remove(resource.path)
         ctx.set_purged()
+
+    def facts(self, ctx, resource):
+        return {"size": len(self._io.read(resource.path))}
 
     def can_reload(self):
         return True
@@ -123,6 +127,44 @@ fn probe_project(name: &str, body: &str) -> PathBuf {
         ],
     );
     dir
+}
+
+/// What a handler learns about its resources (`set_fact` while it creates one, `facts` after
+/// each deploy) is kept by the store: the next compile's `std::getfact` reads it. A dry run
+/// learns nothing.
+#[test]
+fn facts_a_handler_learns_are_read_by_the_next_compiles_getfact() {
+    let Some(python) = modelc_tests::python3("the module handler tests") else { return };
+    let python = python.display().to_string();
+    let body = "\
+a = probe::Probe(host=host, name=\"a\", path=\"$T/a\", content=\"alpha\\n\")
+size = std::getfact(a, \"size\", \"?\")
+by = std::getfact(a, \"created_by\", \"?\")
+probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"{{size}} by {{by}}\", requires=a)
+";
+    let dir = probe_project("facts", body);
+    let out = dir.join("out");
+    let (code, first, stderr) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{first:#}\n{stderr}");
+    assert_eq!(fs::read_to_string(out.join("b")).unwrap(), "? by ?", "no fact before the first deploy");
+    // The facts of the first deploy: `size` from `facts`, `created_by` set while creating.
+    let (code, second, _) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{second:#}");
+    assert_eq!(result_of(&second, "name=a"), "unchanged");
+    assert_eq!(resource(&second, "name=a")["facts"]["size"], "6", "{second:#}");
+    assert_eq!(fs::read_to_string(out.join("b")).unwrap(), "6 by probe");
+    // A dry run learns nothing: had it kept the tampered file's size, `b` would change.
+    fs::write(out.join("a"), "tampered, longer\n").unwrap();
+    let (code, dry, _) = deploy(&dir, &python, &["--dry-run"]);
+    assert_eq!(code, 0, "{dry:#}");
+    assert_eq!(result_of(&dry, "name=a"), "would-change", "{dry:#}");
+    assert!(resource(&dry, "name=a").get("facts").is_none(), "{dry:#}");
+    let (code, repaired, _) = deploy(&dir, &python, &[]);
+    assert_eq!(code, 0, "{repaired:#}");
+    assert_eq!(result_of(&repaired, "name=a"), "changed");
+    assert_eq!(result_of(&repaired, "name=b"), "unchanged");
+    // `created_by`, learnt once, is kept.
+    assert_eq!(fs::read_to_string(out.join("b")).unwrap(), "6 by probe");
 }
 
 /// A module's handler deploys its resources: created, then unchanged, a dry run reports the

@@ -67,6 +67,7 @@ impl Observer for Reporter<'_> {
             finished: None,
             error: None,
             changes: serde_json::Value::Null,
+            facts: Default::default(),
         });
     }
 
@@ -103,6 +104,7 @@ impl Observer for Reporter<'_> {
             finished: Some(finished),
             error: report.error.clone(),
             changes: serde_json::to_value(&report.changes).unwrap_or_default(),
+            facts: report.facts.clone(),
         });
     }
 }

@@ -8,6 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use modelc_ir::Ir;
 
 use crate::output::Reporter;
+use crate::place::Place;
 use crate::{EXIT_MODEL_ERRORS, Format, Io};
 
 /// How many resource sets the terminal summary lists by name.
@@ -23,7 +24,7 @@ pub(crate) struct Options {
 
 pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8 {
     let started = Instant::now();
-    let (mut loaded, dir) = match load_project(path, io) {
+    let (mut loaded, dir, place) = match load_project(path, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -33,7 +34,8 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
     };
     let refine = modelc_refine::Options { partial: options.partial };
     let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let mut world = world(passwords);
+    let facts = place.facts(&mut *io.stderr);
+    let mut world = world(passwords, facts);
     let host = crate::python::attach(&mut world, &loaded);
     let compiled = modelc_driver::compile_resources(&mut loaded, world, refine);
     drop(progress);
@@ -101,7 +103,7 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
 
 /// `modelc graph`: the resource graph as DOT or Mermaid on stdout.
 pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let (mut loaded, dir) = match load_project(path, io) {
+    let (mut loaded, dir, place) = match load_project(path, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -111,7 +113,8 @@ pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color:
         Err(message) => return crate::usage_error(io, &message),
     };
     let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let mut world = world(passwords);
+    let facts = place.facts(&mut *io.stderr);
+    let mut world = world(passwords, facts);
     let host = crate::python::attach(&mut world, &loaded);
     let compiled = modelc_driver::compile_resources(&mut loaded, world, modelc_refine::Options::default());
     drop(progress);
@@ -185,9 +188,12 @@ fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
     })
 }
 
-/// What the model may read from outside: the process environment, the clock and the project's
-/// passwords.
-pub(crate) fn world(passwords: modelc_exec::Passwords) -> modelc_exec::World {
+/// What the model may read from outside: the process environment, the clock, the project's
+/// passwords and the facts deploys learnt.
+pub(crate) fn world(
+    passwords: modelc_exec::Passwords,
+    facts: std::sync::Arc<modelc_exec::KnownFacts>,
+) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
     // `--verbose` (or `MODELC_EXEC_STATS=1`): the executor's counts and phase times, printed
@@ -198,7 +204,7 @@ pub(crate) fn world(passwords: modelc_exec::Passwords) -> modelc_exec::World {
         resident: resident_bytes,
         peak: peak_resident_bytes,
     });
-    modelc_exec::World { env: std::env::vars().collect(), now, passwords, profile, ..Default::default() }
+    modelc_exec::World { env: std::env::vars().collect(), now, passwords, facts, profile, ..Default::default() }
 }
 
 /// `--verbose` (or `MODELC_EXEC_STATS=1`): the executor's counts and phase times, and refine's.
@@ -228,9 +234,12 @@ fn peak_resident_bytes() -> Option<u64> {
 }
 
 /// Finds and reads what PATH names, with the project directory its `.modelc/` belongs to.
-fn load_project(path: Option<&Path>, io: &mut Io<'_>) -> Result<(modelc_driver::Loaded, PathBuf), u8> {
+fn load_project(path: Option<&Path>, io: &mut Io<'_>) -> Result<(modelc_driver::Loaded, PathBuf, Place), u8> {
     let target = modelc_driver::locate(path, &io.cwd).map_err(|e| crate::usage_error(io, &e.to_string()))?;
     let dir = crate::passwords::project_dir(&target, &io.cwd);
     let loaded = crate::python::load(&target, io).map_err(|e| crate::usage_error(io, &e.to_string()))?;
-    Ok((loaded, dir))
+    // The store whose facts `std::getfact` reads: `MODELC_STORE`, else the project's own.
+    let named = std::env::var("MODELC_STORE").ok().and_then(|text| modelc_store::Locator::parse(&text).ok());
+    let store = crate::export::store_locator(named.as_ref(), Some(&target), &io.cwd);
+    Ok((loaded, dir, Place::Store(store)))
 }

@@ -315,23 +315,25 @@ impl Source<'_> {
         }
         let target = modelc_driver::locate(self.path, &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
         if let Some(server) = server {
-            return Ok((compile(&target, self.partial, format, color, io)?, server, None));
+            return Ok((compile(&target, self.partial, &server, format, color, io)?, server, None));
         }
         let store = store_locator(self.store, Some(&target), &io.cwd);
         let prefetched = prefetch.then(|| {
             let store = store.clone();
             std::thread::spawn(move || modelc_store::prefetch(&store))
         });
-        let exported = compile(&target, self.partial, format, color, io)?;
-        Ok((exported, Place::Store(store), prefetched.and_then(|p| p.join().ok().flatten())))
+        let place = Place::Store(store);
+        let exported = compile(&target, self.partial, &place, format, color, io)?;
+        Ok((exported, place, prefetched.and_then(|p| p.join().ok().flatten())))
     }
 }
 
-/// Compiles the model at `target` into resources; on errors, reports them and returns the
-/// exit status (nothing is exported).
+/// Compiles the model at `target` into resources, with the facts `place` keeps; on errors,
+/// reports them and returns the exit status (nothing is exported).
 pub(crate) fn compile(
     target: &Target,
     partial: bool,
+    place: &Place,
     format: Format,
     color: bool,
     io: &mut Io<'_>,
@@ -344,7 +346,8 @@ pub(crate) fn compile(
     let passwords = crate::passwords::load(&dir, true).map_err(|message| usage_error(io, &message))?;
     let options = modelc_refine::Options { partial };
     let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let mut world = crate::compile::world(passwords);
+    let facts = place.facts(&mut *io.stderr);
+    let mut world = crate::compile::world(passwords, facts);
     let host = crate::python::attach(&mut world, &loaded);
     let compiled = modelc_driver::compile_resources(&mut loaded, world, options);
     drop(progress);

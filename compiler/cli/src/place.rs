@@ -48,6 +48,31 @@ impl Place {
     }
 }
 
+impl Place {
+    /// The facts deploys learnt, for `std::getfact`: none where there is no store yet. A store
+    /// that cannot be read gives none either, with a warning: the compile goes on, as the
+    /// reference's does when its server does not answer.
+    pub(crate) fn facts(&self, warnings: &mut dyn std::io::Write) -> std::sync::Arc<modelc_exec::KnownFacts> {
+        let read = self.open(Access::Read).and_then(|store| store.facts());
+        let mut known = modelc_exec::KnownFacts::new();
+        match read {
+            Ok(facts) => {
+                for fact in facts {
+                    known.entry(fact.id).or_default().insert(fact.name, fact.value);
+                }
+            }
+            Err(StoreError::NotFound(_)) => {}
+            Err(error) => {
+                let _ = writeln!(
+                    warnings,
+                    "warning: the facts of {self} cannot be read ({error}): `std::getfact` finds none"
+                );
+            }
+        }
+        std::sync::Arc::new(known)
+    }
+}
+
 impl std::fmt::Display for Place {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use modelc_test_sshd::Sshd;
 use serde_json::Value;
@@ -147,4 +148,63 @@ fn the_files_modules_own_handlers_converge_locally_and_over_ssh() {
     for dir in [local_dir, ssh_dir] {
         std::fs::remove_dir_all(dir).unwrap();
     }
+}
+
+/// An agent of a team deploys the same files with the module's own handlers: exported and
+/// released through a real server (in front of PostgreSQL on loopback), converged on disk, each
+/// result reported to the server; a new version that changes one file's content is deployed
+/// by the module's handler updating it.
+#[test]
+fn an_agent_deploys_the_files_modules_resources_released_through_a_server() {
+    let Some(env) = files_env() else { return };
+    let Some(postgres) = modelc_test_postgres::Postgres::start("an agent with modules' handlers") else { return };
+    let python = env.join("bin/python").display().to_string();
+    let dir = support::scratch("module-handlers", "files-agent");
+    let target = dir.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let model = FILES_MODEL.replace("$VIA", "mitogen::Local()").replace("$T", target.to_str().unwrap());
+    std::fs::write(dir.join("project.yml"), "name: files_handlers\n").unwrap();
+    std::fs::write(dir.join("main.cf"), &model).unwrap();
+
+    let fleet = support::fleet::Fleet::new(&postgres, "module_handlers", &dir);
+    let server = fleet.server(&[]);
+    let exporter = fleet.token(&server, &["--role", "export"]);
+    let token = fleet.token(&server, &["--role", "agent", "--agent", "localhost"]);
+    let agent = fleet.agent(&server, &token, &["localhost"], &dir.join("state"), &["--python", &python]);
+    // Exports and releases the model; the files' results in `version` once all are in.
+    let release = |version: u64| -> Vec<(String, String)> {
+        let out = fleet.modelc(&server, &exporter, &["--python", &python, "export", "."], &["--release"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let files = |s: &Value| -> Vec<(String, String)> {
+            let resources = s["resources"].as_array().into_iter().flatten();
+            resources
+                .filter(|r| r["id"].as_str().is_some_and(|id| id.starts_with("files::")) && r["version"] == version)
+                .map(|r| (r["id"].as_str().unwrap().to_owned(), r["result"].as_str().unwrap_or_default().to_owned()))
+                .collect()
+        };
+        let expected = if version == 1 { 5 } else { 1 };
+        let status = fleet.wait_status(&server, Duration::from_secs(60), |s| {
+            let done = files(s);
+            done.len() == expected && done.iter().all(|(_, result)| result != "deploying")
+        });
+        let results = files(&status);
+        assert_eq!(results.len(), expected, "{status:#}\nagent: {}", agent.log());
+        results
+    };
+    let first = release(1);
+    assert!(first.iter().all(|(_, result)| result == "changed"), "{first:?}");
+    assert_eq!(std::fs::read_to_string(target.join("app/motd")).unwrap(), "welcome\n");
+    assert_eq!(std::fs::metadata(target.join("app/motd")).unwrap().mode() & 0o7777, 0o640);
+    assert_eq!(std::fs::read_link(target.join("current")).unwrap(), target.join("app"));
+    let config: Value =
+        serde_json::from_str(&std::fs::read_to_string(target.join("app/config.json")).unwrap()).unwrap();
+    assert_eq!(config, serde_json::json!({"people": [{"name": "bob", "age": 20}], "settings": {"debug": false}}));
+    // A new version changes one file: only it is deployed again, updated by its handler.
+    std::fs::write(dir.join("main.cf"), model.replace("welcome\\n", "welcome back\\n")).unwrap();
+    let second = release(2);
+    assert_eq!(second.len(), 1);
+    assert!(second[0].0.starts_with("files::TextFile[") && second[0].1 == "changed", "{second:?}");
+    assert_eq!(std::fs::read_to_string(target.join("app/motd")).unwrap(), "welcome back\n");
+    drop(agent);
+    std::fs::remove_dir_all(dir).unwrap();
 }

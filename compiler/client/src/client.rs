@@ -256,6 +256,10 @@ impl Client {
         self.post("/contents", &ContentsRequest { hashes: hashes.to_vec() })
     }
 
+    pub fn facts(&self) -> Result<Vec<modelc_store::Fact>, CallError> {
+        self.get("/facts")
+    }
+
     pub fn status(&self, agent: Option<&str>) -> Result<Status, CallError> {
         self.get(&format!("/status{}", query(&[("agent", agent)])))
     }

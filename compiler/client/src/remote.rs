@@ -145,6 +145,10 @@ impl Store for RemoteStore {
         Err(self.not_through_a_server("recording a deploy"))
     }
 
+    fn facts(&self) -> Result<Vec<modelc_store::Fact>, StoreError> {
+        self.client.facts().map_err(store_error)
+    }
+
     fn last_deploy(&self) -> Result<Option<DeployRecord>, StoreError> {
         Err(self.not_through_a_server("reading the last deploy"))
     }

@@ -199,8 +199,7 @@ pub(crate) fn shadowed_modules(loaded: &Loaded, modules: &[String]) -> Vec<Diagn
 
 /// The host that runs the loaded modules' Python plugins, when there is a Python environment
 /// and some module has Python; `world` gets it. It starts no interpreter until a plugin is
-/// called. Plugins see the environment id the reference reads (`INMANTA_CONFIG_ENVIRONMENT`,
-/// from the model's environment variables).
+/// called. Plugins see the environment id the reference reads (`World::environment_id`).
 pub fn python_host(
     loaded: &Loaded,
     world: &mut modelc_exec::World,
@@ -211,7 +210,7 @@ pub fn python_host(
         return None;
     }
     let base = loaded.base.clone().unwrap_or_default();
-    let environment = world.env.get("INMANTA_CONFIG_ENVIRONMENT").cloned();
+    let environment = world.environment_id();
     let host = modelc_pyhost::PythonHost::new(env, loaded.module_python.clone(), base, timeout)
         .with_environment(environment)
         .with_module_roots(loaded.module_roots.clone());

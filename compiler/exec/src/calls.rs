@@ -334,6 +334,21 @@ impl PluginContext for Host<'_, '_> {
         Ok(())
     }
 
+    fn environment_id(&self) -> Option<String> {
+        self.engine.world.environment_id()
+    }
+
+    fn fact(&mut self, resource: &Value, name: &str) -> Result<Option<Value>, AttributeError> {
+        let Value::Instance(instance) = resource else { return Ok(None) };
+        if self.engine.world.facts.is_empty() || instance.0 as usize >= self.engine.instances.len() {
+            return Ok(None);
+        }
+        let index = self.engine.program.index;
+        let entity = self.engine.entity_of(*instance);
+        let Some(id) = crate::facts::resource_id(index, entity, *instance, self)? else { return Ok(None) };
+        Ok(self.engine.world.facts.get(&id).and_then(|facts| facts.get(name)).map(|value| Value::from(value.clone())))
+    }
+
     /// No server, no token: the reference gives `""` then.
     fn server_token(&mut self, _client_types: &[String]) -> Result<String, String> {
         Ok(String::new())

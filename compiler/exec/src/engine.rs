@@ -138,6 +138,9 @@ pub struct World {
     pub now: i64,
     pub module_files: crate::module_files::ModuleFiles,
     pub passwords: Passwords,
+    /// The facts earlier deploys learnt, for `std::getfact` (shared: the language server and
+    /// watch mode compile again and again with the same ones).
+    pub facts: std::sync::Arc<crate::facts::KnownFacts>,
     /// When given, execution reports its counts and the time and memory of each of its phases
     /// in `Outcome::profile`.
     pub profile: Option<Probe>,
@@ -149,6 +152,14 @@ pub struct World {
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Runs the plugins modules write in Python; without it, calling one is an error.
     pub foreign: Option<std::sync::Arc<dyn crate::ForeignPlugins>>,
+}
+
+impl World {
+    /// The Inmanta environment the model is compiled for, as the reference reads it
+    /// (`INMANTA_CONFIG_ENVIRONMENT`): what `std::environment()` and Python plugins see.
+    pub fn environment_id(&self) -> Option<String> {
+        self.env.get("INMANTA_CONFIG_ENVIRONMENT").cloned()
+    }
 }
 
 /// What profiling reads: a monotonic clock, and the process's resident memory in bytes, now and

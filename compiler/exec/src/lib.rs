@@ -20,6 +20,7 @@ mod chunked;
 mod construct;
 mod engine;
 mod eval;
+mod facts;
 mod finish;
 mod foreign;
 mod foreign_types;
@@ -40,6 +41,7 @@ use crate::engine::Engine;
 
 pub use calls::entity_type;
 pub use engine::{Passwords, Probe, World};
+pub use facts::KnownFacts;
 pub use foreign::{
     DependAnswer, DependBatch, DependResource, DependencyManager, ForeignError, ForeignPlugins, MapAnswer, MapBatch,
     MapFailure, Mapped, NotRun,

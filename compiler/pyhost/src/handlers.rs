@@ -409,7 +409,14 @@ fn done_of(done: &Value) -> Result<Done, String> {
                 changes.push(Change::new("change", Value::Null, change));
             }
             let refreshed = done.get("reloaded").and_then(Value::as_bool).unwrap_or(false);
-            Ok(Done { changes, refreshed, skipped: None, logs })
+            let facts = done
+                .get("facts")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_owned())))
+                .collect();
+            Ok(Done { changes, refreshed, skipped: None, logs, facts })
         }
         "skipped" => Ok(Done {
             skipped: Some(text("error").unwrap_or_else(|| "the handler skipped it".to_owned())),

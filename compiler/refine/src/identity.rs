@@ -132,13 +132,7 @@ fn follow(graph: &InstanceGraph, instance: InstanceId, path: &[String]) -> Resul
 
 /// A value as Python's `str()` writes it; `None` when (part of) it is unknown.
 pub fn text(graph: &InstanceGraph, value: &Value) -> Option<String> {
-    match value {
-        // The common keys, without the general conversion (one per resource and key).
-        Value::Str(s) => Some(s.to_string()),
-        Value::Int(i) => Some(itoa::Buffer::new().format(*i).to_owned()),
-        _ if contains_unknown(value) => None,
-        _ => Some(modelc_value::cast_string(value, &|id| graph.entity_of(id).fqn.clone())),
-    }
+    modelc_value::known_string(value, &|id| graph.entity_of(id).fqn.clone())
 }
 
 fn describe(graph: &InstanceGraph, value: &Value) -> String {
@@ -149,13 +143,9 @@ fn describe(graph: &InstanceGraph, value: &Value) -> String {
     }
 }
 
+/// See [`Value::contains_unknown`].
 pub fn contains_unknown(value: &Value) -> bool {
-    match value {
-        Value::Unknown => true,
-        Value::List(items) => items.iter().any(contains_unknown),
-        Value::Dict(entries) => entries.values().any(contains_unknown),
-        _ => false,
-    }
+    value.contains_unknown()
 }
 
 /// A field's exported value, and whether it is known.

@@ -26,8 +26,7 @@ use modelc_exec::graph::{EntityShape, InstanceGraph};
 use modelc_sema::index::AttrKind;
 use modelc_sema::resources::{RESERVED_FIELDS, RESOURCE_ROOT};
 
-/// The default agent of a resource that declares none.
-pub const DEFAULT_AGENT: &str = "internal";
+pub use modelc_sema::resources::DEFAULT_AGENT;
 
 /// How a field of a resource shape gets its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,36 +175,32 @@ impl<'a> Shapes<'a> {
             .iter()
             .find_map(|d| declared(d)?.python.as_ref().filter(|origin| origin.unusable.is_some()))
             .cloned();
-        let (type_at, entity_type, key) =
-            match ancestry.iter().enumerate().find_map(|(at, d)| Some((at, d, declared(d)?.id.as_ref()?))) {
-                Some((at, def, id)) => {
-                    let mapped = declared(def).and_then(|d| d.python.as_ref()).is_some_and(|p| p.id_mapped);
-                    let key = if mapped {
-                        Key::Mapped(id.clone())
-                    } else {
-                        position(id).map_or(Key::Missing, |p| Key::Declared(id.clone(), p))
-                    };
-                    (at, def.fqn.clone(), key)
-                }
-                None if unusable.is_none()
-                    && self.python_modules.contains(entity.split("::").next().unwrap_or_default()) =>
-                {
-                    return None;
-                }
-                None => {
-                    let key = self
-                        .find_first_index(entity)
-                        .and_then(|attrs| {
-                            attrs.iter().map(|a| Some((a.clone(), position(a)?))).collect::<Option<Vec<_>>>()
-                        })
-                        .map_or(Key::Missing, Key::Index);
-                    (0, entity.to_owned(), key)
-                }
-            };
-        let agent = ancestry
-            .iter()
-            .find_map(|d| declared(d)?.agent.clone())
-            .unwrap_or_else(|| AgentSummary::Literal(DEFAULT_AGENT.to_owned()));
+        let (type_at, entity_type, key) = match index.identifying_declaration(entity) {
+            Some((at, def, declaration)) => {
+                let id = declaration.id.as_ref()?;
+                let mapped = declaration.python.as_ref().is_some_and(|p| p.id_mapped);
+                let key = if mapped {
+                    Key::Mapped(id.clone())
+                } else {
+                    position(id).map_or(Key::Missing, |p| Key::Declared(id.clone(), p))
+                };
+                (at, def.fqn.clone(), key)
+            }
+            None if unusable.is_none()
+                && self.python_modules.contains(entity.split("::").next().unwrap_or_default()) =>
+            {
+                return None;
+            }
+            None => {
+                let key = self
+                    .find_first_index(entity)
+                    .and_then(|attrs| attrs.iter().map(|a| Some((a.clone(), position(a)?))).collect::<Option<Vec<_>>>())
+                    .map_or(Key::Missing, Key::Index);
+                (0, entity.to_owned(), key)
+            }
+        };
+        let agent =
+            index.declared_agent(entity).cloned().unwrap_or_else(|| AgentSummary::Literal(DEFAULT_AGENT.to_owned()));
         // A subtype is exported as the type that declares the resource, with that type's
         // fields only: the fields come from the type and its ancestors.
         let mut fields: Vec<(std::sync::Arc<str>, Field)> = Vec::new();

@@ -505,6 +505,21 @@ impl ModelIndex {
         self.ancestors(entity).collect()
     }
 
+    /// The resource declaration that identifies `entity`'s resources: the nearest of its
+    /// ancestry (itself first) that gives an `id`, with its position in the ancestry. Its
+    /// entity is the type the resources are exported under.
+    pub fn identifying_declaration(&self, entity: &str) -> Option<(usize, &EntityDef, &ResourceSummary)> {
+        self.ancestors(entity)
+            .enumerate()
+            .find_map(|(at, def)| self.resources.get(&def.fqn).filter(|r| r.id.is_some()).map(|r| (at, def, r)))
+    }
+
+    /// Where `entity`'s resources get their agent: the nearest declaration of its ancestry that
+    /// says; `None` means [`crate::resources::DEFAULT_AGENT`].
+    pub fn declared_agent(&self, entity: &str) -> Option<&modelc_db::AgentSummary> {
+        self.ancestors(entity).find_map(|def| self.resources.get(&def.fqn)?.agent.as_ref())
+    }
+
     /// [`ModelIndex::ancestry`], one at a time, so that a search can stop early.
     fn ancestors<'s>(&'s self, entity: &str) -> impl Iterator<Item = &'s EntityDef> + use<'s> {
         let mut seen: IndexSet<&str> = IndexSet::new();

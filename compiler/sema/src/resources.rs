@@ -32,6 +32,9 @@ pub const RESERVED_FIELDS: [&str; 6] = ["id", "version", "requires", "provides",
 /// The entity every resource type extends.
 pub const RESOURCE_ROOT: &str = "std::Resource";
 
+/// The agent of a resource whose declarations name none.
+pub const DEFAULT_AGENT: &str = "internal";
+
 impl Checker<'_> {
     pub(crate) fn check_resource_decl(&mut self, decl: &ResourceDecl, seen: &mut IndexMap<String, Span>) {
         let Some(entity) = self.resolve_entity(&decl.entity) else { return };

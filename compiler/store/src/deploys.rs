@@ -6,7 +6,9 @@
 //!   and per resource (its result, changes, error and duration): [`DeployRecord`];
 //! * receivers whose refresh a run could not do (the next run does it), the resources with
 //!   `purge_on_delete` last deployed, per agent (a later version without one purges it), and
-//!   continuous mode's retry counters: [`Carryover`].
+//!   continuous mode's retry counters: [`Carryover`];
+//! * the facts handlers learnt about resources ([`Fact`]), each kept until a later deploy
+//!   learns it again, for `std::getfact` in later compiles.
 //!
 //! Recording a run with its carryover is one transaction. The SQLite layout and queries are in
 //! `sqlite/deploys.rs`.
@@ -56,4 +58,17 @@ pub struct Carryover {
     /// Continuous mode's retry counters: `(id, agent, failed runs)` of resources that have
     /// used some of their retries.
     pub retry_counts: Vec<(String, String, u32)>,
+    /// What handlers learnt about the resources they deployed: it replaces the value kept for
+    /// the same resource and name.
+    pub facts: Vec<Fact>,
+}
+
+/// A fact a handler learnt about a resource (`set_fact`, a Python handler's `facts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Fact {
+    /// The resource's versionless id.
+    pub id: String,
+    pub name: String,
+    /// Text, as the reference keeps facts.
+    pub value: String,
 }

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub use checks::check_full_export;
 pub use copy::{CopyReport, copy};
-pub use deploys::{Carryover, DeployRecord, DeployResult};
+pub use deploys::{Carryover, DeployRecord, DeployResult, Fact};
 pub use failpoint::FAILPOINT_VAR;
 pub use open::{Access, Locator, Prefetched, Watch, open, plan, prefetch, watch};
 pub use postgres::{Migrated, PgStore, migrate};
@@ -283,6 +283,8 @@ pub trait Store {
     fn contents(&self, hashes: &[String]) -> Result<std::collections::HashMap<String, Vec<u8>>, StoreError>;
     /// Records a deploy and what it leaves for the next one, in one transaction; its run number.
     fn record_deploy(&mut self, record: &DeployRecord, carryover: &Carryover) -> Result<u64, StoreError>;
+    /// Every fact deploys learnt, by resource id then name.
+    fn facts(&self) -> Result<Vec<Fact>, StoreError>;
     /// The most recent deploy, with its results in run order.
     fn last_deploy(&self) -> Result<Option<DeployRecord>, StoreError>;
     /// Receivers of `agents` whose refresh an earlier run could not do.

@@ -40,7 +40,50 @@ fn action(id: &str, agent: &str, version: u64, action_id: &str, result: Option<&
         finished: result.map(|_| started.replace(":00.", ":01.")),
         error: None,
         changes: serde_json::Value::Null,
+        facts: Default::default(),
     }
+}
+
+/// What agents' actions and local deploys learnt is kept per resource and name, the latest
+/// value winning (within one batch too), and read back in order by `facts`.
+#[test]
+fn facts_from_actions_and_deploys_are_kept_the_latest_winning() {
+    let Some(server) = Postgres::start("the fleet test") else { return };
+    let mut store = store(&server, "facts");
+    assert_eq!(store.facts().unwrap(), Vec::new());
+    let vm = "test::R[a,name=vm]";
+    let mut ended = action(vm, "a", 1, "x1", Some("changed"), "2026-01-01T00:00:00.000Z");
+    ended.facts = [("ip".to_owned(), "10.0.0.5".to_owned()), ("size".to_owned(), "3".to_owned())].into();
+    // The same action sent twice, and a later one in the same batch that learns a new size.
+    let mut later = action(vm, "a", 1, "x2", Some("unchanged"), "2026-01-01T00:10:00.000Z");
+    later.facts = [("size".to_owned(), "4".to_owned())].into();
+    store.record_actions(&[ended.clone(), ended, later]).unwrap();
+    let fact = |id: &str, name: &str, value: &str| modelc_store::Fact {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        value: value.to_owned(),
+    };
+    assert_eq!(store.facts().unwrap(), vec![fact(vm, "ip", "10.0.0.5"), fact(vm, "size", "4")]);
+    // A local deploy's record keeps its facts too.
+    let record = modelc_store::DeployRecord {
+        run: 0,
+        version: None,
+        source: "test".to_owned(),
+        started: "2026-01-01T01:00:00.000Z".to_owned(),
+        ended: "2026-01-01T01:00:01.000Z".to_owned(),
+        agents: vec!["b".to_owned()],
+        converged: true,
+        results: Vec::new(),
+    };
+    let carryover = modelc_store::Carryover {
+        facts: vec![fact(vm, "ip", "10.0.0.9"), fact("test::R[b,name=db]", "ip", "10.0.0.7")],
+        ..Default::default()
+    };
+    store.record_deploy(&record, &carryover).unwrap();
+    assert_eq!(
+        store.facts().unwrap(),
+        vec![fact(vm, "ip", "10.0.0.9"), fact(vm, "size", "4"), fact("test::R[b,name=db]", "ip", "10.0.0.7")]
+    );
 }
 
 #[test]

@@ -20,6 +20,18 @@
 use crate::float::py_float_repr;
 use crate::{InstanceId, Value};
 
+/// A value as an exported resource id writes it ([`cast_string`]); `None` when (part of) it is
+/// unknown.
+pub fn known_string(value: &Value, instance: &dyn Fn(InstanceId) -> String) -> Option<String> {
+    match value {
+        // The common keys, without the general conversion (one per resource and key).
+        Value::Str(s) => Some(s.to_string()),
+        Value::Int(i) => Some(itoa::Buffer::new().format(*i).to_owned()),
+        _ if value.contains_unknown() => None,
+        _ => Some(cast_string(value, instance)),
+    }
+}
+
 /// `string(x)`: `true`/`false` in lower case, `null`, floats as Python's `str` (`1.0`).
 pub fn cast_string(value: &Value, instance: &dyn Fn(InstanceId) -> String) -> String {
     match value {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub use arcstr::ArcStr;
 pub use indexmap::IndexMap;
 
-pub use display::{cast_string, interpolate, print_string, py_repr, py_str_repr, write_repr};
+pub use display::{cast_string, interpolate, known_string, print_string, py_repr, py_str_repr, write_repr};
 pub use float::py_float_repr;
 
 /// The identity of an entity instance; the executor owns the instances and names them.
@@ -83,6 +83,17 @@ impl Value {
 
     pub fn is_unknown(&self) -> bool {
         matches!(self, Value::Unknown)
+    }
+
+    /// Unknown, or a list or dict holding an unknown at any depth (instances are not looked
+    /// into).
+    pub fn contains_unknown(&self) -> bool {
+        match self {
+            Value::Unknown => true,
+            Value::List(items) => items.iter().any(Value::contains_unknown),
+            Value::Dict(entries) => entries.values().any(Value::contains_unknown),
+            _ => false,
+        }
     }
 
     /// The string, if this is one.

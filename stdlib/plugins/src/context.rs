@@ -117,9 +117,10 @@ pub trait PluginContext {
     /// A token for the given client types (`server_token`); `Err` with a message on failure.
     fn server_token(&mut self, client_types: &[String]) -> Result<String, String>;
 
-    /// The fact `name` of `resource`, if the server (or a mock) has it.
-    fn fact(&mut self, _resource: &Value, _name: &str) -> Option<Value> {
-        None
+    /// The fact `name` of `resource`, if a deploy learnt it (or a mock has it); `NotYetSet` when
+    /// the resource's id cannot be built yet.
+    fn fact(&mut self, _resource: &Value, _name: &str) -> Result<Option<Value>, AttributeError> {
+        Ok(None)
     }
 
     /// The namespace of the file that makes the call (`web::sub`, `__config__`): a path

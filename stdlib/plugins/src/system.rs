@@ -121,13 +121,12 @@ pub(crate) fn server_token(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Res
     ctx.server_token(&types).map(Value::from).map_err(|m| PluginError::external("Exception", m))
 }
 
-/// The fact, else the default when one is given, else unknown. A fact belongs to a resource of
-/// an environment: without one configured it fails, default or not, as the reference does.
+/// The fact a deploy learnt, else the default when one is given, else unknown. The store the
+/// facts come from is the environment: unlike the reference, none need be configured.
 pub(crate) fn getfact(args: &BoundArgs, ctx: &mut dyn PluginContext) -> Result<Value> {
-    environment(ctx)?;
     let name = args.str_arg("fact_name")?;
     let default = args.value("default_value")?;
-    Ok(match ctx.fact(args.value("resource")?, name) {
+    Ok(match ctx.fact(args.value("resource")?, name)? {
         Some(v) => v,
         None if !default.is_null() => default.clone(),
         None => Value::Unknown,
@@ -267,13 +266,10 @@ mod tests {
         assert!(fact(&mut ctx, "size", Value::Null).py_eq(&Value::Int(3)));
         assert!(fact(&mut ctx, "other", Value::Null).is_unknown());
         assert_eq!(fact(&mut ctx, "other", Value::str("d")).as_str(), Some("d"));
-        // No environment: no fact, whatever the default.
+        // The store is the environment: none need be configured (the reference fails here).
         ctx.environment_id = None;
-        let args = BoundArgs::new().with("resource", res.clone()).with("fact_name", "size").with("default_value", "d");
-        assert_eq!(
-            getfact(&args, &mut ctx).unwrap_err().to_string(),
-            "Exception: The environment of this model should be configured in config>environment"
-        );
+        assert!(fact(&mut ctx, "size", Value::Null).py_eq(&Value::Int(3)));
+        assert_eq!(fact(&mut ctx, "other", Value::str("d")).as_str(), Some("d"));
     }
 
     #[test]

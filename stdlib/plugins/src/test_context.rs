@@ -199,8 +199,8 @@ impl PluginContext for TestContext {
         }
     }
 
-    fn fact(&mut self, resource: &Value, name: &str) -> Option<Value> {
-        self.facts.iter().find(|(r, n, _)| r.py_eq(resource) && n == name).map(|(_, _, v)| v.clone())
+    fn fact(&mut self, resource: &Value, name: &str) -> Result<Option<Value>, AttributeError> {
+        Ok(self.facts.iter().find(|(r, n, _)| r.py_eq(resource) && n == name).map(|(_, _, v)| v.clone()))
     }
 
     fn scope_variable(&mut self, name: &str) -> Result<Value, AttributeError> {

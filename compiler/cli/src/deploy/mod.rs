@@ -17,7 +17,7 @@ use modelc_runtime::{
     AgentSelection, Handlers, MemoryContent, NotificationReport, Observer, Options, Outcome, Plan, ResourceReport,
     RunReport,
 };
-use modelc_store::{Access, Carryover, DeployRecord, DeployResult, Locator, StoreError};
+use modelc_store::{Access, Carryover, DeployRecord, DeployResult, Fact, Locator, StoreError};
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::output::Reporter;
@@ -283,7 +283,8 @@ fn desired_model(request: &Request, format: Format, color: bool, io: &mut Io<'_>
     let target =
         modelc_driver::locate(request.path.as_deref(), &io.cwd).map_err(|error| usage_error(io, &error.to_string()))?;
     let store = crate::export::store_locator(request.store.as_ref(), Some(&target), &io.cwd);
-    let exported = crate::export::compile(&target, false, format, color, io)?;
+    let place = crate::place::Place::Store(store.clone());
+    let exported = crate::export::compile(&target, false, &place, format, color, io)?;
     let mut diagnostics = exported.diagnostics;
     if !diagnostics.is_empty() {
         // Warnings: shown, and the deploy goes on.

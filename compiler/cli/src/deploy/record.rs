@@ -74,5 +74,16 @@ pub(super) fn record(
         .iter()
         .filter_map(|id| plan.resources.iter().find(|r| r.id == *id).map(|r| (id.clone(), r.agent.clone())))
         .collect();
-    (record, Carryover { pending_refreshes, purgeable, retry_counts: Vec::new() })
+    (record, Carryover { pending_refreshes, purgeable, retry_counts: Vec::new(), facts: facts(report) })
+}
+
+/// The facts the run's handlers learnt, for the store to keep.
+pub(super) fn facts(report: &RunReport) -> Vec<Fact> {
+    report
+        .resources
+        .iter()
+        .flat_map(|r| {
+            r.facts.iter().map(|(name, value)| Fact { id: r.id.clone(), name: name.clone(), value: value.clone() })
+        })
+        .collect()
 }

@@ -178,8 +178,12 @@ fn record_step(
         .filter(|r| agents.contains(&r.agent) && flag(r, "purge_on_delete") && !flag(r, "purged"))
         .cloned()
         .collect();
-    let carryover =
-        Carryover { pending_refreshes: state.pending_refreshes, purgeable, retry_counts: state.retry_counts };
+    let carryover = Carryover {
+        pending_refreshes: state.pending_refreshes,
+        purgeable,
+        retry_counts: state.retry_counts,
+        facts: super::record::facts(report),
+    };
     modelc_store::open(store, Access::Create)?.record_deploy(&record, &carryover)
 }
 

@@ -32,6 +32,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/releases", post(versions::release))
         .route("/releases/latest", get(versions::latest_release))
         .route("/contents", post(versions::contents))
+        .route("/facts", get(versions::facts))
         .route("/status", get(agents::status))
         .route("/actions", get(agents::actions).post(agents::report))
         .route("/tokens", get(tokens::list).post(tokens::create))

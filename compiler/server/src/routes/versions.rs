@@ -113,6 +113,13 @@ pub(crate) async fn latest_release(
     Ok(Json(release))
 }
 
+/// `GET /facts`: every fact the deploys learnt (`std::getfact` in the compiles that export here).
+pub(crate) async fn facts(State(app): State<Arc<App>>, headers: HeaderMap) -> ApiResult<Json<Vec<modelc_store::Fact>>> {
+    let token = caller(&app, &headers).await?;
+    require(&token, READERS)?;
+    Ok(Json(app.pool.run(|store| store.facts()).await?))
+}
+
 /// `POST /contents`: by hash. An agent token gets only what its own resources name.
 pub(crate) async fn contents(
     State(app): State<Arc<App>>,

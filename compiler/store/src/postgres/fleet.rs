@@ -98,6 +98,10 @@ pub struct Action {
     pub error: Option<String>,
     #[serde(default)]
     pub changes: serde_json::Value,
+    /// What the handler learnt about the resource, by name (an ended action's): kept in the
+    /// store's facts (`crate::Fact`), not with the action.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub facts: std::collections::BTreeMap<String, String>,
 }
 
 /// A resource's latest action, as `status` shows it.
@@ -481,6 +485,17 @@ impl PgStore {
             )
             .map_err(storage)?
             .get(0);
+        let facts: Vec<crate::Fact> = merged
+            .iter()
+            .flat_map(|a| {
+                a.facts.iter().map(|(name, value)| crate::Fact {
+                    id: a.id.clone(),
+                    name: name.clone(),
+                    value: value.clone(),
+                })
+            })
+            .collect();
+        super::runs::keep_facts(&mut tx, &facts)?;
         if written > 0 {
             tx.execute("SELECT pg_notify($1, '')", &[&RESULTS_CHANNEL]).map_err(storage)?;
         }
@@ -514,6 +529,7 @@ impl PgStore {
                         .get::<_, Option<String>>(8)
                         .and_then(|c| serde_json::from_str(&c).ok())
                         .unwrap_or_default(),
+                    facts: std::collections::BTreeMap::new(),
                 })
                 .collect())
         })

@@ -32,7 +32,7 @@ use crate::{ExportKind, PartialRequest, Snapshot, StoreError, VersionInfo};
 
 /// The layout this code reads and writes: the first one ([`LAYOUT_1`]) and each upgrade of
 /// [`UPGRADES`] up to it.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The advisory lock every export and prune of a store takes in its transaction (one database
 /// per store: the key need only be fixed). "modelc" in ASCII.
@@ -43,7 +43,7 @@ const LOCK: i64 = 0x6d6f_6465_6c63;
 const DEPLOY_LOCK: i64 = LOCK + 1;
 
 /// Every table of the layout: a database holding others is not a store this code may touch.
-const TABLES: [&str; 17] = [
+const TABLES: [&str; 18] = [
     "meta",
     "releases",
     "agent_releases",
@@ -61,6 +61,7 @@ const TABLES: [&str; 17] = [
     "deployed_purgeable",
     "retry_counts",
     "schema_history",
+    "facts",
 ];
 
 /// The first layout, as `migrate` created it. Never edited: a change is an upgrade, so that a new
@@ -123,7 +124,7 @@ CREATE TABLE retry_counts (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, failures B
 ";
 
 /// Each layout after the first: its version and the statements that make it from the one before.
-const UPGRADES: [(i64, &str); 2] = [
+const UPGRADES: [(i64, &str); 3] = [
     (
         // 2: the file content a row names (its `hash` attribute), in a column with an index, so
         // that prune finds the contents no row names by index lookups rather than by parsing
@@ -184,6 +185,18 @@ const UPGRADES: [(i64, &str); 2] = [
              error TEXT
          );
          CREATE INDEX states_by_agent ON resource_states (agent);",
+    ),
+    (
+        // 4: the facts handlers learn (`crate::deploys::Fact`), from local deploys and agents'
+        // actions, each with when it was learnt.
+        4,
+        "CREATE TABLE facts (
+             rid TEXT NOT NULL,
+             name TEXT NOT NULL,
+             value TEXT NOT NULL,
+             learnt TIMESTAMPTZ NOT NULL DEFAULT now(),
+             PRIMARY KEY (rid, name)
+         );",
     ),
 ];
 
@@ -593,6 +606,10 @@ impl crate::Store for PgStore {
 
     fn record_deploy(&mut self, record: &crate::DeployRecord, carryover: &crate::Carryover) -> Result<u64, StoreError> {
         runs::record_deploy(self.client.get_mut(), record, carryover)
+    }
+
+    fn facts(&self) -> Result<Vec<crate::Fact>, StoreError> {
+        self.read(runs::facts)
     }
 
     fn last_deploy(&self) -> Result<Option<crate::DeployRecord>, StoreError> {

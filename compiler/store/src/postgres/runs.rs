@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use postgres::Transaction;
 
 use super::{DEPLOY_LOCK, LOCK, signed, storage, unsigned};
-use crate::deploys::{Carryover, DeployRecord, DeployResult};
+use crate::deploys::{Carryover, DeployRecord, DeployResult, Fact};
 use crate::{PruneReport, StoreError};
 
 pub(super) fn contents(tx: &mut Transaction<'_>, hashes: &[String]) -> Result<HashMap<String, Vec<u8>>, StoreError> {
@@ -78,8 +78,37 @@ pub(super) fn record_deploy(
         )
         .map_err(storage)?;
     }
+    keep_facts(&mut tx, &carryover.facts)?;
     tx.commit().map_err(storage)?;
     Ok(unsigned(run))
+}
+
+/// Keeps `facts`, each replacing the value kept for its resource and name.
+pub(super) fn keep_facts(tx: &mut Transaction<'_>, facts: &[Fact]) -> Result<(), StoreError> {
+    if facts.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = facts.iter().map(|f| f.id.as_str()).collect();
+    let names: Vec<&str> = facts.iter().map(|f| f.name.as_str()).collect();
+    let values: Vec<&str> = facts.iter().map(|f| f.value.as_str()).collect();
+    tx.execute(
+        // One statement whatever the count; the last of a batch's duplicates wins.
+        "INSERT INTO facts (rid, name, value, learnt)
+         SELECT DISTINCT ON (rid, name) rid, name, value, now()
+         FROM UNNEST($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(rid, name, value, at)
+         ORDER BY rid, name, at DESC
+         ON CONFLICT (rid, name) DO UPDATE SET value = EXCLUDED.value, learnt = EXCLUDED.learnt",
+        &[&ids, &names, &values],
+    )
+    .map_err(storage)?;
+    Ok(())
+}
+
+pub(super) fn facts(tx: &mut Transaction<'_>) -> Result<Vec<Fact>, StoreError> {
+    let rows = tx
+        .query("SELECT rid, name, value FROM facts ORDER BY rid COLLATE \"C\", name COLLATE \"C\"", &[])
+        .map_err(storage)?;
+    Ok(rows.iter().map(|row| Fact { id: row.get(0), name: row.get(1), value: row.get(2) }).collect())
 }
 
 pub(super) fn last_deploy(tx: &mut Transaction<'_>) -> Result<Option<DeployRecord>, StoreError> {

@@ -5,7 +5,8 @@
 //! * `pending_refreshes`: receivers owed a refresh, by agent;
 //! * `deployed_purgeable`: the purgeable resources (those with `purge_on_delete`, true or false)
 //!   last deployed, by agent;
-//! * `retry_counts`: continuous mode's failed runs per resource, by agent.
+//! * `retry_counts`: continuous mode's failed runs per resource, by agent;
+//! * `facts`: what handlers learnt, per resource and name, with the run that learnt it.
 
 use std::collections::HashMap;
 
@@ -13,7 +14,7 @@ use modelc_ir::Resource;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::StoreError;
-use crate::deploys::{Carryover, DeployRecord, DeployResult};
+use crate::deploys::{Carryover, DeployRecord, DeployResult, Fact};
 use crate::sqlite::Sql as _;
 use crate::sqlite::SqliteStore;
 
@@ -43,6 +44,13 @@ CREATE TABLE IF NOT EXISTS deploy_results (
 CREATE TABLE IF NOT EXISTS pending_refreshes (rid TEXT PRIMARY KEY, agent TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS deployed_purgeable (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS retry_counts (rid TEXT PRIMARY KEY, agent TEXT NOT NULL, failures INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS facts (
+    rid TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    PRIMARY KEY (rid, name)
+);
 ";
 
 impl SqliteStore {
@@ -118,9 +126,22 @@ impl SqliteStore {
                 let data = serde_json::to_string(resource).map_err(|e| StoreError::Storage(e.to_string()))?;
                 purgeable.execute(params![resource.id, resource.agent, data]).sql()?;
             }
+            let mut fact = tx
+                .prepare_cached("INSERT OR REPLACE INTO facts (rid, name, value, run) VALUES (?1, ?2, ?3, ?4)")
+                .sql()?;
+            for Fact { id, name, value } in &carryover.facts {
+                fact.execute(params![id, name, value, run]).sql()?;
+            }
         }
         tx.commit().sql()?;
         Ok(run)
+    }
+
+    /// Every fact deploys learnt, by resource id then name.
+    pub fn facts(&self) -> Result<Vec<Fact>, StoreError> {
+        let mut query = self.db.prepare_cached("SELECT rid, name, value FROM facts ORDER BY rid, name").sql()?;
+        let rows = query.query_map([], |r| Ok(Fact { id: r.get(0)?, name: r.get(1)?, value: r.get(2)? })).sql()?;
+        rows.collect::<Result<_, _>>().sql()
     }
 
     /// The most recent deploy, with its results in run order.

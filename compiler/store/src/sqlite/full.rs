@@ -116,6 +116,10 @@ impl crate::Store for Absent {
         SqliteStore::open(&self.path)?.record_deploy(record, carryover)
     }
 
+    fn facts(&self) -> Result<Vec<crate::Fact>, StoreError> {
+        Ok(Vec::new())
+    }
+
     fn last_deploy(&self) -> Result<Option<crate::DeployRecord>, StoreError> {
         Ok(None)
     }

@@ -53,9 +53,9 @@ pub(crate) fn column<T: rusqlite::types::FromSql>(db: &Connection, sql: &str) ->
 /// The layout this code reads and writes. Version 2 added the runtime's tables
 /// (`crate::deploys`), version 3 continuous mode's retry counters, version 4 the rows' digests,
 /// version 5 each version's last row number and the index of closed rows by the version that
-/// closed them (in place of an index by first version); an older store gets what it lacks when
-/// it is opened.
-pub const SCHEMA_VERSION: i64 = 5;
+/// closed them (in place of an index by first version), version 6 the facts handlers learn; an
+/// older store gets what it lacks when it is opened.
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// The page size of a new store. Larger than SQLite's 4 KiB default: a full export of a large
 /// model writes and indexes hundreds of megabytes, with fewer pages to balance and link, and a
@@ -251,18 +251,18 @@ impl SqliteStore {
             self.db.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).optional().sql()?;
         match schema {
             Some(SCHEMA_VERSION) => Ok(()),
-            Some(old @ 1..=4) => {
-                // One transaction: a store is migrated whole or not at all. Layouts 1 and 2
-                // lack the runtime's tables, layouts before 4 the rows' digests, and every
-                // older layout the versions' last row numbers.
+            Some(old @ 1..=5) => {
+                // One transaction: a store is migrated whole or not at all. Layouts before 6
+                // lack some of the runtime's tables (made if missing), layouts before 4 the
+                // rows' digests, and layouts before 5 the versions' last row numbers.
                 let tx = self.db.transaction_with_behavior(TransactionBehavior::Immediate).sql()?;
-                if old < 3 {
-                    tx.execute_batch(deploys::SCHEMA).sql()?;
-                }
+                tx.execute_batch(deploys::SCHEMA).sql()?;
                 if old < 4 {
                     add_digests(&tx)?;
                 }
-                add_row_ranges(&tx)?;
+                if old < 5 {
+                    add_row_ranges(&tx)?;
+                }
                 tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION]).sql()?;
                 tx.commit().sql()?;
                 Ok(())
@@ -616,6 +616,10 @@ impl Store for SqliteStore {
 
     fn record_deploy(&mut self, record: &crate::DeployRecord, carryover: &crate::Carryover) -> Result<u64, StoreError> {
         SqliteStore::record_deploy(self, record, carryover)
+    }
+
+    fn facts(&self) -> Result<Vec<crate::Fact>, StoreError> {
+        SqliteStore::facts(self)
     }
 
     fn last_deploy(&self) -> Result<Option<crate::DeployRecord>, StoreError> {

@@ -195,6 +195,8 @@ def _deploy(message):
                     reloaded = True
                 except Exception as error:
                     handler._failed(ctx, resource, error)
+            if ctx.status == const.ResourceState.deployed and _tells_facts(instance):
+                _learn_facts(instance, ctx, resource)
     finally:
         instance.close()
     status = ctx.status.value if ctx.status is not None else "failed"
@@ -204,7 +206,8 @@ def _deploy(message):
         "change": ctx.change.value,
         # Their values were made JSON's as they were logged.
         "logs": ctx.logs,
-        "facts": _jsonable(ctx.facts),
+        # The last value given for each name wins.
+        "facts": {fact["name"]: fact["value"] for fact in ctx.facts},
         "reloaded": reloaded,
     }
     if status == "failed":
@@ -212,6 +215,23 @@ def _deploy(message):
     elif status == "skipped":
         answer["error"] = _error_of_skip(ctx)
     return answer
+
+
+def _tells_facts(instance):
+    """The handler's class gives facts of its own (`facts`): the base class gives none."""
+    return type(instance).facts is not handler.HandlerAPI.facts
+
+
+def _learn_facts(instance, ctx, resource):
+    """The facts the handler tells about a resource it just deployed, kept as if it had set
+    them: a failure to tell them is logged and fails nothing (the deploy happened)."""
+    try:
+        facts = instance.check_facts(ctx, resource)
+    except Exception:
+        ctx.warning("could not get the facts of %(resource)s", resource=str(resource.id), traceback=traceback.format_exc())
+        return
+    for name, value in (facts or {}).items():
+        ctx.set_fact(name, value)
 
 
 def _error_of_skip(ctx):
