@@ -33,17 +33,23 @@ impl Answer {
     }
 }
 
-/// Why an operation failed: the message, and the OS error number when the OS refused.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Why an operation failed: the message, the OS error number when the OS refused, the time
+/// limit when `run` was stopped at it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Failure {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errno: Option<i32>,
+    /// `run`'s command ran past this many seconds and was killed (Python's
+    /// `subprocess.TimeoutExpired` for the handler).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<f64>,
 }
 
 impl Failure {
-    fn usage(message: impl Into<String>) -> Failure {
-        Failure { message: message.into(), errno: None }
+    /// A failure that is not the OS's.
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure { message: message.into(), errno: None, timed_out: None }
     }
 
     fn os(what: &str, path: &str, error: &std::io::Error) -> Failure {
@@ -52,7 +58,11 @@ impl Failure {
             Some(code) => nix::errno::Errno::from_raw(code).desc().to_owned(),
             None => error.to_string(),
         };
-        Failure { message: format!("[Errno {}] {reason}: '{path}' ({what})", errno.unwrap_or(0)), errno }
+        Failure {
+            message: format!("[Errno {}] {reason}: '{path}' ({what})", errno.unwrap_or(0)),
+            errno,
+            timed_out: None,
+        }
     }
 }
 
@@ -262,6 +272,11 @@ fn run(args: &[Value], cwd: Option<&str>) -> Result<Answer, Failure> {
         Err(RunError::NotFound(program)) => Err(Failure {
             message: format!("[Errno 2] No such file or directory: '{program}'"),
             errno: Some(nix::errno::Errno::ENOENT as i32),
+            timed_out: None,
+        }),
+        Err(RunError::TimedOut(limit)) => Err(Failure {
+            timed_out: Some(limit.as_secs_f64()),
+            ..Failure::usage(format!("Command '{}' timed out after {} seconds", words.join(" "), limit.as_secs_f64()))
         }),
         Err(error) => Err(Failure::usage(error.to_string())),
     }
@@ -307,5 +322,7 @@ mod tests {
         let ran = call("run", json!(["sh", ["-c", "echo $X"], {"X": "given"}])).unwrap();
         assert_eq!(ran.value[0], json!("given"));
         assert_eq!(call("run", json!(["no-such-program-here"])).unwrap_err().errno, Some(2));
+        let stopped = call("run", json!(["sleep", ["5"], null, null, 0.2])).unwrap_err();
+        assert_eq!(stopped.timed_out, Some(0.2), "{stopped:?}");
     }
 }

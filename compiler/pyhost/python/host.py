@@ -4,9 +4,9 @@
 # message per line. modelc's own `inmanta` API (sent in the first message) is installed ahead of
 # anything the environment has, so an installed inmanta-core is never imported.
 # Only what starting needs is imported here: `importlib.abc` alone would import
-# `importlib.resources` and `pathlib`, and double the interpreter's start.
+# `importlib.resources` and `pathlib`, and double the interpreter's start; specs are made with
+# `importlib.machinery` alone (`importlib.util` costs a few milliseconds more).
 import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -90,7 +90,7 @@ class ShimFinder:
     def find_spec(self, fullname, path=None, target=None):
         if fullname in self.sources:
             is_package, _ = self.sources[fullname]
-            return importlib.util.spec_from_loader(fullname, self, origin="modelc", is_package=is_package)
+            return importlib.machinery.ModuleSpec(fullname, self, origin="modelc", is_package=is_package)
         if fullname == "inmanta_plugins":
             spec = importlib.machinery.ModuleSpec(fullname, self, origin="modelc", is_package=True)
             spec.submodule_search_locations = [
@@ -102,7 +102,11 @@ class ShimFinder:
         module = self.modules.get(fullname)
         if module is not None:
             init = os.path.join(module, "__init__.py")
-            return importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[module])
+            loader = importlib.machinery.SourceFileLoader(fullname, init)
+            spec = importlib.machinery.ModuleSpec(fullname, loader, origin=init, is_package=True)
+            spec.submodule_search_locations = [module]
+            spec.has_location = True  # its `__file__` is where it is
+            return spec
         return None
 
     def create_module(self, spec):

@@ -121,7 +121,7 @@ pub struct LocalOperator;
 impl Operator for LocalOperator {
     fn operate(&self, via: &Value, op: &str, args: &[Value], data: Option<&[u8]>) -> Result<Answer, Failure> {
         if !via.is_null() && via.get("method_name").and_then(Value::as_str) != Some("local") {
-            return Err(Failure { message: "this deploy reaches no other host".to_owned(), errno: None });
+            return Err(Failure::usage("this deploy reaches no other host"));
         }
         modelc_runtime::operations::perform(op, args, data)
     }
@@ -340,7 +340,9 @@ impl PythonHandlers {
                 json!({"value": value, "data": base64::engine::general_purpose::STANDARD.encode(bytes)})
             }
             Ok(Answer { value, data: None }) => json!({"value": value}),
-            Err(Failure { message, errno }) => json!({"error": message, "errno": errno}),
+            Err(Failure { message, errno, timed_out }) => {
+                json!({"error": message, "errno": errno, "timed_out": timed_out})
+            }
         }
     }
 }

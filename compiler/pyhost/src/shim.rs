@@ -20,7 +20,6 @@ pub(crate) const MODULES: &[(&str, bool, &str)] = &[
     ("inmanta.agent", true, include_str!("../python/inmanta/agent/__init__.py")),
     ("inmanta.agent.handler", false, include_str!("../python/inmanta/agent/handler.py")),
     ("inmanta.agent.agent", false, include_str!("../python/inmanta/agent/agent.py")),
-    ("inmanta.agent._host", false, include_str!("../python/inmanta/agent/_host.py")),
     ("inmanta.protocol", true, include_str!("../python/inmanta/protocol/__init__.py")),
     ("inmanta.protocol.endpoints", false, include_str!("../python/inmanta/protocol/endpoints.py")),
     ("inmanta.protocol.common", false, include_str!("../python/inmanta/protocol/common.py")),
@@ -38,9 +37,11 @@ pub(crate) const MODULES: &[(&str, bool, &str)] = &[
     ("inmanta_plugins.std", true, include_str!("../python/inmanta_plugins/std/__init__.py")),
 ];
 
-/// What a deploy's handler host has besides: the mitogen module's proxy, whose operations modelc
-/// does (a compile uses the module's own package, whose mappers shape the `via` it exports).
+/// What a deploy's handler host has besides: its loop, and the mitogen module's proxy, whose
+/// operations modelc does (a compile uses the module's own package, whose mappers shape the
+/// `via` it exports).
 pub(crate) const HANDLER_MODULES: &[(&str, bool, &str)] = &[
+    ("inmanta.agent._host", false, include_str!("../python/inmanta/agent/_host.py")),
     ("inmanta_plugins.mitogen", true, include_str!("../python/inmanta_plugins/mitogen/__init__.py")),
     ("inmanta_plugins.mitogen.abc", false, include_str!("../python/inmanta_plugins/mitogen/abc.py")),
 ];

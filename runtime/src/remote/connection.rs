@@ -157,7 +157,7 @@ impl Connection {
         args: &[serde_json::Value],
         data: Option<&[u8]>,
     ) -> Result<crate::operations::Answer, crate::operations::Failure> {
-        let lost = |message: String| crate::operations::Failure { message, errno: None };
+        let lost = |message: String| crate::operations::Failure::usage(message);
         let message =
             |call| Message::Operate { call, op: op.to_owned(), args: args.to_vec(), has_data: data.is_some() };
         let (_, rx) = self.call_with(message, data.unwrap_or_default()).map_err(lost)?;

@@ -211,7 +211,7 @@ impl Hosts {
         args: &[serde_json::Value],
         data: Option<&[u8]>,
     ) -> Result<crate::operations::Answer, crate::operations::Failure> {
-        let failure = |message: String| crate::operations::Failure { message, errno: None };
+        let failure = |message: String| crate::operations::Failure::usage(message);
         // No context (a resource without `via`): this machine.
         let chain = if via.is_null() { None } else { Chain::from_context(via).map_err(failure)? };
         let Some(chain) = chain else { return crate::operations::perform(op, args, data) };

@@ -34,6 +34,12 @@ class Channel:
             errno = answer.get("errno")
             if errno is not None:
                 raise OSError(errno, answer["error"])
+            if answer.get("timed_out") is not None:
+                import subprocess  # only here: the host starts faster without it
+
+                args = question.get("args") or [None]
+                command = [args[0]] + list(args[1] if len(args) > 1 and args[1] else [])
+                raise subprocess.TimeoutExpired(command, answer["timed_out"])
             raise ModelcError(answer["error"])
         return answer
 
@@ -107,7 +113,9 @@ class IO:
         self._value("put", path, data=bytes(content))
 
     def chmod(self, path, permissions):
-        self._value("chmod", path, str(permissions))
+        # A mode as text (`"750"`), or as `os.chmod` takes it (`0o750`).
+        mode = permissions if isinstance(permissions, str) else format(permissions, "o")
+        self._value("chmod", path, mode)
 
     def chown(self, path, user=None, group=None):
         self._value("chown", path, user, group)

@@ -2,14 +2,17 @@
 inmanta.util.dict_path); the rest is inert at compile time (see inmanta._inert)."""
 import datetime
 import enum
-import uuid
+import sys
 
 from inmanta._inert import inert_module
 
 
 def internal_json_encoder(value):
     """What `json.dumps(default=...)` calls for values JSON has no form for."""
-    if isinstance(value, (uuid.UUID,)):
+    # Not imported here (it costs a host's start milliseconds): a UUID exists only once
+    # something imported `uuid`.
+    uuid = sys.modules.get("uuid")
+    if uuid is not None and isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, (datetime.datetime, datetime.date)):
         return value.isoformat()

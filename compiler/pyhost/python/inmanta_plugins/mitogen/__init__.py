@@ -10,7 +10,6 @@ name; only those can run there (the functions of `inmanta_mitogen` and
 `inmanta_files.symlink_stat`), as no Python is needed there.
 """
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -64,6 +63,8 @@ def truncate_logged_value(raw_value):
 
 
 def context_hash(serialized_context):
+    import hashlib  # only here: most handlers never hash a context
+
     return hashlib.md5(json.dumps(serialized_context, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -95,6 +96,9 @@ _OPERATIONS = {
     "shutil.chown": "chown",
     "shutil.rmtree": "rmtree",
 }
+
+# The method of `_host.IO` that does each operation, where its name is not the operation's.
+_IO_METHODS = {"lexists": "file_exists", "islink": "is_symlink", "rmtree": "rmdir"}
 
 
 def _by_modelc(name):
@@ -207,18 +211,8 @@ class Proxy:
         self.logger.debug("Calling function %(function)s in context %(context_name)s: %(" + outcome + ")s", **logged)
 
     def _remote(self, op, args):
-        if op == "chmod" and len(args) == 2 and isinstance(args[1], int):
-            # `os.chmod` takes the mode as a number; modelc's operation, as the proxy gives it.
-            args = (args[0], format(args[1], "o"))
-        data = None
-        if op == "put":
-            args, data = args[:1], args[1]
-        answer = self._io._call("read_binary" if op == "read" else op, *args, data=data)
-        if op in ("read_binary", "read"):
-            content = _host._data(answer)
-            return content if op == "read_binary" else content.decode("utf-8")
-        value = answer.get("value")
-        return tuple(value) if op == "run" and isinstance(value, list) else value
+        """The operation done by modelc where the context leads: the same `IO` as `self._io`."""
+        return getattr(self._io, _IO_METHODS.get(op, op))(*args)
 
     def chmod(self, path, permissions):
         self.remote_call(os.chmod, path, int(permissions, 8))
