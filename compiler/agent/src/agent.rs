@@ -253,7 +253,7 @@ impl Agent {
             handlers,
             Box::new(Arc::clone(&self.hosts)),
             &self.config.modules,
-            &run,
+            &run.iter().collect::<Vec<_>>(),
             false,
         );
         for warning in warnings {

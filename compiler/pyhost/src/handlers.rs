@@ -74,14 +74,15 @@ impl ModuleCode {
     }
 }
 
-/// `handlers` with modules' own handlers for the types of `resources` it has none of, their
+/// `handlers` with modules' own handlers for the types of `resources` (those the run deploys) it
+/// has none of, their
 /// operations done by `operator`; and what the user should hear (no Python environment, a
 /// module whose Python cannot be imported): those resources are then `no-handler`.
 pub fn add_module_handlers(
     handlers: modelc_runtime::Handlers,
     operator: Box<dyn Operator>,
     code: &ModuleCode,
-    resources: &[Resource],
+    resources: &[&Resource],
     debug_logs: bool,
 ) -> (modelc_runtime::Handlers, Vec<String>) {
     let wanted: BTreeSet<&str> =

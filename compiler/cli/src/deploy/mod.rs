@@ -119,7 +119,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         None => (Vec::new(), Vec::new()),
     };
     drop(store);
-    let handlers = handlers(request, &desired.code, &desired.ir.resources, io);
+    let handlers = handlers(request, &desired.code, &desired.ir.resources, &selection, io);
     let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
     if !request.no_autoedges {
         plan.add_autoedges();
@@ -184,13 +184,22 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
 
 /// The handlers of a deploy: the shipped ones, on this machine and, through connections kept
 /// for as long as the handlers live (closed when they are dropped), on the hosts resources'
-/// contexts name; and modules' own handlers for the types of `resources` modelc has none of.
-pub(crate) fn handlers(request: &Request, code: &ModuleCode, resources: &[Resource], io: &mut Io<'_>) -> Handlers {
+/// contexts name; and modules' own handlers for the types modelc has none of among the
+/// `resources` of the agents `selection` deploys.
+pub(crate) fn handlers(
+    request: &Request,
+    code: &ModuleCode,
+    resources: &[Resource],
+    selection: &AgentSelection,
+    io: &mut Io<'_>,
+) -> Handlers {
+    let agents = selection.agents(resources);
+    let deployed: Vec<&Resource> = resources.iter().filter(|r| agents.contains(r.agent.as_str())).collect();
     let hosts = std::sync::Arc::new(modelc_runtime::remote::Hosts::new(request.remote.clone()));
     let handlers =
         Handlers::builtin().with_remote(modelc_runtime::remote::RemoteHandler::new(std::sync::Arc::clone(&hosts)));
     let (handlers, warnings) =
-        modelc_pyhost::handlers::add_module_handlers(handlers, Box::new(hosts), code, resources, crate::verbose());
+        modelc_pyhost::handlers::add_module_handlers(handlers, Box::new(hosts), code, &deployed, crate::verbose());
     for warning in warnings {
         let _ = writeln!(io.stderr, "warning: {warning}");
     }

@@ -61,7 +61,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         Err(error) => return store_failure(io, format, color, &error, &store),
     };
     let code = super::modules::installed(io);
-    let handlers = super::handlers(request, &code, &first.resources, io);
+    let handlers = super::handlers(request, &code, &first.resources, &selection, io);
     let options = Options {
         jobs: request.jobs.unwrap_or_else(|| super::jobs(request, &first.resources, &selection)).max(1),
         sema: request.sema,
