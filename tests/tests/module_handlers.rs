@@ -220,6 +220,33 @@ probe::Probe(host=host, name=\"b\", path=\"$T/b\", content=\"beta\\n\", requires
     assert_eq!(fs::read_to_string(out.join("b.reloads")).unwrap(), "reload\nreload\n");
 }
 
+/// With two resources at once, the second interpreter is forked from the first (its modules
+/// imported already): a handler that hangs in one and one that crashes the other each fail
+/// alone, with the same words as in a started interpreter (the forked one's exit code is
+/// told by the one it was forked from), and the next resources get new interpreters.
+#[test]
+fn in_forked_interpreters_a_hang_and_a_crash_fail_only_their_resources() {
+    let Some(python) = modelc_tests::python3("the module handler tests") else { return };
+    let python = python.display().to_string();
+    let body = "\
+probe::Probe(host=host, name=\"hang\", path=\"$T/h\", content=\"x\", behaviour=\"hang\", meta=std::Meta(timeout=1.0))
+probe::Probe(host=host, name=\"crash\", path=\"$T/c\", content=\"x\", behaviour=\"crash\")
+for i in [0, 1, 2, 3]:
+    probe::Probe(host=host, name=\"ok{{i}}\", path=\"$T/ok{{i}}\", content=\"fine\")
+end
+";
+    let dir = probe_project("forked-failures", body);
+    let (code, report, stderr) = deploy(&dir, &python, &["--jobs", "2"]);
+    assert_eq!(code, 1, "{report:#}\n{stderr}");
+    let crashed = resource(&report, "name=crash");
+    assert!(crashed["error"].as_str().unwrap().contains("stopped while the handler ran (exit code 3)"), "{crashed:#}");
+    let hung = resource(&report, "name=hang");
+    assert!(hung["error"].as_str().unwrap().contains("within its timeout of 1 s"), "{hung:#}");
+    for i in 0..4 {
+        assert_eq!(result_of(&report, &format!("name=ok{i}]")), "changed", "{report:#}");
+    }
+}
+
 #[test]
 fn a_handler_that_raises_crashes_hangs_or_skips_fails_only_its_resource() {
     let Some(python) = modelc_tests::python3("the module handler tests") else { return };

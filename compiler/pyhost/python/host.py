@@ -49,7 +49,11 @@ def send(message):
         text = json.dumps(message, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     data = memoryview((text + "\n").encode("utf-8", "replace"))
     while data:
-        data = data[os.write(_out, data):]
+        try:
+            data = data[os.write(_out, data):]
+        except BlockingIOError:
+            # A forked host's socket is non-blocking both ways (see `rebind`).
+            select.select([], [_out], [])
 
 
 def receive():
@@ -76,6 +80,18 @@ def receive():
                 os._exit(0)
             _buffer.extend(chunk)
             break
+
+
+def rebind(fd):
+    """Talks to modelc through `fd` from now on (a forked handler host's socket, both ways),
+    closing the pipes of the host it was forked from."""
+    global _in, _out
+    old = {_in, _out}
+    _in = _out = fd
+    _buffer.clear()
+    os.set_blocking(fd, False)
+    for descriptor in old:
+        os.close(descriptor)
 
 
 class ShimFinder:
@@ -126,10 +142,14 @@ def main():
     modules = {"inmanta_plugins." + module["module"]: module["package"] for module in init["modules"]}
     sys.meta_path.insert(0, ShimFinder(init["shim"], modules))
     if init.get("role") == "handlers":
-        # A deploy's handler host: its own loop (inmanta/agent/_host.py).
+        # A deploy's handler host: its own loop (inmanta/agent/_host.py). It waits without
+        # spinning: a deploy's next resource comes after the engine's own work, and the CPU a
+        # spin takes is what the engine and the other hosts need.
+        global _SPIN
+        _SPIN = 0.0
         import inmanta.agent._host as handlers
 
-        handlers.serve(send, receive, init)
+        handlers.serve(send, receive, init, rebind)
         return
     import inmanta.plugins as plugins
 

@@ -3,12 +3,12 @@
 //!
 //! Interpreters (the same `host.py` as plugins, in the role "handlers") run them for the life of
 //! the [`PythonHandlers`], each one resource at a time, up to one per core (Python runs one
-//! thread at a time) and one per Python-handled resource. All are started when the handlers are
-//! made; the first is waited for (its imports say which types have handlers) while the others
-//! import, ready when the engine deploys several Python-handled resources at once. A handler that
-//! crashes its interpreter or outlasts its timeout fails only its resource (with the Python
-//! traceback, or the time it was given), that interpreter is stopped with what it started, and
-//! the next resource gets a new one. While a handler runs, the host asks back for operations on
+//! thread at a time) and one per Python-handled resource. The first is started when the
+//! handlers are made and waited for (its imports say which types have handlers); the others are
+//! forked from it ([`crate::forks`]: the modules imported already), or, where that fails,
+//! started when needed. A handler that crashes its interpreter or outlasts its timeout fails
+//! only its resource (with the Python traceback, or the time it was given), that interpreter is
+//! stopped with what it started, and the next resource gets a new one. While a handler runs, the host asks back for operations on
 //! the resource's target ([`Operator`]) and for file contents by hash.
 #![allow(
     clippy::disallowed_methods,
@@ -35,6 +35,9 @@ pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long the interpreter may take to start and import the modules.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long forking the first interpreter into another may take.
+const FORK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Does the operations handlers ask for on the machine a context names (`via`, `null` for this
 /// one): `modelc_runtime::remote::Hosts` in a deploy.
@@ -134,8 +137,6 @@ enum Slot {
     /// None yet, or the last one was stopped: started when needed.
     #[default]
     Empty,
-    /// Started and sent the modules to import; its answers not read yet.
-    Starting(Box<Process>),
     Ready(Box<Process>),
 }
 
@@ -151,6 +152,9 @@ pub struct PythonHandlers {
     hosts: Vec<Mutex<Slot>>,
     /// Whether handlers' DEBUG lines are kept in the report (`--verbose`).
     debug_logs: bool,
+    /// Where the forked interpreters connect and their endings are written: dropped after
+    /// `hosts`.
+    forks: Option<crate::forks::Forks>,
 }
 
 impl std::fmt::Debug for PythonHandlers {
@@ -160,9 +164,9 @@ impl std::fmt::Debug for PythonHandlers {
 }
 
 impl PythonHandlers {
-    /// Starts the interpreters of `env` and has them import `modules`, which registers their
-    /// handlers: one interpreter per core, at most one per resource of `resources` (the others
-    /// import while the first is waited for, so they are ready when the run needs them).
+    /// Starts an interpreter of `env` and has it import `modules`, which registers their
+    /// handlers, then forks it: one interpreter per core, at most one per resource of
+    /// `resources`.
     pub fn start(
         env: PythonEnv,
         modules: Vec<ModulePython>,
@@ -178,14 +182,10 @@ impl PythonHandlers {
             operator,
             hosts: (0..size).map(|_| Mutex::new(Slot::Empty)).collect(),
             debug_logs: false,
+            forks: None,
         };
         let first = handlers.launch()?;
-        for slot in &handlers.hosts[1..] {
-            if let Ok(process) = handlers.launch() {
-                *lock(slot) = Slot::Starting(Box::new(process));
-            }
-        }
-        let (process, loaded) = handlers.finish_launch(first)?;
+        let (mut process, loaded) = handlers.finish_launch(first)?;
         handlers.types = loaded
             .get("providers")
             .and_then(Value::as_array)
@@ -200,8 +200,26 @@ impl PythonHandlers {
             .flatten()
             .map(|(module, trace)| (module.clone(), trace.as_str().unwrap_or_default().trim_end().to_owned()))
             .collect();
+        handlers.fork_others(&mut process);
         *lock(&handlers.hosts[0]) = Slot::Ready(Box::new(process));
         Ok(handlers)
+    }
+
+    /// Fills the other slots with interpreters forked from `first`; those it cannot fork
+    /// (no private directory, a fork that fails) are started when needed instead.
+    fn fork_others(&mut self, first: &mut Process) {
+        if self.hosts.len() < 2 {
+            return;
+        }
+        let Ok(forks) = crate::forks::Forks::new() else { return };
+        let deadline = Instant::now() + FORK_TIMEOUT;
+        for slot in &self.hosts[1..] {
+            match forks.fork(first, deadline) {
+                Ok(process) => *lock(slot) = Slot::Ready(Box::new(process)),
+                Err(_) => break,
+            }
+        }
+        self.forks = Some(forks);
     }
 
     /// Keeps handlers' DEBUG lines in the report (each call of a mitogen proxy, say).
@@ -250,18 +268,16 @@ impl PythonHandlers {
         Ok((process, loaded))
     }
 
-    /// An interpreter no other call is using, ready: a ready one first, else one starting, else
-    /// a slot to start one in, else the first to be free.
+    /// An interpreter no other call is using, ready: a ready one first, else a slot to start
+    /// one in, else the first to be free.
     fn free_host(&self) -> Result<std::sync::MutexGuard<'_, Slot>, String> {
         let free = || self.hosts.iter().filter_map(|h| h.try_lock().ok());
         let mut slot = free()
             .find(|h| matches!(**h, Slot::Ready(_)))
-            .or_else(|| free().find(|h| matches!(**h, Slot::Starting(_))))
             .or_else(|| free().next())
             .unwrap_or_else(|| lock(&self.hosts[0]));
         let process = match std::mem::take(&mut *slot) {
             Slot::Ready(process) => process,
-            Slot::Starting(process) => Box::new(self.finish_launch(*process)?.0),
             Slot::Empty => Box::new(self.finish_launch(self.launch()?)?.0),
         };
         *slot = Slot::Ready(process);

@@ -18,6 +18,7 @@
 
 mod codec;
 mod depend;
+mod forks;
 pub mod handlers;
 mod map;
 mod process;

@@ -7,6 +7,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,18 +28,84 @@ pub(crate) enum Silence {
 }
 
 pub(crate) struct Process {
-    child: Child,
+    /// Started by modelc; `None` for a host forked from another (see [`Process::forked`]).
+    child: Option<Child>,
+    /// Its process id.
+    pid: u32,
     /// It leads a process group of its own: stopping it stops what it started.
     grouped: bool,
     /// How long a read spins before it sleeps (see the module's doc).
     spin: Duration,
     /// `None` once closed, which tells the host to end.
-    stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
+    stdin: Option<Input>,
+    stdout: Output,
+    /// A forked host's ending is written here by the host it was forked from.
+    ending_file: Option<std::path::PathBuf>,
     /// What was read and not yet taken as a message.
     buffer: Vec<u8>,
     /// How much of `buffer` is known to hold no line end.
     scanned: usize,
+}
+
+/// Where messages to the host go: its stdin, or a forked host's socket.
+enum Input {
+    Pipe(ChildStdin),
+    Socket(UnixStream),
+}
+
+/// Where its messages come from: its stdout, or a forked host's socket.
+enum Output {
+    Pipe(ChildStdout),
+    Socket(UnixStream),
+}
+
+impl Write for Input {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Input::Pipe(pipe) => pipe.write(data),
+            Input::Socket(socket) => socket.write(data),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Input {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Input::Pipe(pipe) => pipe.as_fd(),
+            Input::Socket(socket) => socket.as_fd(),
+        }
+    }
+}
+
+impl Drop for Input {
+    fn drop(&mut self) {
+        // The socket's other half stays open for reading: the host is told there is no more.
+        if let Input::Socket(socket) = self {
+            let _ = socket.shutdown(std::net::Shutdown::Write);
+        }
+    }
+}
+
+impl Read for Output {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Pipe(pipe) => pipe.read(buffer),
+            Output::Socket(socket) => socket.read(buffer),
+        }
+    }
+}
+
+impl Output {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            Output::Pipe(pipe) => pipe.as_fd(),
+            Output::Socket(socket) => socket.as_fd(),
+        }
+    }
 }
 
 impl Process {
@@ -81,7 +148,35 @@ impl Process {
             }
         }
         let spin = if grouped { Duration::ZERO } else { SPIN };
-        Ok(Process { child, grouped, spin, stdin: Some(stdin), stdout, buffer: Vec::with_capacity(4096), scanned: 0 })
+        Ok(Process {
+            pid: child.id(),
+            child: Some(child),
+            grouped,
+            spin,
+            stdin: Some(Input::Pipe(stdin)),
+            stdout: Output::Pipe(stdout),
+            ending_file: None,
+            buffer: Vec::with_capacity(4096),
+            scanned: 0,
+        })
+    }
+
+    /// A handler host forked from another (`_host._fork`): process `pid`, leading its own
+    /// process group, connected through `socket`; its ending is written to `ending_file`.
+    pub(crate) fn forked(socket: UnixStream, pid: u32, ending_file: std::path::PathBuf) -> std::io::Result<Process> {
+        socket.set_nonblocking(true)?;
+        let input = socket.try_clone()?;
+        Ok(Process {
+            child: None,
+            pid,
+            grouped: true,
+            spin: Duration::ZERO,
+            stdin: Some(Input::Socket(input)),
+            stdout: Output::Socket(socket),
+            ending_file: Some(ending_file),
+            buffer: Vec::with_capacity(4096),
+            scanned: 0,
+        })
     }
 
     /// Writes one message; an interpreter that does not read it by `deadline` is as silent as
@@ -152,12 +247,14 @@ impl Process {
     /// Stops the interpreter now.
     pub(crate) fn kill(&mut self) {
         if self.grouped
-            && let Ok(pid) = i32::try_from(self.child.id())
+            && let Ok(pid) = i32::try_from(self.pid)
         {
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// How the interpreter ended (it closed its output): its exit code or signal.
@@ -165,12 +262,36 @@ impl Process {
         // It closed its output: it is ending, give it a moment.
         let until = Instant::now() + Duration::from_secs(2);
         loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return describe_status(status),
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
-                _ => {
-                    self.kill();
-                    return "it closed its output".to_owned();
+            let ended = match (&mut self.child, &self.ending_file) {
+                (Some(child), _) => child.try_wait().map(|s| s.map(describe_status)).unwrap_or(None),
+                (None, Some(file)) => std::fs::read_to_string(file).ok(),
+                (None, None) => None,
+            };
+            if let Some(ending) = ended {
+                return ending;
+            }
+            if Instant::now() >= until {
+                self.kill();
+                return "it closed its output".to_owned();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Whether it has ended: a started one has exited, a forked one has closed its socket.
+    fn has_ended(&mut self) -> bool {
+        match &mut self.child {
+            Some(child) => !matches!(child.try_wait(), Ok(None)),
+            None => {
+                let mut scratch = [0u8; 4096];
+                loop {
+                    match self.stdout.read(&mut scratch) {
+                        Ok(0) => return true,
+                        Ok(_) => {}
+                        Err(error) if error.kind() == ErrorKind::Interrupted => {}
+                        Err(error) if error.kind() == ErrorKind::WouldBlock => return false,
+                        Err(_) => return true,
+                    }
                 }
             }
         }
@@ -179,12 +300,12 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        // Closing stdin ends the host's loop (it flushes what plugins printed); a host that
-        // does not end promptly is killed.
+        // Closing its input ends the host's loop (it flushes what plugins printed); a host
+        // that does not end promptly is killed.
         self.stdin = None;
         let until = Instant::now() + Duration::from_millis(500);
         while Instant::now() < until {
-            if !matches!(self.child.try_wait(), Ok(None)) {
+            if self.has_ended() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(2));
@@ -202,7 +323,7 @@ pub(crate) fn line(message: &impl serde::Serialize) -> Vec<u8> {
 }
 
 /// Sleeps until `fd` is ready for `events`, or fails at `deadline`.
-fn wait_until(fd: std::os::fd::BorrowedFd<'_>, events: PollFlags, deadline: Instant) -> Result<(), Silence> {
+pub(crate) fn wait_until(fd: std::os::fd::BorrowedFd<'_>, events: PollFlags, deadline: Instant) -> Result<(), Silence> {
     let now = Instant::now();
     if now >= deadline {
         return Err(Silence::TimedOut);

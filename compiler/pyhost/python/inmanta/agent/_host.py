@@ -3,14 +3,16 @@ one at a time, for a deploy run of modelc (which started this interpreter, `host
 one JSON message per line).
 
 modelc sends `load` (import modules' packages), `deploy` (one resource: its handler's `deploy`,
-or `execute` in a dry run, then `do_reload` when a refresh is due) and `end_run` (what `@cache`
-kept for the run is dropped). While a handler runs, the host asks modelc back: `io` for an
+or `execute` in a dry run, then `do_reload` when a refresh is due), `end_run` (what `@cache`
+kept for the run is dropped) and `fork` (another host, with the modules imported already: see
+`_fork`). While a handler runs, the host asks modelc back: `io` for an
 operation on the resource's target (modelc does it on this machine, or through the SSH helper on
 another), `content` for a file's content by hash.
 """
 import binascii
 import importlib
 import logging
+import os
 import sys
 import traceback
 
@@ -262,7 +264,62 @@ def _jsonable(value):
     return str(value)
 
 
-def serve(send, receive, init):
+# Hosts forked from this one (pid → the directory their ending is written to), until reaped.
+_forked = {}
+
+
+def _fork(message, rebind):
+    """Another host like this one, its modules imported already (starting one costs far more):
+    a child in a process group of its own (stopping it stops only what it started) that talks to
+    modelc through the Unix socket `message["socket"]`. Here, the child's pid; in the child, 0.
+    When it ends, how is written to `message["endings"]/<pid>` for modelc to tell."""
+    import signal
+    import socket
+
+    signal.signal(signal.SIGCHLD, _reap)
+    pid = os.fork()
+    if pid:
+        _forked[pid] = message["endings"]
+        _reap(None, None)  # it may have ended already
+        return pid
+    try:
+        os.setpgid(0, 0)
+        _forked.clear()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.connect(message["socket"])
+        rebind(connection.detach())
+    except BaseException:
+        os._exit(70)
+    return 0
+
+
+def _reap(signum, frame):
+    """Each forked host that ended: how, written where modelc looks (only those pids are
+    waited for: what handlers run here is theirs to wait for)."""
+    for pid, endings in list(_forked.items()):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            del _forked[pid]
+            continue
+        if not done:
+            continue
+        del _forked[pid]
+        if os.WIFSIGNALED(status):
+            ending = "killed by signal %d" % os.WTERMSIG(status)
+        else:
+            ending = "exit code %d" % os.waitstatus_to_exitcode(status)
+        path = os.path.join(endings, str(pid))
+        try:
+            with open(path + ".tmp", "w") as out:
+                out.write(ending)
+            os.rename(path + ".tmp", path)
+        except OSError:
+            pass
+
+
+def serve(send, receive, init, rebind=None):
     global _channel
     _channel = Channel(send, receive)
     send({"ready": True, "version": sys.version.split()[0], "executable": sys.executable})
@@ -278,6 +335,12 @@ def serve(send, receive, init):
                 except BaseException:
                     answer = {"status": "failed", "error": traceback.format_exc().rstrip(), "changes": {}, "logs": []}
                 send({"done": answer})
+            elif op == "fork":
+                pid = _fork(message, rebind)
+                if pid:
+                    send({"forked": pid})
+                else:
+                    send({"ready": True, "pid": os.getpid()})
             elif op == "end_run":
                 _cache.close_run()
                 send({"ended": True})
