@@ -43,6 +43,13 @@ pub fn registry_env(cache: &Path, name: &str, packages: &[&str]) -> Option<PathB
     if ready(&dir) {
         return Some(dir);
     }
+    // The tests of one process build it one at a time (their building directory is the
+    // process's): the others wait, then find it ready.
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _building = BUILDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if ready(&dir) {
+        return Some(dir);
+    }
     // Built beside and moved into place, so a test process never sees half an environment.
     let building = cache.join(format!("pyenv-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&building);
