@@ -29,8 +29,15 @@ pub struct Run {
 
 /// Runs `binary` with `args` in `dir` under `/usr/bin/time`, and checks it succeeded.
 pub fn timed(binary: &Path, dir: &Path, args: &[&str]) -> Run {
+    timed_in(binary, dir, args, &[])
+}
+
+/// As [`timed`], with the environment `env(1)` makes of `env_args` (`["-u", "NAME"]`: without
+/// the variable NAME).
+pub fn timed_in(binary: &Path, dir: &Path, args: &[&str], env_args: &[&str]) -> Run {
     let started = Instant::now();
-    let out = under_time(binary, dir, args, &[]).output().unwrap();
+    let wrapper: Vec<&str> = if env_args.is_empty() { Vec::new() } else { [&["env"], env_args].concat() };
+    let out = under_time(binary, dir, args, &wrapper).output().unwrap();
     let seconds = started.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{args:?}: {stderr}");

@@ -8,6 +8,7 @@
 # `importlib.machinery` alone (`importlib.util` costs a few milliseconds more).
 import importlib.machinery
 import json
+import marshal
 import os
 import re
 import select
@@ -94,14 +95,88 @@ def rebind(fd):
         os.close(descriptor)
 
 
+class CodeCache:
+    """modelc's API compiled, kept between runs where the environment keeps bytecode: a virtual
+    environment's prefix (`__pycache__` there), or PYTHONPYCACHEPREFIX; none for an interpreter
+    of the system. Compiling the API took a fifth of a handler host's start. The file is named
+    by the Python version and modelc's digest of the sources (`digest`), so another version of
+    either never reads it; one that cannot be read is compiled again, as Python treats a bad
+    `.pyc`, and it is trusted as the environment's own bytecode is. It is read always, written
+    only when `write` (modelc says no when the user set PYTHONDONTWRITEBYTECODE: the host's own
+    setting is modelc's, keeping modules' directories free of `__pycache__`)."""
+
+    def __init__(self, digest, write):
+        self.path = _code_cache_path(digest)
+        self.write = write
+        self.codes = {}
+        self.added = False
+        if self.path is None:
+            return
+        try:
+            with open(self.path, "rb") as cached:
+                codes = marshal.load(cached)
+        except Exception:  # none yet, unreadable, or not what `keep` wrote
+            return
+        if isinstance(codes, dict):
+            self.codes = {name: code for name, code in codes.items() if type(code) is _CODE}
+
+    def code(self, name, source):
+        code = self.codes.get(name)
+        if code is None:
+            code = compile(source, "<modelc>/" + name.replace(".", "/") + ".py", "exec")
+            self.codes[name] = code
+            self.added = True
+        return code
+
+    def keep(self):
+        """Writes what was compiled since the cache was read (all at once: another process
+        reads the old file or the new one), and removes the files of other versions of modelc."""
+        if not self.added or self.path is None or not self.write:
+            return
+        self.added = False
+        directory, name = os.path.split(self.path)
+        temporary = "%s.%d.tmp" % (self.path, os.getpid())
+        try:
+            os.makedirs(directory, exist_ok=True)
+            with open(temporary, "wb") as out:
+                marshal.dump(self.codes, out)
+            os.replace(temporary, self.path)
+            prefix = name[: name.rindex("-") + 1]
+            for entry in os.listdir(directory):
+                if entry.startswith(prefix) and entry.endswith(".marshal") and entry != name:
+                    os.unlink(os.path.join(directory, entry))
+        except OSError:  # a read-only environment: compiled again next time
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+_CODE = type(CodeCache.code.__code__)
+
+
+def _code_cache_path(digest):
+    tag = sys.implementation.cache_tag
+    if not digest or tag is None:
+        return None
+    if sys.pycache_prefix:
+        root = sys.pycache_prefix
+    elif sys.prefix != sys.base_prefix:
+        root = os.path.join(sys.prefix, "__pycache__")
+    else:
+        return None
+    return os.path.join(root, "modelc-%s-%s.marshal" % (tag, digest))
+
+
 class ShimFinder:
     """A meta path finder and loader (the protocols of `importlib.abc`): serves modelc's
     `inmanta` API from the sources modelc sent, and each module's Python from where modelc
     found it (a v1 module's `plugins/` is `inmanta_plugins.<module>`)."""
 
-    def __init__(self, sources, modules):
+    def __init__(self, sources, modules, codes):
         self.sources = sources
         self.modules = modules
+        self.codes = codes
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname in self.sources:
@@ -132,15 +207,15 @@ class ShimFinder:
         entry = self.sources.get(module.__name__)
         if entry is None:
             return
-        name = "<modelc>/" + module.__name__.replace(".", "/") + ".py"
-        exec(compile(entry[1], name, "exec"), module.__dict__)
+        exec(self.codes.code(module.__name__, entry[1]), module.__dict__)
 
 
 def main():
     init = receive()
     # Every module's package is imported from where modelc found it (and read its signatures).
     modules = {"inmanta_plugins." + module["module"]: module["package"] for module in init["modules"]}
-    sys.meta_path.insert(0, ShimFinder(init["shim"], modules))
+    codes = CodeCache(init.get("shim_digest"), init.get("keep_code", False))
+    sys.meta_path.insert(0, ShimFinder(init["shim"], modules, codes))
     if init.get("role") == "handlers":
         # A deploy's handler host: its own loop (inmanta/agent/_host.py). It waits without
         # spinning: a deploy's next resource comes after the engine's own work, and the CPU a
@@ -149,7 +224,7 @@ def main():
         _SPIN = 0.0
         import inmanta.agent._host as handlers
 
-        handlers.serve(send, receive, init, rebind)
+        handlers.serve(send, receive, init, rebind, codes.keep)
         return
     import inmanta.plugins as plugins
 
@@ -172,6 +247,8 @@ def main():
         except Exception as error:
             # The answer itself could not be written: the call fails, the host goes on.
             send({"failed": "the plugin host could not answer: %s: %s" % (type(error).__name__, error)})
+        # What this message compiled of modelc's API (nothing, after the first few).
+        codes.keep()
 
 
 main()

@@ -247,7 +247,13 @@ impl PythonHandlers {
         let mut process =
             Process::spawn_grouped(&self.env.interpreter, shim::HOST).map_err(|e| self.failed_start(e.to_string()))?;
         let modules: Vec<Value> = self.modules.iter().map(module_message).collect();
-        let init = json!({"role": "handlers", "shim": shim::sources(true), "modules": modules});
+        let init = json!({
+            "role": "handlers",
+            "shim": shim::sources(true),
+            "shim_digest": shim::digest(),
+            "keep_code": shim::keeps_code(),
+            "modules": modules,
+        });
         let deadline = Instant::now() + START_TIMEOUT;
         for message in [init, json!({"op": "load", "modules": modules})] {
             process.send(&message, deadline).map_err(|s| self.failed_start(silence(s, "starting", START_TIMEOUT)))?;

@@ -135,6 +135,8 @@ impl PythonHost {
             self.module_roots.iter().map(|(name, root)| (name.clone(), json!(root.display().to_string()))).collect();
         let init = json!({
             "shim": shim,
+            "shim_digest": shim::digest(),
+            "keep_code": shim::keeps_code(),
             "modules": modules,
             "module_roots": roots,
             "base": self.base.display().to_string(),

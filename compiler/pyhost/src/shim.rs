@@ -60,3 +60,22 @@ pub(crate) fn sources(handlers: bool) -> serde_json::Map<String, serde_json::Val
         })
         .collect()
 }
+
+/// A digest of everything that makes the API's compiled code: the host and every module's
+/// source. It names the file a host keeps the API compiled in (`CodeCache` in `host.py`), so a
+/// file another build of modelc wrote is never read.
+pub(crate) fn digest() -> &'static str {
+    static DIGEST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DIGEST.get_or_init(|| {
+        let sources = serde_json::Value::Object(sources(true)).to_string();
+        let digest = xxhash_rust::xxh3::xxh3_128(format!("{HOST}\0{sources}").as_bytes());
+        format!("{digest:032x}")
+    })
+}
+
+/// Whether a host may write the API's compiled code (see [`digest`]): not when the user set
+/// PYTHONDONTWRITEBYTECODE, Python's own switch for bytecode files (a host always has it set, to
+/// keep modules' directories as they are, so the host cannot read the user's).
+pub(crate) fn keeps_code() -> bool {
+    std::env::var_os("PYTHONDONTWRITEBYTECODE").is_none_or(|value| value.is_empty())
+}

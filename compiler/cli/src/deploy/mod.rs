@@ -103,23 +103,17 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         agents.sort();
         agents
     };
-    // What earlier runs left: refreshes still owed, purgeable resources now gone.
-    let store = match modelc_store::open(&desired.store, Access::Existing) {
-        Ok(store) => Some(store),
-        Err(StoreError::NotFound(_)) => None,
+    // What earlier runs left is read while modules' handlers start (an interpreter's start
+    // takes longer).
+    let (handlers, earlier) = std::thread::scope(|scope| {
+        let earlier = scope.spawn(|| earlier_runs(&desired.store, &agents));
+        let handlers = handlers(request, &desired.code, &desired.ir.resources, &selection, io);
+        (handlers, earlier.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    let (previous, pending) = match earlier {
+        Ok(earlier) => earlier,
         Err(error) => return store_failure(io, format, color, &error, &desired.store),
     };
-    let (previous, pending) = match &store {
-        Some(store) => match (store.deployed_purgeable(&agents), store.pending_refreshes(&agents)) {
-            (Ok(previous), Ok(pending)) => (previous, pending),
-            (Err(error), _) | (_, Err(error)) => {
-                return store_failure(io, format, color, &error, &desired.store);
-            }
-        },
-        None => (Vec::new(), Vec::new()),
-    };
-    drop(store);
-    let handlers = handlers(request, &desired.code, &desired.ir.resources, &selection, io);
     let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
     if !request.no_autoedges {
         plan.add_autoedges();
@@ -180,6 +174,16 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         return watch::EXIT_INTERRUPTED;
     }
     status
+}
+
+/// What earlier runs left for the resources of `agents`: the purgeable resources deployed, and
+/// the refreshes still owed (none without a store).
+fn earlier_runs(store: &Locator, agents: &[String]) -> Result<(Vec<Resource>, Vec<String>), StoreError> {
+    match modelc_store::open(store, Access::Existing) {
+        Ok(store) => Ok((store.deployed_purgeable(agents)?, store.pending_refreshes(agents)?)),
+        Err(StoreError::NotFound(_)) => Ok((Vec::new(), Vec::new())),
+        Err(error) => Err(error),
+    }
 }
 
 /// The handlers of a deploy: the shipped ones, on this machine and, through connections kept

@@ -35,11 +35,22 @@ class _Suspend(BaseException):
 
 
 class _Entry:
-    __slots__ = ("function", "context")
+    __slots__ = ("function", "_context")
 
-    def __init__(self, function, context):
+    def __init__(self, function):
         self.function = function
-        self.context = context
+        self._context = _UNREAD
+
+    @property
+    def context(self):
+        """Where the plugin takes its `Context`, read at its first call (a handler host imports
+        the modules' plugins but never calls them)."""
+        if self._context is _UNREAD:
+            self._context = _context_parameter(self.function)
+        return self._context
+
+
+_UNREAD = object()
 
 
 _registry = {}
@@ -80,7 +91,7 @@ def plugin(function=None, commands=None, emits_statements=False, allow_unknown=F
     """`@plugin`, `@plugin("name")`, `@plugin(allow_unknown=True)`: registers a plugin."""
 
     def register(fn, plugin_name):
-        _registry[_namespace(fn.__module__) + "::" + (plugin_name or fn.__name__)] = _Entry(fn, _context_parameter(fn))
+        _registry[_namespace(fn.__module__) + "::" + (plugin_name or fn.__name__)] = _Entry(fn)
         return fn
 
     if callable(function):

@@ -319,7 +319,9 @@ def _reap(signum, frame):
             pass
 
 
-def serve(send, receive, init, rebind=None):
+def serve(send, receive, init, rebind=None, keep_code=None):
+    """Answers modelc's messages until it closes the pipe. `keep_code` writes the compiled API
+    where the next host reads it (after the modules are loaded: by then it is all compiled)."""
     global _channel
     _channel = Channel(send, receive)
     send({"ready": True, "version": sys.version.split()[0], "executable": sys.executable})
@@ -329,6 +331,8 @@ def serve(send, receive, init, rebind=None):
         try:
             if op == "load":
                 send(_load(message["modules"]))
+                if keep_code is not None:
+                    keep_code()
             elif op == "deploy":
                 try:
                     answer = _deploy(message)

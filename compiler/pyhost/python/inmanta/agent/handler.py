@@ -161,6 +161,32 @@ class AgentCache:
             self._drop(entry_key)
 
 
+def _parameters(function):
+    """Each parameter of `function` as (name, default, whether it has one). Read from its code
+    for a plain function (`inspect` costs a handler host's start a few milliseconds)."""
+    code = getattr(function, "__code__", None)
+    if code is None or hasattr(function, "__wrapped__") or code.co_flags & (_VARARGS | _VARKEYWORDS):
+        import inspect
+
+        listed = inspect.signature(function).parameters.values()
+        return [(p.name, p.default, p.default is not p.empty) for p in listed]
+    positional = code.co_varnames[: code.co_argcount]
+    keyword_only = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    defaults = function.__defaults__ or ()
+    first_default = len(positional) - len(defaults)
+    keyword_defaults = function.__kwdefaults__ or {}
+    listed = [
+        (name, defaults[i - first_default] if i >= first_default else None, i >= first_default)
+        for i, name in enumerate(positional)
+    ]
+    listed += [(name, keyword_defaults.get(name), name in keyword_defaults) for name in keyword_only]
+    return listed
+
+
+# The flags of a code object that takes `*args` / `**kwargs` (`inspect.CO_VARARGS`, …).
+_VARARGS, _VARKEYWORDS = 0x04, 0x08
+
+
 def cache(
     func=None,
     ignore=(),
@@ -182,11 +208,8 @@ def cache(
         def cached(self, *args, **kwargs):
             if not parameters:
                 # Read at the first call, not when the class is made: a compile imports the
-                # modules' handlers too, and `inspect` is slow to import.
-                import inspect
-
-                listed = list(inspect.signature(method).parameters.values())[1:]
-                parameters.append([(p.name, p.default, p.default is not p.empty) for p in listed])
+                # modules' handlers too.
+                parameters.append(_parameters(method)[1:])
             # The arguments by name, as `inspect.Signature.bind` would give them, defaults included.
             arguments = dict(zip((name for name, _, _ in parameters[0]), args))
             arguments.update(kwargs)

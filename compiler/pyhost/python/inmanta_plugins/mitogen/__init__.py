@@ -63,9 +63,20 @@ def truncate_logged_value(raw_value):
 
 
 def context_hash(serialized_context):
+    # Asked before every operation of a mitogen handler, nearly always for the context asked
+    # last: its hash is kept, by its `repr` (which tells 1, 1.0 and True apart, as JSON does).
+    key = repr(serialized_context)
+    if _last_hash and _last_hash[0] == key:
+        return _last_hash[1]
     import hashlib  # only here: most handlers never hash a context
 
-    return hashlib.md5(json.dumps(serialized_context, sort_keys=True).encode("utf-8")).hexdigest()
+    digest = hashlib.md5(json.dumps(serialized_context, sort_keys=True).encode("utf-8")).hexdigest()
+    _last_hash[:] = [key, digest]
+    return digest
+
+
+# The `repr` of the context hashed last, and its hash.
+_last_hash = []
 
 
 def serialize_context(*args, **kwargs):
