@@ -40,10 +40,18 @@ pub struct Failure {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errno: Option<i32>,
-    /// `run`'s command ran past this many seconds and was killed (Python's
+    /// `run`'s command ran past its time limit and was killed (Python's
     /// `subprocess.TimeoutExpired` for the handler).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timed_out: Option<f64>,
+    pub timed_out: Option<TimedOut>,
+}
+
+/// A command `run` stopped at its time limit: what `subprocess.TimeoutExpired` says of it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TimedOut {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    pub seconds: f64,
 }
 
 impl Failure {
@@ -275,8 +283,9 @@ fn run(args: &[Value], cwd: Option<&str>) -> Result<Answer, Failure> {
             timed_out: None,
         }),
         Err(RunError::TimedOut(limit)) => Err(Failure {
-            timed_out: Some(limit.as_secs_f64()),
-            ..Failure::usage(format!("Command '{}' timed out after {} seconds", words.join(" "), limit.as_secs_f64()))
+            message: format!("Command '{}' timed out after {} seconds", words.join(" "), limit.as_secs_f64()),
+            errno: None,
+            timed_out: Some(TimedOut { command: words, seconds: limit.as_secs_f64() }),
         }),
         Err(error) => Err(Failure::usage(error.to_string())),
     }
@@ -323,6 +332,7 @@ mod tests {
         assert_eq!(ran.value[0], json!("given"));
         assert_eq!(call("run", json!(["no-such-program-here"])).unwrap_err().errno, Some(2));
         let stopped = call("run", json!(["sleep", ["5"], null, null, 0.2])).unwrap_err();
-        assert_eq!(stopped.timed_out, Some(0.2), "{stopped:?}");
+        let expected = TimedOut { command: vec!["sleep".to_owned(), "5".to_owned()], seconds: 0.2 };
+        assert_eq!(stopped.timed_out, Some(expected), "{stopped:?}");
     }
 }

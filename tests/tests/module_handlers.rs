@@ -43,7 +43,7 @@ fn result_of(report: &Value, id_part: &str) -> String {
 }
 
 /// A module whose handler does what each resource's `behaviour` says: write its content, raise,
-/// skip, crash its interpreter, or hang.
+/// skip, crash its interpreter, hang, or run a command past its timeout.
 const PROBE_MODEL: &str = "\
 entity Probe extends std::PurgeableResource:
     string name
@@ -58,6 +58,7 @@ implement Probe using std::none
 
 const PROBE_PYTHON: &str = r#"
 import os
+import subprocess
 import time
 
 from inmanta.agent import handler
@@ -80,6 +81,11 @@ class ProbeHandler(handler.CRUDHandler):
             os._exit(3)
         if resource.behaviour == "hang":
             time.sleep(3600)
+        if resource.behaviour == "slow-command":
+            try:
+                self._io.run("sleep", ["5"], timeout=0.2)
+            except subprocess.TimeoutExpired as stopped:
+                raise RuntimeError("stopped: %r after %s s" % (stopped.cmd, stopped.timeout))
         if not self._io.file_exists(resource.path):
             raise handler.ResourcePurged()
         resource.content = self._io.read(resource.path)
@@ -256,6 +262,7 @@ raised = probe::Probe(host=host, name=\"raise\", path=\"$T/r\", content=\"x\", b
 probe::Probe(host=host, name=\"crash\", path=\"$T/c\", content=\"x\", behaviour=\"crash\")
 probe::Probe(host=host, name=\"hang\", path=\"$T/h\", content=\"x\", behaviour=\"hang\", meta=std::Meta(timeout=1.0))
 probe::Probe(host=host, name=\"skip\", path=\"$T/s\", content=\"x\", behaviour=\"skip\")
+probe::Probe(host=host, name=\"slow\", path=\"$T/slow\", content=\"x\", behaviour=\"slow-command\")
 probe::Probe(host=host, name=\"after\", path=\"$T/after\", content=\"x\", requires=[raised])
 for i in [0, 1, 2, 3]:
     probe::Probe(host=host, name=\"ok{{i}}\", path=\"$T/ok{{i}}\", content=\"fine\")
@@ -281,6 +288,9 @@ end
     let skipped = resource(&report, "name=skip");
     assert_eq!(skipped["result"], "skipped");
     assert!(skipped["error"].as_str().unwrap().contains("not now"), "{skipped:#}");
+    // A command past its timeout is Python's `TimeoutExpired`, with the command and the limit.
+    let slow = resource(&report, "name=slow");
+    assert!(slow["error"].as_str().unwrap().contains("stopped: ['sleep', '5'] after 0.2 s"), "{slow:#}");
     assert_eq!(result_of(&report, "name=after"), "blocked");
     for i in 0..4 {
         assert_eq!(result_of(&report, &format!("name=ok{i}]")), "changed", "{report:#}");

@@ -91,6 +91,9 @@ pub enum Command {
         /// every resource set's members belong to the set's service.
         #[arg(long)]
         partial: bool,
+        /// Where `std::getfact` reads the facts handlers learnt.
+        #[command(flatten)]
+        store: StoreArg,
     },
     /// Compile a model and draw its resource graph on stdout: resources, their requires edges
     /// (`a -> b`: a requires b), notifications (bold, with their timing) and resource sets as
@@ -104,6 +107,9 @@ pub enum Command {
         /// after its directory, …), dashed and labelled `auto`.
         #[arg(long)]
         autoedges: bool,
+        /// Where `std::getfact` reads the facts handlers learnt.
+        #[command(flatten)]
+        store: StoreArg,
     },
     /// Compile a model and store its resources as a new version of desired state (in
     /// `.modelc/store.sqlite` beside the project, or `--store PATH`). With `--partial`, the model

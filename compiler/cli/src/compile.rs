@@ -20,11 +20,13 @@ pub(crate) struct Options {
     pub partial: bool,
     pub format: Format,
     pub color: bool,
+    /// The store whose facts `std::getfact` reads (`--store`); default the project's own.
+    pub store: Option<modelc_store::Locator>,
 }
 
 pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8 {
     let started = Instant::now();
-    let (mut loaded, dir, place) = match load_project(path, io) {
+    let (mut loaded, dir, place) = match load_project(path, options.store.as_ref(), io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -102,8 +104,15 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
 }
 
 /// `modelc graph`: the resource graph as DOT or Mermaid on stdout.
-pub(crate) fn graph(path: Option<&Path>, autoedges: bool, format: Format, color: bool, io: &mut Io<'_>) -> u8 {
-    let (mut loaded, dir, place) = match load_project(path, io) {
+pub(crate) fn graph(
+    path: Option<&Path>,
+    store: Option<&modelc_store::Locator>,
+    autoedges: bool,
+    format: Format,
+    color: bool,
+    io: &mut Io<'_>,
+) -> u8 {
+    let (mut loaded, dir, place) = match load_project(path, store, io) {
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
@@ -233,13 +242,16 @@ fn peak_resident_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Finds and reads what PATH names, with the project directory its `.modelc/` belongs to.
-fn load_project(path: Option<&Path>, io: &mut Io<'_>) -> Result<(modelc_driver::Loaded, PathBuf, Place), u8> {
+/// Finds and reads what PATH names, with the project directory its `.modelc/` belongs to and
+/// the store whose facts `std::getfact` reads (`store`, else the project's own).
+fn load_project(
+    path: Option<&Path>,
+    store: Option<&modelc_store::Locator>,
+    io: &mut Io<'_>,
+) -> Result<(modelc_driver::Loaded, PathBuf, Place), u8> {
     let target = modelc_driver::locate(path, &io.cwd).map_err(|e| crate::usage_error(io, &e.to_string()))?;
     let dir = crate::passwords::project_dir(&target, &io.cwd);
     let loaded = crate::python::load(&target, io).map_err(|e| crate::usage_error(io, &e.to_string()))?;
-    // The store whose facts `std::getfact` reads: `MODELC_STORE`, else the project's own.
-    let named = std::env::var("MODELC_STORE").ok().and_then(|text| modelc_store::Locator::parse(&text).ok());
-    let store = crate::export::store_locator(named.as_ref(), Some(&target), &io.cwd);
+    let store = crate::export::store_locator(store, Some(&target), &io.cwd);
     Ok((loaded, dir, Place::Store(store)))
 }

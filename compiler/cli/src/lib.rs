@@ -185,11 +185,14 @@ fn dispatch(cli: Cli, color: bool, io: &mut Io<'_>) -> u8 {
     match cli.command {
         Command::Parse { files, dump_ast } => parse(&files, dump_ast, cli.format, color, io),
         Command::Check { path } => check(path.as_deref(), cli.format, color, io),
-        Command::Compile { path, dump_instances, output, partial } => {
-            let options = compile::Options { dump_instances, output, partial, format: cli.format, color };
+        Command::Compile { path, dump_instances, output, partial, store } => {
+            let options =
+                compile::Options { dump_instances, output, partial, format: cli.format, color, store: store.path };
             compile::run(path.as_deref(), &options, io)
         }
-        Command::Graph { path, autoedges } => compile::graph(path.as_deref(), autoedges, cli.format, color, io),
+        Command::Graph { path, autoedges, store } => {
+            compile::graph(path.as_deref(), store.path.as_ref(), autoedges, cli.format, color, io)
+        }
         Command::Export { path, ir, partial, message, force, release, store, server } => {
             let server = match place::server(&server, release, &io.cwd) {
                 Ok(server) => server,

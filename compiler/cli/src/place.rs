@@ -46,9 +46,7 @@ impl Place {
             Place::Server(_) => self.open(Access::Read)?.plan(ir, partial),
         }
     }
-}
 
-impl Place {
     /// The facts deploys learnt, for `std::getfact`: none where there is no store yet. A store
     /// that cannot be read gives none either, with a warning: the compile goes on, as the
     /// reference's does when its server does not answer.

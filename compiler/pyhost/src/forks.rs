@@ -1,9 +1,9 @@
 //! Handler hosts forked from the first one, which has imported the modules already: starting
-//! an interpreter and importing a module's packages costs a CPU a fifth of a second, a fork a
+//! an interpreter and importing a module's packages costs a CPU nearly a tenth of a second, a fork a
 //! millisecond. Each forked host leads a process group of its own and talks to modelc through a
 //! Unix socket in a private directory (mode 0700, a new name each time); when one ends, the host
-//! it was forked from writes how into that directory (`_host._reap`), as a started host's exit
-//! status says it.
+//! it was forked from writes its wait status into that directory (`_host._reap`), which modelc
+//! tells as it tells a started host's.
 
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::os::fd::AsFd as _;
@@ -15,7 +15,7 @@ use std::time::Instant;
 use nix::poll::PollFlags;
 use serde_json::{Value, json};
 
-use crate::process::{Process, Silence, wait_until};
+use crate::process::{Process, wait_until};
 
 /// The directory and socket of one set of forked hosts; removed when dropped (after them).
 pub(crate) struct Forks {
@@ -42,34 +42,36 @@ impl Forks {
         }
     }
 
-    /// A host forked from `parent` (idle, its modules imported), ready; why not by `deadline`.
-    pub(crate) fn fork(&self, parent: &mut Process, deadline: Instant) -> Result<Process, String> {
+    /// A host forked from `parent` (idle, its modules imported), ready by `deadline`; `None`
+    /// where it cannot be (the slot starts an interpreter when needed instead, so why is not
+    /// kept).
+    pub(crate) fn fork(&self, parent: &mut Process, deadline: Instant) -> Option<Process> {
         let request = json!({"op": "fork", "socket": self.dir.join("socket"), "endings": self.dir});
-        parent.send(&request, deadline).map_err(|s| why(&s))?;
-        let answer = parent.receive(deadline).map_err(|s| why(&s))?;
-        let Some(pid) = answer.get("forked").and_then(Value::as_u64).and_then(|p| u32::try_from(p).ok()) else {
-            return Err(format!("the host answered {answer}"));
-        };
+        parent.send(&request, deadline).ok()?;
+        let answer = parent.receive(deadline).ok()?;
+        let pid = answer.get("forked").and_then(Value::as_u64).and_then(|p| u32::try_from(p).ok())?;
         let socket = self.accept(deadline)?;
-        let mut process = Process::forked(socket, pid, self.dir.join(pid.to_string())).map_err(|e| e.to_string())?;
-        let ready = process.receive(deadline).map_err(|s| why(&s))?;
+        let mut process = Process::forked(socket, pid, self.dir.join(pid.to_string())).ok()?;
+        let ready = process.receive(deadline).ok();
         // Only the child just forked connects; anything else is not a host of ours.
-        if ready.get("ready").is_none() || ready.get("pid").and_then(Value::as_u64) != Some(u64::from(pid)) {
+        let ours = ready
+            .is_some_and(|r| r.get("ready").is_some() && r.get("pid").and_then(Value::as_u64) == Some(u64::from(pid)));
+        if !ours {
             process.kill();
-            return Err(format!("the forked host answered {ready}"));
+            return None;
         }
-        Ok(process)
+        Some(process)
     }
 
-    fn accept(&self, deadline: Instant) -> Result<UnixStream, String> {
+    fn accept(&self, deadline: Instant) -> Option<UnixStream> {
         loop {
             match self.listener.accept() {
-                Ok((socket, _)) => return Ok(socket),
+                Ok((socket, _)) => return Some(socket),
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
-                    wait_until(self.listener.as_fd(), PollFlags::POLLIN, deadline).map_err(|s| why(&s))?;
+                    wait_until(self.listener.as_fd(), PollFlags::POLLIN, deadline).ok()?;
                 }
-                Err(error) => return Err(error.to_string()),
+                Err(_) => return None,
             }
         }
     }
@@ -78,13 +80,5 @@ impl Forks {
 impl Drop for Forks {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn why(silence: &Silence) -> String {
-    match silence {
-        Silence::TimedOut => "it did not answer in time".to_owned(),
-        Silence::Closed => "it stopped".to_owned(),
-        Silence::Garbled(line) => format!("it wrote {line:?}"),
     }
 }

@@ -215,8 +215,8 @@ impl PythonHandlers {
         let deadline = Instant::now() + FORK_TIMEOUT;
         for slot in &self.hosts[1..] {
             match forks.fork(first, deadline) {
-                Ok(process) => *lock(slot) = Slot::Ready(Box::new(process)),
-                Err(_) => break,
+                Some(process) => *lock(slot) = Slot::Ready(Box::new(process)),
+                None => break,
             }
         }
         self.forks = Some(forks);

@@ -39,7 +39,7 @@ pub(crate) struct Process {
     /// `None` once closed, which tells the host to end.
     stdin: Option<Input>,
     stdout: Output,
-    /// A forked host's ending is written here by the host it was forked from.
+    /// A forked host's wait status is written here by the host it was forked from.
     ending_file: Option<std::path::PathBuf>,
     /// What was read and not yet taken as a message.
     buffer: Vec<u8>,
@@ -162,7 +162,7 @@ impl Process {
     }
 
     /// A handler host forked from another (`_host._fork`): process `pid`, leading its own
-    /// process group, connected through `socket`; its ending is written to `ending_file`.
+    /// process group, connected through `socket`; its wait status is written to `ending_file`.
     pub(crate) fn forked(socket: UnixStream, pid: u32, ending_file: std::path::PathBuf) -> std::io::Result<Process> {
         socket.set_nonblocking(true)?;
         let input = socket.try_clone()?;
@@ -264,7 +264,10 @@ impl Process {
         loop {
             let ended = match (&mut self.child, &self.ending_file) {
                 (Some(child), _) => child.try_wait().map(|s| s.map(describe_status)).unwrap_or(None),
-                (None, Some(file)) => std::fs::read_to_string(file).ok(),
+                (None, Some(file)) => std::fs::read_to_string(file)
+                    .ok()
+                    .and_then(|status| status.trim().parse().ok())
+                    .map(|status| describe_status(std::os::unix::process::ExitStatusExt::from_raw(status))),
                 (None, None) => None,
             };
             if let Some(ending) = ended {

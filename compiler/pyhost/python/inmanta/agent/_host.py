@@ -36,12 +36,11 @@ class Channel:
             errno = answer.get("errno")
             if errno is not None:
                 raise OSError(errno, answer["error"])
-            if answer.get("timed_out") is not None:
+            timed_out = answer.get("timed_out")
+            if timed_out is not None:
                 import subprocess  # only here: the host starts faster without it
 
-                args = question.get("args") or [None]
-                command = [args[0]] + list(args[1] if len(args) > 1 and args[1] else [])
-                raise subprocess.TimeoutExpired(command, answer["timed_out"])
+                raise subprocess.TimeoutExpired(timed_out["command"], timed_out["seconds"])
             raise ModelcError(answer["error"])
         return answer
 
@@ -272,7 +271,7 @@ def _fork(message, rebind):
     """Another host like this one, its modules imported already (starting one costs far more):
     a child in a process group of its own (stopping it stops only what it started) that talks to
     modelc through the Unix socket `message["socket"]`. Here, the child's pid; in the child, 0.
-    When it ends, how is written to `message["endings"]/<pid>` for modelc to tell."""
+    When it ends, its wait status is written to `message["endings"]/<pid>` (see `_reap`)."""
     import signal
     import socket
 
@@ -295,8 +294,9 @@ def _fork(message, rebind):
 
 
 def _reap(signum, frame):
-    """Each forked host that ended: how, written where modelc looks (only those pids are
-    waited for: what handlers run here is theirs to wait for)."""
+    """Each forked host that ended: its wait status, written where modelc looks, which tells it
+    as it tells a started host's (only those pids are waited for: what handlers run here is
+    theirs to wait for)."""
     for pid, endings in list(_forked.items()):
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
@@ -306,14 +306,10 @@ def _reap(signum, frame):
         if not done:
             continue
         del _forked[pid]
-        if os.WIFSIGNALED(status):
-            ending = "killed by signal %d" % os.WTERMSIG(status)
-        else:
-            ending = "exit code %d" % os.waitstatus_to_exitcode(status)
         path = os.path.join(endings, str(pid))
         try:
             with open(path + ".tmp", "w") as out:
-                out.write(ending)
+                out.write(str(status))  # the wait status, as modelc's own wait gets it
             os.rename(path + ".tmp", path)
         except OSError:
             pass
