@@ -316,11 +316,8 @@ fn left_behind(current: &[Resource], previous: &[Resource], agents: &HashSet<Str
 /// removed before it (a file before the directory that held it).
 fn purged_copies(current: &[Resource], previous: &[Resource]) -> Vec<Resource> {
     let present: HashSet<&str> = current.iter().map(|r| r.id.as_str()).collect();
-    let flag = |r: &Resource, name: &str| r.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
-    let removed: Vec<&Resource> = previous
-        .iter()
-        .filter(|r| !present.contains(r.id.as_str()) && flag(r, "purge_on_delete") && !flag(r, "purged"))
-        .collect();
+    let removed: Vec<&Resource> =
+        previous.iter().filter(|r| !present.contains(r.id.as_str()) && r.purged_when_removed()).collect();
     let ids: HashSet<&str> = removed.iter().map(|r| r.id.as_str()).collect();
     let mut copies: Vec<Resource> = removed
         .iter()

@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use modelc_ir::{Backoff, Meta, Notify, Resource, ResourceState, Source, Timing};
+use modelc_ir::{Meta, Notify, Resource, ResourceState, Source, Timing};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -93,29 +93,6 @@ struct End {
 enum NotifySpec {
     Flag(bool),
     Timing(String),
-}
-
-/// Meta parameters, with the names `std::Meta` gives them in the model.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct MetaSpec {
-    noop: Option<bool>,
-    retry: Option<i64>,
-    retry_reset: Option<bool>,
-    delay: Option<f64>,
-    backoff: Option<String>,
-    backoff_cap: Option<f64>,
-    jitter: Option<bool>,
-    timeout: Option<f64>,
-    poll: Option<f64>,
-    limit: Option<f64>,
-    burst: Option<i64>,
-    sema: Option<Vec<String>>,
-    autoedge: Option<bool>,
-    autogroup: Option<bool>,
-    only_if: Option<String>,
-    not_if: Option<String>,
-    creates: Option<String>,
 }
 
 /// A kind: its resource type, the fields it requires and the ones it may have.
@@ -323,16 +300,12 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
             }
         }
     }
-    let spec = match &vertex.meta {
-        Some(map) => serde_json::from_value::<MetaSpec>(Value::Object(map.clone())).map_err(|e| format!("meta: {e}")),
-        None => Ok(MetaSpec::default()),
-    };
-    let meta = match spec.map_err(|e| vec![e]).and_then(|spec| meta(&spec)) {
-        Ok(meta) => meta,
-        Err(errors) => {
+    let meta = match &vertex.meta {
+        Some(map) => meta(map).unwrap_or_else(|errors| {
             problems.extend(errors);
             Meta::default()
-        }
+        }),
+        None => Meta::default(),
     };
     if !problems.is_empty() {
         return Err(problems);
@@ -353,51 +326,37 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
     })
 }
 
-/// Meta parameters checked as the compiler checks them (E0222's rules).
-fn meta(spec: &MetaSpec) -> Result<Meta, Vec<String>> {
-    let mut problems = Vec::new();
-    let mut meta = Meta::default();
-    let seconds = |name: &str, value: Option<f64>, problems: &mut Vec<String>| match value {
-        Some(v) if !(v.is_finite() && v >= 0.0) => {
-            problems.push(format!("meta `{name}` is {v}; it is a number of seconds, 0 or more"));
-            None
-        }
-        other => other,
-    };
-    meta.noop = spec.noop.unwrap_or(false);
-    match spec.retry {
-        Some(n) if n < -1 => problems.push(format!("meta `retry` is {n}; it is -1 (until it succeeds), 0 or more")),
-        Some(n) => meta.retry = n,
-        None => {}
-    }
-    meta.retry_reset = spec.retry_reset.unwrap_or(false);
-    meta.delay = seconds("delay", spec.delay, &mut problems).unwrap_or(0.0);
-    let cap = seconds("backoff_cap", spec.backoff_cap, &mut problems).unwrap_or(60.0);
-    match spec.backoff.as_deref() {
-        None | Some("none") => {}
-        Some("exponential") => meta.backoff = Backoff::Exponential { cap, jitter: spec.jitter.unwrap_or(false) },
-        Some(other) => problems.push(format!("meta `backoff` is `{other}`; it is `none` or `exponential`")),
-    }
-    meta.timeout = seconds("timeout", spec.timeout, &mut problems);
-    meta.poll = seconds("poll", spec.poll, &mut problems);
-    meta.limit = seconds("limit", spec.limit, &mut problems);
-    match spec.burst {
-        Some(n) if n < 1 => problems.push(format!("meta `burst` is {n}; it lets at least 1 run through")),
-        Some(n) => meta.burst = u32::try_from(n).unwrap_or(u32::MAX),
-        None => {}
-    }
-    for id in spec.sema.iter().flatten() {
-        if modelc_ir::meta::parse_semaphore(id).is_none() {
-            problems.push(format!("meta `sema` has `{id}`; a semaphore is `name` or `name:N` with N ≥ 1"));
+/// Meta parameters checked by the rules the compiler checks them by (`modelc_ir::meta_params`),
+/// named as `std::Meta` names them.
+fn meta(map: &serde_json::Map<String, Value>) -> Result<Meta, Vec<String>> {
+    use modelc_ir::meta_params::{Given, PARAMS, meta_of};
+    fn given(value: &Value) -> Given<'_> {
+        match value {
+            Value::Null => Given::Null,
+            Value::Bool(b) => Given::Bool(*b),
+            Value::Number(n) => n.as_i64().map_or_else(|| Given::Float(n.as_f64().unwrap_or(f64::NAN)), Given::Int),
+            Value::String(s) => Given::Str(s),
+            Value::Array(items) => Given::List(items.iter().map(given).collect()),
+            Value::Object(_) => Given::Map,
         }
     }
-    meta.sema = spec.sema.clone().unwrap_or_default();
-    meta.autoedge = spec.autoedge.unwrap_or(true);
-    meta.autogroup = spec.autogroup.unwrap_or(true);
-    meta.only_if = spec.only_if.clone();
-    meta.not_if = spec.not_if.clone();
-    meta.creates = spec.creates.clone();
-    if problems.is_empty() { Ok(meta) } else { Err(problems) }
+    let names: Vec<&str> = PARAMS.iter().map(|p| p.name).collect();
+    let mut problems: Vec<String> = map
+        .keys()
+        .filter(|key| !names.contains(&key.as_str()))
+        .map(|key| format!("meta has no parameter `{key}`; it has {}", names.join(", ")))
+        .collect();
+    let meta = meta_of(|name| map.get(name).map(given)).map_err(|refused| {
+        refused.into_iter().map(|(name, problem)| format!("meta `{name}`: {} ({})", problem.message, problem.help))
+    });
+    match meta {
+        Ok(meta) if problems.is_empty() => Ok(meta),
+        Ok(_) => Err(problems),
+        Err(refused) => {
+            problems.extend(refused);
+            Err(problems)
+        }
+    }
 }
 
 /// The graph alone: a graph with handover vertices needs a model to meet.

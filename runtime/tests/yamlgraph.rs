@@ -180,12 +180,14 @@ edges:
         "resource `nginx` of kind `package`: unknown kind",
         "resource `conf` of kind `file`: unknown field `contents`",
         "resource `conf` of kind `file`: it needs the field `content` (or `hash`)",
-        "resource `other` of kind `file`: meta: unknown field `colour`",
+        "resource `other` of kind `file`: meta has no parameter `colour`",
         "resource `twice` of kind `noop`: listed twice",
         "edge 1 names `file` `missing`",
         "edge 2: notify `sometimes`",
-        "meta `delay` is -1",
-        "meta `backoff` is `linear`",
+        "meta `delay`: invalid meta parameter: -1.0 is not a number of seconds",
+        // Every mistake of a meta block, not only its unknown parameter.
+        "resource `other` of kind `file`: meta `retry`: invalid meta parameter: -5",
+        "meta `backoff`: invalid meta parameter: `linear` is not a back-off",
     ] {
         assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
     }
@@ -199,8 +201,8 @@ resources:
   - {kind: noop, name: a, meta: {retry: -5, sema: ["disk:0", "ok:2"], burst: 0}}
 "#;
     let errors = yamlgraph::parse(text, "m.yaml").unwrap_err().join("\n");
-    assert!(errors.contains("meta `retry` is -5"), "{errors}");
-    assert!(errors.contains("`disk:0`"), "{errors}");
+    assert!(errors.contains("meta `retry`: invalid meta parameter: -5 is not a retry count"), "{errors}");
+    assert!(errors.contains("semaphore `disk:0` has size 0"), "{errors}");
     assert!(!errors.contains("`ok:2`"), "{errors}");
-    assert!(errors.contains("meta `burst` is 0"), "{errors}");
+    assert!(errors.contains("meta `burst`: invalid meta parameter: a burst of 0"), "{errors}");
 }

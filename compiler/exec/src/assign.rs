@@ -329,8 +329,9 @@ impl<'a> Engine<'a> {
                 Err(self.fail(scope, span, d, &mismatch.label))
             }
             Err(Misfit::Violated { typedef, value, .. })
-                if let Some(problem) = modelc_sema::meta_params::problem(&typedef, &value) =>
+                if let Some(kind) = modelc_ir::meta_params::Kind::of_typedef(&typedef) =>
             {
+                let problem = kind.explain(&value);
                 let d = Diagnostic::new(&codes::INVALID_META_PARAMETER, problem.message).help(problem.help);
                 Err(self.fail(scope, span, d, &problem.label))
             }

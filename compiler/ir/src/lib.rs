@@ -18,6 +18,7 @@ pub mod draw;
 pub mod graph;
 pub mod id;
 pub mod meta;
+pub mod meta_params;
 mod parallel;
 pub mod reference;
 pub mod text_diff;
@@ -98,8 +99,24 @@ impl Resource {
     /// is purgeable (it has `purge_on_delete`) but not purged on delete, and not purged already.
     /// `plan` and `deploy` say so; a resource with `purge_on_delete=true` is purged instead.
     pub fn stays_when_removed(&self) -> bool {
-        let flag = |name: &str| self.attributes.get(name).and_then(serde_json::Value::as_bool);
-        flag("purge_on_delete") == Some(false) && flag("purged") != Some(true)
+        self.flag("purge_on_delete") == Some(false) && self.flag("purged") != Some(true)
+    }
+
+    /// Whether taking this resource out of the model purges it: `purge_on_delete` and not purged
+    /// already. A run purges such resources of the version it last deployed.
+    pub fn purged_when_removed(&self) -> bool {
+        self.flag("purge_on_delete") == Some(true) && self.flag("purged") != Some(true)
+    }
+
+    /// Whether a run that deployed this resource remembers it for the next: it is purgeable (it
+    /// has `purge_on_delete`, either way) and not purged, so that when it leaves the model the
+    /// next run purges it or says that it stays.
+    pub fn remembered_after_deploy(&self) -> bool {
+        self.attributes.contains_key("purge_on_delete") && self.flag("purged") != Some(true)
+    }
+
+    fn flag(&self, name: &str) -> Option<bool> {
+        self.attributes.get(name).and_then(serde_json::Value::as_bool)
     }
 }
 
@@ -188,6 +205,24 @@ mod tests {
                 source: Source { entity: "std::ResourceSet".into(), file: "main.cf".into(), line: 2 },
             }],
         )
+    }
+
+    /// The purgeable rule, in its one home: what a run remembers, purges and says stays.
+    #[test]
+    fn which_resources_are_remembered_purged_or_left_when_removed() {
+        let with = |attributes: &[(&str, bool)]| {
+            let mut resource = sample().resources[0].clone();
+            for (name, value) in attributes {
+                resource.attributes.insert(*name, serde_json::json!(value));
+            }
+            let r = &resource;
+            (r.remembered_after_deploy(), r.purged_when_removed(), r.stays_when_removed())
+        };
+        assert_eq!(with(&[]), (false, false, false), "not purgeable");
+        assert_eq!(with(&[("purge_on_delete", true)]), (true, true, false));
+        assert_eq!(with(&[("purge_on_delete", false)]), (true, false, true));
+        assert_eq!(with(&[("purge_on_delete", true), ("purged", true)]), (false, false, false));
+        assert_eq!(with(&[("purge_on_delete", false), ("purged", true)]), (false, false, false));
     }
 
     #[test]

@@ -55,30 +55,15 @@ pub enum Backoff {
 }
 
 impl Default for Meta {
+    /// The defaults of the rule table ([`crate::meta_params::PARAMS`]).
     fn default() -> Meta {
-        Meta {
-            noop: false,
-            retry: 0,
-            retry_reset: false,
-            delay: 0.0,
-            backoff: Backoff::None,
-            timeout: None,
-            poll: None,
-            limit: None,
-            burst: 1,
-            sema: Vec::new(),
-            autoedge: true,
-            autogroup: true,
-            only_if: None,
-            not_if: None,
-            creates: None,
-        }
+        crate::meta_params::defaults()
     }
 }
 
 impl Meta {
     pub fn is_default(&self) -> bool {
-        *self == Meta::default()
+        self == Meta::shared_default()
     }
 
     /// The defaults, shared by every resource that has them.
@@ -148,14 +133,22 @@ impl Timing {
     }
 }
 
-/// `"name"` is size 1, `"name:N"` size N; a size of 0, an empty name or a malformed id is `None`.
+/// `"name"` is size 1, `"name:N"` size N (digits, the first not 0; a size too large to count is
+/// no limit); anything else is `None` (the rule of std's `semaphore` typedef).
 pub fn parse_semaphore(id: &str) -> Option<(String, usize)> {
     let (name, size) = match id.rsplit_once(':') {
-        Some((name, size)) => (name, size.parse::<usize>().ok().filter(|n| *n > 0)?),
+        Some((name, size)) => {
+            let digits = size.bytes().all(|b| b.is_ascii_digit()) && !size.starts_with('0') && !size.is_empty();
+            (name, if digits { size.parse::<usize>().unwrap_or(usize::MAX) } else { return None })
+        }
         None => (id, 1),
     };
-    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    valid.then(|| (name.to_owned(), size))
+    semaphore_name(name).then(|| (name.to_owned(), size))
+}
+
+/// A semaphore's name: letters, digits, `_`, `.` and `-`, at least one.
+pub(crate) fn semaphore_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 #[cfg(test)]
@@ -170,6 +163,9 @@ mod tests {
         assert_eq!(parse_semaphore("disk:x"), None);
         assert_eq!(parse_semaphore(":2"), None);
         assert_eq!(parse_semaphore("a b"), None);
+        assert_eq!(parse_semaphore("disk:01"), None, "std's pattern has no leading 0");
+        assert_eq!(parse_semaphore("disk:+3"), None);
+        assert_eq!(parse_semaphore("disk:99999999999999999999999"), Some(("disk".to_owned(), usize::MAX)));
     }
 
     #[test]

@@ -290,55 +290,28 @@ impl Refinery<'_> {
         resources
     }
 
-    /// The meta parameters of a resource: its `meta` relation's `std::Meta`, or the defaults.
+    /// The meta parameters of a resource: its `meta` relation's `std::Meta`, or the defaults,
+    /// through the one rule table (`modelc_ir::meta_params`). std's typedefs refused any value
+    /// that breaks a rule before this (as `tests/tests/meta_params.rs` proves); an unknown value
+    /// is the parameter's default.
     fn meta_of(&self, instance: InstanceId) -> modelc_ir::Meta {
-        let mut meta = modelc_ir::Meta::default();
-        let Some(Value::Instance(m)) = self.graph.attribute(instance, "meta") else { return meta };
+        use modelc_ir::meta_params::Given;
+        let Some(Value::Instance(m)) = self.graph.attribute(instance, "meta") else {
+            return modelc_ir::Meta::default();
+        };
+        fn given(value: &Value) -> Option<Given<'_>> {
+            Some(match value {
+                Value::Null => Given::Null,
+                Value::Bool(b) => Given::Bool(*b),
+                Value::Int(i) => Given::Int(*i),
+                Value::Float(f) => Given::Float(*f),
+                Value::Str(s) => Given::Str(s),
+                Value::List(items) => Given::List(items.iter().map(given).collect::<Option<_>>()?),
+                Value::Dict(_) | Value::Instance(_) | Value::Unknown => return None,
+            })
+        }
         let m = *m;
-        let get = |name: &str| self.graph.attribute(m, name);
-        let number = |name: &str| match get(name) {
-            Some(Value::Int(i)) => Some(*i as f64),
-            Some(Value::Float(f)) => Some(*f),
-            _ => None,
-        };
-        let flag = |name: &str, default: bool| match get(name) {
-            Some(Value::Bool(b)) => *b,
-            _ => default,
-        };
-        meta.noop = flag("noop", false);
-        meta.retry = match get("retry") {
-            Some(Value::Int(i)) => *i,
-            _ => 0,
-        };
-        meta.retry_reset = flag("retry_reset", false);
-        meta.delay = number("delay").unwrap_or(0.0);
-        if matches!(get("backoff"), Some(Value::Str(s)) if &**s == "exponential") {
-            meta.backoff = modelc_ir::Backoff::Exponential {
-                cap: number("backoff_cap").unwrap_or(60.0),
-                jitter: flag("jitter", false),
-            };
-        }
-        meta.timeout = number("timeout");
-        meta.poll = number("poll");
-        meta.limit = number("limit");
-        meta.burst = match get("burst") {
-            Some(Value::Int(i)) => u32::try_from(*i).unwrap_or(1).max(1),
-            _ => 1,
-        };
-        if let Some(Value::List(items)) = get("sema") {
-            meta.sema =
-                items.iter().filter_map(|v| if let Value::Str(s) = v { Some(s.to_string()) } else { None }).collect();
-        }
-        meta.autoedge = flag("autoedge", true);
-        meta.autogroup = flag("autogroup", true);
-        let text = |name: &str| match get(name) {
-            Some(Value::Str(s)) => Some(s.to_string()),
-            _ => None,
-        };
-        meta.only_if = text("only_if");
-        meta.not_if = text("not_if");
-        meta.creates = text("creates");
-        meta
+        modelc_ir::meta_params::meta_of(|name| self.graph.attribute(m, name).and_then(given)).unwrap_or_default()
     }
 
     pub(crate) fn source(&self, instance: InstanceId) -> Source {

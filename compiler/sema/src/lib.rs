@@ -22,7 +22,6 @@ mod hierarchy;
 pub mod hir;
 pub mod index;
 pub mod loading;
-pub mod meta_params;
 mod registry;
 pub mod resolve;
 pub mod resources;

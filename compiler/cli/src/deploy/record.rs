@@ -24,11 +24,6 @@ pub(super) fn deploy_results<'r>(
         .collect()
 }
 
-/// A boolean attribute of a resource; missing is false.
-pub(super) fn flag(resource: &Resource, name: &str) -> bool {
-    resource.attributes.get(name).and_then(|v| v.as_bool()).unwrap_or(false)
-}
-
 /// The run as the store records it, and what it leaves for the next run.
 pub(super) fn record(
     desired: &Desired,
@@ -59,7 +54,7 @@ pub(super) fn record(
         if in_version.contains(resource.id.as_str()) {
             // Every purgeable resource is remembered, whether or not it is purged on delete:
             // the next run purges those that are, and says that the others stay.
-            if resource.attributes.contains_key("purge_on_delete") && !flag(resource, "purged") {
+            if resource.remembered_after_deploy() {
                 purgeable.push(resource.clone());
             }
         } else if !matches!(report.result, Outcome::Changed | Outcome::Unchanged) {

@@ -171,11 +171,10 @@ fn record_step(
         results,
     };
     let state = continuous.carryover();
-    let flag = super::record::flag;
     let purgeable = continuous
         .resources()
         .iter()
-        .filter(|r| agents.contains(&r.agent) && flag(r, "purge_on_delete") && !flag(r, "purged"))
+        .filter(|r| agents.contains(&r.agent) && r.remembered_after_deploy())
         .cloned()
         .collect();
     let carryover = Carryover {

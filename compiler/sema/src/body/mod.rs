@@ -357,8 +357,9 @@ impl<'a> Checker<'a> {
                         self.runtime(d);
                     }
                     Err(Violation::Constraint { typedef, value: shown, .. })
-                        if let Some(problem) = crate::meta_params::problem(&typedef, &shown) =>
+                        if let Some(kind) = modelc_ir::meta_params::Kind::of_typedef(&typedef) =>
                     {
+                        let problem = kind.explain(&shown);
                         let d = Diagnostic::new(&codes::INVALID_META_PARAMETER, problem.message)
                             .primary(self.file, value.span, problem.label)
                             .help(problem.help);
