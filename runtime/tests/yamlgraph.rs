@@ -184,7 +184,7 @@ edges:
         "resource `twice` of kind `noop`: listed twice",
         "edge 1 names `file` `missing`",
         "edge 2: notify `sometimes`",
-        "meta `delay`: invalid meta parameter: -1.0 is not a number of seconds",
+        "meta `delay`: invalid meta parameter: -1.0 is negative",
         // Every mistake of a meta block, not only its unknown parameter.
         "resource `other` of kind `file`: meta `retry`: invalid meta parameter: -5",
         "meta `backoff`: invalid meta parameter: `linear` is not a back-off",

@@ -30,27 +30,12 @@ pub(crate) fn run(path: Option<&Path>, options: &Options, io: &mut Io<'_>) -> u8
         Ok(loaded) => loaded,
         Err(status) => return status,
     };
-    let passwords = match crate::passwords::load(&dir, true) {
-        Ok(passwords) => passwords,
-        Err(message) => return crate::usage_error(io, &message),
-    };
     let refine = modelc_refine::Options { partial: options.partial };
-    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let facts = place.facts(&mut *io.stderr);
-    let mut world = world(passwords, facts);
-    let host = crate::python::attach(&mut world, &loaded);
-    let compiled = modelc_driver::compile_resources(&mut loaded, world, refine);
-    drop(progress);
-    crate::python::report_run(host.as_ref(), io);
-    print_profile(&compiled, io);
-    if let Some(model) = &compiled.model
-        && let Err(message) = crate::passwords::keep(&dir, &model.new_passwords)
-    {
-        return crate::usage_error(io, &message);
-    }
+    let (compiled, mut diagnostics) = match compile_loaded(&mut loaded, &dir, &place, refine, Passwords::Keep, io) {
+        Ok(compiled) => compiled,
+        Err(status) => return status,
+    };
     let elapsed = started.elapsed();
-    let mut diagnostics = loaded.diagnostics.clone();
-    diagnostics.extend(compiled.diagnostics);
     let format = options.format;
     if let Some(model) = &compiled.model {
         // Printed lines are the model's own output: stdout, unless stdout carries JSON.
@@ -117,19 +102,11 @@ pub(crate) fn graph(
         Err(status) => return status,
     };
     // Drawing keeps no password: kept ones are used, others get a placeholder.
-    let passwords = match crate::passwords::load(&dir, false) {
-        Ok(passwords) => passwords,
-        Err(message) => return crate::usage_error(io, &message),
+    let refine = modelc_refine::Options::default();
+    let (compiled, mut diagnostics) = match compile_loaded(&mut loaded, &dir, &place, refine, Passwords::Draw, io) {
+        Ok(compiled) => compiled,
+        Err(status) => return status,
     };
-    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let facts = place.facts(&mut *io.stderr);
-    let mut world = world(passwords, facts);
-    let host = crate::python::attach(&mut world, &loaded);
-    let compiled = modelc_driver::compile_resources(&mut loaded, world, modelc_refine::Options::default());
-    drop(progress);
-    crate::python::report_run(host.as_ref(), io);
-    let mut diagnostics = loaded.diagnostics.clone();
-    diagnostics.extend(compiled.diagnostics);
     let reporter = Reporter { files: &loaded.files, format, color, file_count: compiled.files };
     let valid = !diagnostics.iter().any(modelc_diagnostics::Diagnostic::is_error);
     let ir = compiled.resources.as_ref().filter(|_| valid);
@@ -199,10 +176,46 @@ fn write_atomically(file: &Path, text: &str) -> std::io::Result<()> {
 
 /// What the model may read from outside: the process environment, the clock, the project's
 /// passwords and the facts deploys learnt.
-pub(crate) fn world(
-    passwords: modelc_exec::Passwords,
-    facts: std::sync::Arc<modelc_exec::KnownFacts>,
-) -> modelc_exec::World {
+/// Whether a compile keeps the passwords its model generates (`compile`, `export`), or only
+/// uses kept ones and draws placeholders for the others (`graph`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Passwords {
+    Keep,
+    Draw,
+}
+
+/// The compile every command makes of a loaded model (`compile`, `graph`, `export`): the
+/// project's passwords, the facts `place` keeps, modules' Python attached, the compile with its
+/// progress line, what the Python host ran, the profile when asked, and the new passwords kept.
+/// Its diagnostics are the loading's and the compile's, in that order; a usage error (an
+/// unreadable or unwritable password file) is reported and its exit status returned.
+pub(crate) fn compile_loaded(
+    loaded: &mut modelc_driver::Loaded,
+    dir: &Path,
+    place: &Place,
+    refine: modelc_refine::Options,
+    passwords: Passwords,
+    io: &mut Io<'_>,
+) -> Result<(modelc_driver::Compiled, Vec<modelc_diagnostics::Diagnostic>), u8> {
+    let keep = passwords == Passwords::Keep;
+    let known = crate::passwords::load(dir, keep).map_err(|message| crate::usage_error(io, &message))?;
+    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
+    let facts = place.facts(&mut *io.stderr);
+    let mut world = world(known, facts);
+    let host = crate::python::attach(&mut world, loaded);
+    let mut compiled = modelc_driver::compile_resources(loaded, world, refine);
+    drop(progress);
+    crate::python::report_run(host.as_ref(), io);
+    print_profile(&compiled, io);
+    if keep && let Some(model) = &compiled.model {
+        crate::passwords::keep(dir, &model.new_passwords).map_err(|message| crate::usage_error(io, &message))?;
+    }
+    let mut diagnostics = loaded.diagnostics.clone();
+    diagnostics.extend(std::mem::take(&mut compiled.diagnostics));
+    Ok((compiled, diagnostics))
+}
+
+fn world(passwords: modelc_exec::Passwords, facts: std::sync::Arc<modelc_exec::KnownFacts>) -> modelc_exec::World {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
     // The modules' files are filled in by the driver, which knows where the modules are.
     // `--verbose` (or `MODELC_EXEC_STATS=1`): the executor's counts and phase times, printed
@@ -217,7 +230,7 @@ pub(crate) fn world(
 }
 
 /// `--verbose` (or `MODELC_EXEC_STATS=1`): the executor's counts and phase times, and refine's.
-pub(crate) fn print_profile(compiled: &modelc_driver::Compiled, io: &mut Io<'_>) {
+fn print_profile(compiled: &modelc_driver::Compiled, io: &mut Io<'_>) {
     if let Some(profile) = compiled.model.as_ref().and_then(|m| m.profile.as_ref()) {
         let refine = compiled.refine_time.map_or(0.0, |t| t.as_secs_f64() * 1e3);
         let resident = resident_bytes().unwrap_or(0) >> 20;

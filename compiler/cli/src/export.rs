@@ -343,21 +343,9 @@ pub(crate) fn compile(
         Err(error) => return Err(usage_error(io, &error.to_string())),
     };
     let dir = crate::passwords::project_dir(target, &io.cwd);
-    let passwords = crate::passwords::load(&dir, true).map_err(|message| usage_error(io, &message))?;
-    let options = modelc_refine::Options { partial };
-    let progress = crate::progress::Progress::start("compiling", io.stderr_is_terminal);
-    let facts = place.facts(&mut *io.stderr);
-    let mut world = crate::compile::world(passwords, facts);
-    let host = crate::python::attach(&mut world, &loaded);
-    let compiled = modelc_driver::compile_resources(&mut loaded, world, options);
-    drop(progress);
-    crate::python::report_run(host.as_ref(), io);
-    crate::compile::print_profile(&compiled, io);
-    if let Some(model) = &compiled.model {
-        crate::passwords::keep(&dir, &model.new_passwords).map_err(|message| usage_error(io, &message))?;
-    }
-    let mut diagnostics = loaded.diagnostics.clone();
-    diagnostics.extend(compiled.diagnostics);
+    let refine = modelc_refine::Options { partial };
+    let keep = crate::compile::Passwords::Keep;
+    let (compiled, mut diagnostics) = crate::compile::compile_loaded(&mut loaded, &dir, place, refine, keep, io)?;
     if let Some(model) = &compiled.model {
         // The model's own output, as `compile` prints it.
         let out: &mut dyn std::io::Write = if format.json_diagnostics() { &mut *io.stderr } else { &mut *io.stdout };

@@ -92,17 +92,8 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         Ok(lock) => lock,
         Err(message) => return usage_error(io, &message),
     };
-    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
-    let selection = if request.agents.is_empty() {
-        AgentSelection::ThisMachine { host: host.clone() }
-    } else {
-        AgentSelection::Named(request.agents.clone())
-    };
-    let agents: Vec<String> = {
-        let mut agents: Vec<String> = selection.agents(&desired.ir.resources).into_iter().collect();
-        agents.sort();
-        agents
-    };
+    let selection = selection(request);
+    let agents = selected_agents(&selection, &desired.ir.resources);
     // What earlier runs left is read while modules' handlers start (an interpreter's start
     // takes longer).
     let (handlers, earlier) = std::thread::scope(|scope| {
@@ -134,13 +125,7 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
             );
         }
     }
-    let options = Options {
-        jobs: request.jobs.unwrap_or_else(|| jobs(request, &plan.resources, &selection)).max(1),
-        dry_run: request.dry_run,
-        sema: request.sema,
-        interrupt: std::sync::Arc::clone(&request.interrupt),
-        ..Options::default()
-    };
+    let options = run_options(request, &plan.resources, &selection);
     let started = modelc_store::utc_now();
     let report = {
         let progress = Progress::new(io, format, plan.len(), request.color_results);
@@ -210,8 +195,36 @@ pub(crate) fn handlers(
     handlers
 }
 
+/// The agents whose resources a run deploys: those `--agent` names, else this machine's.
+pub(crate) fn selection(request: &Request) -> AgentSelection {
+    if request.agents.is_empty() {
+        let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+        AgentSelection::ThisMachine { host }
+    } else {
+        AgentSelection::Named(request.agents.clone())
+    }
+}
+
+/// The agents of `resources` that `selection` deploys, sorted.
+pub(crate) fn selected_agents(selection: &AgentSelection, resources: &[Resource]) -> Vec<String> {
+    let mut agents: Vec<String> = selection.agents(resources).into_iter().collect();
+    agents.sort();
+    agents
+}
+
+/// How a run of `resources` goes: `--jobs` (else [`jobs`]), `--dry-run`, `--sema`, Ctrl-C.
+pub(crate) fn run_options(request: &Request, resources: &[Resource], selection: &AgentSelection) -> Options {
+    Options {
+        jobs: request.jobs.unwrap_or_else(|| jobs(request, resources, selection)).max(1),
+        dry_run: request.dry_run,
+        sema: request.sema,
+        interrupt: std::sync::Arc::clone(&request.interrupt),
+        ..Options::default()
+    }
+}
+
 /// `--jobs` unless given: the cores, and more when resources are on other hosts.
-pub(crate) fn jobs(request: &Request, resources: &[modelc_ir::Resource], selection: &AgentSelection) -> usize {
+fn jobs(request: &Request, resources: &[modelc_ir::Resource], selection: &AgentSelection) -> usize {
     modelc_runtime::remote::default_jobs(resources, &selection.agents(resources), request.remote.max_open)
 }
 

@@ -46,14 +46,8 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
         Ok(lock) => lock,
         Err(message) => return usage_error(io, &message),
     };
-    let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
-    let selection = if request.agents.is_empty() {
-        AgentSelection::ThisMachine { host }
-    } else {
-        AgentSelection::Named(request.agents.clone())
-    };
-    let mut agents: Vec<String> = selection.agents(&first.resources).into_iter().collect();
-    agents.sort();
+    let selection = super::selection(request);
+    let agents = super::selected_agents(&selection, &first.resources);
     let carried = modelc_store::open(&store, Access::Existing)
         .and_then(|s| Ok((s.pending_refreshes(&agents)?, s.retry_counts(&agents)?, s.deployed_purgeable(&agents)?)));
     let (pending, retry_counts, previous) = match carried {
@@ -62,12 +56,7 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     };
     let code = super::modules::installed(io);
     let handlers = super::handlers(request, &code, &first.resources, &selection, io);
-    let options = Options {
-        jobs: request.jobs.unwrap_or_else(|| super::jobs(request, &first.resources, &selection)).max(1),
-        sema: request.sema,
-        interrupt: Arc::clone(&request.interrupt),
-        ..Options::default()
-    };
+    let options = super::run_options(request, &first.resources, &selection);
     let mut continuous = Continuous::new(&handlers, options, selection, !request.no_autoedges, !request.no_autogroup);
     // What the last process deployed, so resources gone since are purged.
     continuous.swap(previous, Arc::new(MemoryContent::default()), &[], &[]);
