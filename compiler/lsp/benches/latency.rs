@@ -7,7 +7,15 @@
 //! * renaming `base::Host`, used in 100 files, from the request to the answer;
 //! * completion after `self.` typed in an implementation body;
 //! * go to definition and hover on a use of it;
-//! * how soon a running execution stops once cancelled.
+//! * how soon a running execution stops once cancelled;
+//! * declaration edits: one character of `base::Host` (its attribute `name` renamed, which
+//!   every module's construction of a host and base's index use), from `didChange` to the
+//!   edited file's diagnostics and to those of every open file it changes (base and ten
+//!   modules are open); a line added to `base::Host` (an attribute of an unknown type), to the
+//!   edited file's diagnostics;
+//! * an edit sent while an execution run is starting or running, to its diagnostics.
+//!
+//! Each timing is reported as min / median / max.
 //!
 //! Run with `cargo bench -p modelc-lsp --bench latency`.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::print_stdout, reason = "benchmark code")]
@@ -87,6 +95,42 @@ impl Client {
         }
     }
 
+    /// Waits until each of `uris` has been published: how many diagnostics each got, and
+    /// when (from `start`).
+    fn diagnostics_of(&self, uris: &[Url], start: Instant) -> Vec<(usize, Duration)> {
+        let mut out: Vec<Option<(usize, Duration)>> = vec![None; uris.len()];
+        while out.iter().any(Option::is_none) {
+            if let Message::Notification(n) = self.connection.receiver.recv_timeout(Duration::from_secs(60)).unwrap()
+                && n.method == "textDocument/publishDiagnostics"
+                && let Some(i) = uris.iter().position(|u| n.params["uri"] == json!(u))
+            {
+                out[i] = Some((n.params["diagnostics"].as_array().unwrap().len(), start.elapsed()));
+            }
+        }
+        out.into_iter().map(Option::unwrap).collect()
+    }
+
+    fn open(&self, path: &Path) -> Url {
+        let uri = Url::from_file_path(path).unwrap();
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "inmanta", "version": 1,
+                                      "text": std::fs::read_to_string(path).unwrap() } }),
+        );
+        uri
+    }
+
+    /// Replaces `old` at (`line`, `column`) with `new`.
+    fn change(&self, uri: &Url, version: i32, line: usize, column: usize, old: &str, new: &str) {
+        let change = json!([{ "range": { "start": { "line": line, "character": column },
+                                         "end": { "line": line, "character": column + old.len() } },
+                              "text": new }]);
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": change }),
+        );
+    }
+
     fn diagnostics(&self, uri: &Url) -> usize {
         loop {
             if let Message::Notification(n) = self.connection.receiver.recv_timeout(Duration::from_secs(60)).unwrap()
@@ -102,6 +146,13 @@ impl Client {
 fn median(mut times: Vec<Duration>) -> f64 {
     times.sort();
     times[times.len() / 2].as_secs_f64() * 1e3
+}
+
+/// `min / median / max` in milliseconds.
+fn spread(mut times: Vec<Duration>) -> String {
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    format!("{:.1} / {:.1} / {:.1} ms", ms(times[0]), ms(times[times.len() / 2]), ms(times[times.len() - 1]))
 }
 
 fn main() {
@@ -149,6 +200,9 @@ fn main() {
         edit_times.push(start.elapsed());
         assert_eq!(count, usize::from(round % 2 == 0), "round {round}");
     }
+    // The model is clean again here (an even number of edits).
+    let declarations = declaration_edits(&client, &root, &uri);
+    let during = edits_during_execution(&client, &uri, line);
 
     // `base::Host` in `Service0.host [1] -- base::Host`.
     let relation = text.lines().position(|l| l.contains("-- base::Host")).unwrap();
@@ -225,7 +279,86 @@ fn main() {
     );
     println!("completion after `self.` ({members} items): median {:.2} ms", median(completion_times));
     println!("cancelling a running execution (10,000 networks): stopped {cancel:.2} ms after the flag (median)");
+    println!("declaration edit, one character of base::Host → the edited file's diagnostics: {}", declarations.character);
+    println!(
+        "declaration edit, one character of base::Host → every changed open file's diagnostics (11 files): {}",
+        declarations.affected
+    );
+    println!("declaration edit, a line added to base::Host → the edited file's diagnostics: {}", declarations.line);
+    println!("edit while an execution starts or runs → its diagnostics: {during}");
 }
+
+struct DeclarationEdits {
+    character: String,
+    affected: String,
+    line: String,
+}
+
+/// Edits of `base::Host`, with base and ten modules open.
+fn declaration_edits(client: &Client, root: &Path, m0: &Url) -> DeclarationEdits {
+    let base = client.open(&root.join("libs/base/model/_init.cf"));
+    client.diagnostics(&base);
+    let mut open = vec![base.clone(), m0.clone()];
+    for m in 1..10 {
+        let uri = client.open(&root.join(format!("libs/m{m}/model/_init.cf")));
+        client.diagnostics(&uri);
+        open.push(uri);
+    }
+    // `    string name` (line 1) ⇄ `    string nam`: base's index and every module's
+    // `base::Host(name=…)` then name an attribute Host does not have.
+    let (mut edited, mut affected) = (Vec::new(), Vec::new());
+    for round in 0..20 {
+        let (old, new) = if round % 2 == 0 { ("name", "nam") } else { ("nam", "name") };
+        let start = Instant::now();
+        client.change(&base, 1000 + round, 1, 11, old, new);
+        let published = client.diagnostics_of(&open, start);
+        assert_eq!(published[0].0 > 0, round % 2 == 0, "round {round}: base's diagnostics");
+        assert_eq!(published[1].0 > 0, round % 2 == 0, "round {round}: m0's diagnostics");
+        edited.push(published[0].1);
+        affected.push(published.iter().map(|(_, at)| *at).max().unwrap());
+    }
+    // A line `    strin zone` added to Host (after `string name`) and removed again.
+    let mut line = Vec::new();
+    for round in 0..20 {
+        let start = Instant::now();
+        if round % 2 == 0 {
+            client.change(&base, 2000 + round, 2, 0, "", "    strin zone\n");
+        } else {
+            let change = json!([{ "range": { "start": { "line": 2, "character": 0 }, "end": { "line": 3, "character": 0 } },
+                                  "text": "" }]);
+            client.notify(
+                "textDocument/didChange",
+                json!({ "textDocument": { "uri": base, "version": 2000 + round }, "contentChanges": change }),
+            );
+        }
+        let count = client.diagnostics(&base);
+        line.push(start.elapsed());
+        assert_eq!(count > 0, round % 2 == 0, "round {round}: base's diagnostics");
+    }
+    DeclarationEdits { character: spread(edited), affected: spread(affected), line: spread(line) }
+}
+
+/// Body edits in m0 (`y = port + 1` ⇄ `y = nosuch + 1` in `deploy3`) sent at different moments
+/// of the execution run that follows a clean check: only the edits that add the error, each
+/// sent while a run is starting or running, are timed.
+fn edits_during_execution(client: &Client, m0: &Url, line: usize) -> String {
+    let mut times = Vec::new();
+    for round in 0..12 {
+        // The model is clean: a run starts after the pause; the edit comes 10–120 ms into it.
+        std::thread::sleep(EXECUTION_PAUSE + Duration::from_millis(10 + 10 * round));
+        let start = Instant::now();
+        client.change(m0, 3000 + 2 * i32::try_from(round).unwrap(), line, 8, "port", "nosuch");
+        assert_eq!(client.diagnostics(m0), 1);
+        times.push(start.elapsed());
+        client.change(m0, 3001 + 2 * i32::try_from(round).unwrap(), line, 8, "nosuch", "port");
+        assert_eq!(client.diagnostics(m0), 0);
+    }
+    spread(times)
+}
+
+/// How long the server waits after typing stops before it executes the model (its
+/// `execution::PAUSE`).
+const EXECUTION_PAUSE: Duration = Duration::from_millis(300);
 
 /// From setting the cancel flag of an execution in progress to the run's end.
 fn cancellation() -> f64 {
