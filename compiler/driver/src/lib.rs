@@ -15,7 +15,7 @@ mod sources;
 pub use database::RootDatabase;
 pub use module_files::module_files;
 pub use project::{LoadError, Project, Target, locate};
-pub use python::{PythonDeclarations, python_host, python_signatures};
+pub use python::{ModuleDiagnostic, PythonDeclarations, python_host, python_signatures};
 pub use sources::{Loaded, load, load_with_python};
 
 use modelc_diagnostics::{Diagnostic, SourceFiles};
@@ -28,7 +28,7 @@ pub fn check(loaded: &mut Loaded) -> Checked {
     sources::add_std(loaded);
     let roots = loaded.roots.clone();
     let (db, project, python) = database(loaded, roots);
-    let mut diagnostics = python.diagnostics;
+    let mut diagnostics: Vec<Diagnostic> = python.diagnostics.into_iter().map(|m| m.diagnostic).collect();
     diagnostics.extend(modelc_sema::check_project(&db, project));
     note_module_path(loaded, &mut diagnostics);
     let files = modelc_sema::loaded_modules(&db, project).files.len();
@@ -153,7 +153,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
             foreign.prepare(&modules);
         }
     }
-    let mut diagnostics = python.diagnostics;
+    let mut diagnostics: Vec<Diagnostic> = python.diagnostics.into_iter().map(|m| m.diagnostic).collect();
     diagnostics.extend(modelc_sema::check_project(&db, project));
     note_module_path(loaded, &mut diagnostics);
     let modules = modelc_sema::loaded_modules(&db, project);
@@ -213,29 +213,48 @@ fn modules_with_mappers(resources: &[modelc_db::ResourceSummary]) -> Vec<String>
 
 /// The loaded files of a checked project, lowered, for execution.
 fn units(db: &dyn modelc_db::Db, project: modelc_db::ProjectInput) -> Vec<modelc_exec::Unit<'_>> {
-    modelc_sema::loaded_modules(db, project)
-        .files
-        .iter()
-        .map(|(namespace, file)| modelc_exec::Unit {
+    lowered_units(db, project, &|| false).unwrap_or_default()
+}
+
+/// Each loaded file, lowered, in load order; `None` when `cancelled` says so between two
+/// files (lowering a whole project after a declaration edit takes a while).
+fn lowered_units<'db>(
+    db: &'db dyn modelc_db::Db,
+    project: modelc_db::ProjectInput,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<Vec<modelc_exec::Unit<'db>>> {
+    let mut units = Vec::new();
+    for (namespace, file) in &modelc_sema::loaded_modules(db, project).files {
+        if cancelled() {
+            return None;
+        }
+        units.push(modelc_exec::Unit {
             namespace: namespace.clone(),
             file_id: file.id(db),
             display_name: file.name(db).clone(),
             text: file.text(db),
             hir: modelc_sema::hir::file_hir(db, project, *file),
-        })
-        .collect()
+        });
+    }
+    Some(units)
 }
 
 /// Executes a project held in a database (the language server's), which `check` found free of
 /// errors: the diagnostics only execution finds. `world` decides what it may read; nothing is
-/// written.
+/// written. `World::cancel` is polled from the start: between files while they are lowered,
+/// then while the model runs.
 pub fn execute(
     db: &dyn modelc_db::Db,
     project: modelc_db::ProjectInput,
     world: modelc_exec::World,
 ) -> modelc_exec::Outcome {
+    let cancel = world.cancel.clone();
+    let cancelled = || cancel.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed));
     let index = modelc_sema::model_index(db, project);
-    let program = modelc_exec::Program::new(units(db, project), index);
+    let Some(units) = lowered_units(db, project, &cancelled) else {
+        return modelc_exec::Outcome { cancelled: true, ..modelc_exec::Outcome::default() };
+    };
+    let program = modelc_exec::Program::new(units, index);
     modelc_exec::execute(&program, world)
 }
 

@@ -14,8 +14,8 @@ use crate::Loaded;
 #[derive(Debug, Default)]
 pub(crate) struct ModuleSignatures {
     pub(crate) signatures: Vec<(String, &'static [PluginSignature])>,
-    /// W0107 for each file that is not valid Python.
-    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// W0107 for each file that is not valid Python (W0108 added by the caller).
+    pub(crate) diagnostics: Vec<ModuleDiagnostic>,
     /// The modules whose plugins were read, in load order.
     pub(crate) modules: Vec<String>,
     /// The resource shapes their `@resource` classes declare.
@@ -55,14 +55,15 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
             match read.and_then(|source| modelc_pyplugins::signatures(namespace, &source, &shown)) {
                 Ok([]) => {}
                 Ok(signatures) => found.signatures.push((namespace.clone(), signatures)),
-                Err(why) => found.diagnostics.push(
+                Err(why) => found.diagnostics.push(ModuleDiagnostic::new(
+                    &module.module,
                     Diagnostic::new(
                         &codes::UNREADABLE_PYTHON,
                         format!("the plugins in `{shown}` (module `{}`) could not be read", module.module),
                     )
                     .note(why)
                     .help("calls to the plugins this file defines are reported as unavailable (E0109)"),
-                ),
+                )),
             }
         }
     }
@@ -87,7 +88,8 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
                     }),
                     ..ResourceSummary::default()
                 }),
-                None => found.diagnostics.push(
+                None => found.diagnostics.push(ModuleDiagnostic::new(
+                    &error.module,
                     Diagnostic::new(
                         &codes::UNREADABLE_PYTHON,
                         format!(
@@ -97,7 +99,7 @@ pub(crate) fn read_module_signatures(loaded: &Loaded, modules: &[String]) -> Mod
                     )
                     .note(error.cause)
                     .help("its entity's resources are exported as if it had no class"),
-                ),
+                )),
             },
         }
     }
@@ -162,7 +164,7 @@ fn resource_summary(resource: modelc_pyplugins::PyResource) -> ResourceSummary {
 /// W0108 for each module the compile loads from the Python environment while the module path
 /// has one of the same name too: the installed one is used, as in the reference, which warns
 /// the same way.
-pub(crate) fn shadowed_modules(loaded: &Loaded, modules: &[String]) -> Vec<Diagnostic> {
+pub(crate) fn shadowed_modules(loaded: &Loaded, modules: &[String]) -> Vec<ModuleDiagnostic> {
     let installed = loaded.module_python.iter().filter(|m| m.layout == modelc_pyplugins::Layout::V2Installed);
     installed
         .filter(|m| modules.contains(&m.module))
@@ -178,7 +180,8 @@ pub(crate) fn shadowed_modules(loaded: &Loaded, modules: &[String]) -> Vec<Diagn
                 .map(|dir| dir.join(&m.module))
                 .find(|dir| dir.join("model/_init.cf").is_file())?;
             let shown = loaded.base.as_deref().and_then(|base| ignored.strip_prefix(base).ok()).unwrap_or(&ignored);
-            Some(
+            Some(ModuleDiagnostic::new(
+                &m.module,
                 Diagnostic::new(
                     &codes::SHADOWED_MODULE,
                     format!(
@@ -192,7 +195,7 @@ pub(crate) fn shadowed_modules(loaded: &Loaded, modules: &[String]) -> Vec<Diagn
                     "uninstall the package (`pip uninstall inmanta-module-{}`), or remove the module path's copy",
                     m.module.replace('_', "-")
                 )),
-            )
+            ))
         })
         .collect()
 }
@@ -220,11 +223,30 @@ pub fn python_host(
 }
 
 /// The plugins of every module of `loaded` that has Python (the language server's view: it
-/// checks modules nothing imports yet too), with W0107 for files that could not be read.
+/// checks modules nothing imports yet too), with W0107 for files that could not be read and
+/// W0108 for modules the environment shadows, as `check` reports them.
 pub fn python_signatures(loaded: &Loaded) -> PythonDeclarations {
     let modules: Vec<String> = loaded.module_python.iter().map(|m| m.module.clone()).collect();
-    let found = read_module_signatures(loaded, &modules);
+    let mut found = read_module_signatures(loaded, &modules);
+    found.diagnostics.extend(shadowed_modules(loaded, &modules));
     PythonDeclarations { plugins: found.signatures, resources: found.resources, diagnostics: found.diagnostics }
+}
+
+/// A diagnostic about a module as a whole (its Python, where it is loaded from): it has no
+/// place in the model's text. `check` prints it without one; the language server shows it on
+/// the `import` statements of the module.
+#[derive(Debug, Clone)]
+pub struct ModuleDiagnostic {
+    /// The module's top-level name.
+    pub module: String,
+    pub diagnostic: Diagnostic,
+}
+
+impl ModuleDiagnostic {
+    fn new(module: &str, diagnostic: Diagnostic) -> ModuleDiagnostic {
+        let top = module.split("::").next().unwrap_or(module);
+        ModuleDiagnostic { module: top.to_owned(), diagnostic }
+    }
 }
 
 /// What the modules' Python declares, read from the source.
@@ -232,6 +254,7 @@ pub fn python_signatures(loaded: &Loaded) -> PythonDeclarations {
 pub struct PythonDeclarations {
     pub plugins: Vec<(String, &'static [PluginSignature])>,
     pub resources: Vec<ResourceSummary>,
-    /// W0107 for each file (or resource class) that could not be read.
-    pub diagnostics: Vec<Diagnostic>,
+    /// W0107 for each file (or resource class) that could not be read, W0108 for each
+    /// shadowed module.
+    pub diagnostics: Vec<ModuleDiagnostic>,
 }

@@ -42,8 +42,9 @@ pub struct Program<'a> {
     pub declarations: HashMap<(String, String), (FileId, Span)>,
     /// Typedef → its constraint, with the unit it is in.
     pub constraints: IndexMap<String, (usize, &'a ConstraintHir)>,
-    /// Per unit, where its lines start (messages name lines).
-    pub lines: Vec<modelc_diagnostics::LineIndex>,
+    /// Per unit, where its lines start (messages name lines): counted on first use, so a
+    /// run that names no line of a file never reads its text.
+    lines: Vec<std::sync::OnceLock<modelc_diagnostics::LineIndex>>,
     /// By entity id: its own attribute defaults.
     defaults: Vec<Option<OwnDefaults<'a>>>,
     /// Per unit, by [`GlobalId`]: the unit and slot of each qualified variable it reads
@@ -60,7 +61,7 @@ impl<'a> Program<'a> {
             defaults: vec![None; entities],
             constraints: IndexMap::new(),
             declarations: HashMap::new(),
-            lines: units.iter().map(|u| modelc_diagnostics::LineIndex::new(u.text)).collect(),
+            lines: units.iter().map(|_| std::sync::OnceLock::new()).collect(),
             globals: Vec::new(),
             units,
             index,
@@ -111,7 +112,7 @@ impl<'a> Program<'a> {
 
     /// The 1-based line of a byte offset in a unit.
     pub fn line_of(&self, unit: usize, offset: u32) -> usize {
-        self.lines[unit].line(offset) as usize
+        self.lines[unit].get_or_init(|| modelc_diagnostics::LineIndex::new(self.units[unit].text)).line(offset) as usize
     }
 
     /// Where qualified variable `id` of `unit` lives: its unit and slot.

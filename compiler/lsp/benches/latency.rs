@@ -279,7 +279,10 @@ fn main() {
     );
     println!("completion after `self.` ({members} items): median {:.2} ms", median(completion_times));
     println!("cancelling a running execution (10,000 networks): stopped {cancel:.2} ms after the flag (median)");
-    println!("declaration edit, one character of base::Host → the edited file's diagnostics: {}", declarations.character);
+    println!(
+        "declaration edit, one character of base::Host → the edited file's diagnostics: {}",
+        declarations.character
+    );
     println!(
         "declaration edit, one character of base::Host → every changed open file's diagnostics (11 files): {}",
         declarations.affected

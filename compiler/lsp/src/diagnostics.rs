@@ -2,35 +2,34 @@
 //! become related information (in whichever file they point into); notes and help follow the
 //! message, as the terminal shows them.
 
-use std::collections::HashMap;
+use std::rc::Rc;
 
 use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Url};
 use modelc_diagnostics::{Diagnostic, FileId, Severity, Span};
 
-use crate::position::{Encoding, Text};
+use crate::position::Text;
 use crate::workspace::Workspace;
 
-/// Converts diagnostics, sharing each file's line index between them.
+/// Converts diagnostics, with the server's position tables of the files they point into
+/// (built once per text of a file, and only for the files a diagnostic points into).
 pub(crate) struct Converter<'w> {
     workspace: &'w Workspace,
-    encoding: Encoding,
+    positions: &'w dyn Fn(FileId) -> Rc<Text>,
     /// Link each code to its explanation (`modelc-explain:E0101`): only for a client that said
     /// it opens such links.
     pub(crate) explanations: bool,
-    texts: HashMap<FileId, Text>,
 }
 
 impl<'w> Converter<'w> {
-    pub(crate) fn new(workspace: &'w Workspace, encoding: Encoding) -> Converter<'w> {
-        Converter { workspace, encoding, texts: HashMap::new(), explanations: false }
+    pub(crate) fn new(workspace: &'w Workspace, positions: &'w dyn Fn(FileId) -> Rc<Text>) -> Converter<'w> {
+        Converter { workspace, positions, explanations: false }
     }
 
-    fn range(&mut self, file: FileId, span: Span) -> lsp_types::Range {
-        let (workspace, encoding) = (self.workspace, self.encoding);
-        self.texts.entry(file).or_insert_with(|| Text::new(workspace.text(file), encoding)).range(span)
+    fn range(&self, file: FileId, span: Span) -> lsp_types::Range {
+        (self.positions)(file).range(span)
     }
 
-    pub(crate) fn convert(&mut self, diagnostic: &Diagnostic) -> Option<lsp_types::Diagnostic> {
+    pub(crate) fn convert(&self, diagnostic: &Diagnostic) -> Option<lsp_types::Diagnostic> {
         let primary = diagnostic.primary_label()?;
         let range = self.range(primary.file, primary.span);
         let mut message = diagnostic.message.clone();

@@ -1,8 +1,11 @@
 //! Execution diagnostics: what only running the model finds (a relation left empty, an index
 //! conflict, a plugin that fails). They come after a short pause in typing, from a worker
-//! thread with its own handle on the database, and the next edit cancels them: the worker's
-//! run polls a flag every few hundred steps and stops, and its results are dropped. Under the
-//! server, execution writes nothing (generated passwords are placeholders, nothing is stored).
+//! thread with its own handle on the database, and the next edit cancels them. The worker
+//! first checks the files of the project no open document is (execution runs only when the
+//! whole project is free of errors), then lowers and runs it; it polls a flag between files
+//! and every few hundred execution steps, stops when it is set, and its results are dropped.
+//! Under the server, execution writes nothing (generated passwords are placeholders, nothing
+//! is stored).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,8 +58,8 @@ impl Execution {
         self.stale = true;
     }
 
-    /// Checking found no errors: run the model after the pause, if the text changed since the
-    /// last run.
+    /// The open documents have no errors: run the model after the pause, if the text changed
+    /// since the last run.
     pub(crate) fn schedule(&mut self) {
         if self.stale && self.running.is_none() {
             self.due = Some(Instant::now() + PAUSE);
@@ -72,6 +75,11 @@ impl Execution {
         let handle = std::thread::spawn(move || {
             let mut diagnostics = Vec::new();
             for project in projects {
+                match whole_project_clean(&db, project, &cancel) {
+                    None => return,
+                    Some(false) => continue,
+                    Some(true) => {}
+                }
                 let world = world(files.clone(), Arc::clone(&cancel));
                 let outcome = modelc_driver::execute(&db, project, world);
                 if outcome.cancelled {
@@ -97,6 +105,21 @@ impl Execution {
         self.diagnostics = finished.diagnostics;
         true
     }
+}
+
+/// Whether every loaded file of `project` is free of errors (only such a model is run), or
+/// `None` when the run was cancelled first. Each file's check is the one the server publishes
+/// (kept by the database), so the open documents' are not done again.
+fn whole_project_clean(db: &RootDatabase, project: ProjectInput, cancel: &AtomicBool) -> Option<bool> {
+    for file in modelc_sema::loaded_modules(db, project).files.values() {
+        if cancel.load(Ordering::Relaxed) {
+            return None;
+        }
+        if modelc_sema::checked_file(db, project, *file).iter().any(Diagnostic::is_error) {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 /// What a model run by the server may read: the environment and the clock, as `modelc compile`;

@@ -62,6 +62,8 @@ struct Server<'c> {
     dirty: bool,
     /// Execution diagnostics, run in the background after a pause in typing.
     execution: Execution,
+    /// The document changed or opened last: its diagnostics are published first.
+    last_edited: Option<FileId>,
     /// The diagnostics last published, by file, with their fixes (for code actions).
     current: HashMap<FileId, Vec<modelc_diagnostics::Diagnostic>>,
     /// Messages read ahead of the one being handled, so that a `$/cancelRequest` queued behind
@@ -192,6 +194,7 @@ impl<'c> Server<'c> {
             dirty: false,
             execution: Execution::new(),
             current: HashMap::new(),
+            last_edited: None,
             backlog: std::collections::VecDeque::new(),
             cancelled: std::collections::HashSet::new(),
             explanations,
@@ -323,10 +326,15 @@ impl Server<'_> {
 
     /// Publishes once no message is waiting, so a burst of edits is checked once.
     fn publish_if_idle(&mut self) -> Result<(), Error> {
-        if self.dirty && self.connection.receiver.is_empty() && self.backlog.is_empty() {
+        if self.dirty && self.idle() {
             self.publish()?;
         }
         Ok(())
+    }
+
+    /// No message is waiting.
+    fn idle(&self) -> bool {
+        self.connection.receiver.is_empty() && self.backlog.is_empty()
     }
 
     /// Asks the client to report `.cf` and `project.yml` changes on disk, when it can.
@@ -497,7 +505,8 @@ impl Server<'_> {
     fn code_actions(&self, params: &lsp_types::CodeActionParams) -> Option<Vec<lsp_types::CodeActionOrCommand>> {
         let file = self.document_id(&params.text_document.uri)?;
         let wanted = self.positions(file).span(params.range);
-        let mut converter = Converter::new(&self.workspace, self.encoding);
+        let positions = |file| self.positions(file);
+        let converter = Converter::new(&self.workspace, &positions);
         let mut actions = Vec::new();
         for diagnostic in self.current.get(&file).into_iter().flatten() {
             let Some(label) = diagnostic.primary_label() else { continue };
@@ -720,7 +729,7 @@ impl Server<'_> {
                 let params: DidOpenTextDocumentParams = parse(notification.params)?;
                 let document = params.text_document;
                 if let Ok(path) = document.uri.to_file_path() {
-                    self.workspace.open(&path, document.text, document.version);
+                    self.last_edited = Some(self.workspace.open(&path, document.text, document.version));
                     self.dirty = true;
                 }
             }
@@ -739,6 +748,7 @@ impl Server<'_> {
                     }
                 }
                 self.workspace.set_document(id, text, params.text_document.version);
+                self.last_edited = Some(id);
                 self.dirty = true;
             }
             DidCloseTextDocument::METHOD => {
@@ -767,38 +777,43 @@ impl Server<'_> {
         self.workspace.file_id(&uri.to_file_path().ok()?)
     }
 
-    /// Publishes the diagnostics of every open document that changed since last sent.
+    /// Publishes the diagnostics of every open document that changed since last sent, the
+    /// document edited last first. Each document's list is complete when sent; when a message
+    /// arrives in between, the documents not yet published wait for the next round (after
+    /// that message), so an edit is never held up by other files' checks.
     fn publish(&mut self) -> Result<(), Error> {
         self.dirty = false;
-        let (mut diagnostics, clean) = self.workspace.diagnostics();
-        if clean {
-            self.execution.schedule();
-        }
-        for diagnostic in &self.execution.diagnostics {
-            let Some(file) = diagnostic.primary_label().map(|l| l.file) else { continue };
-            if let Some(list) = diagnostics.get_mut(&file) {
-                list.push(diagnostic.clone());
+        let open = self.workspace.documents_in_order(self.last_edited);
+        self.current.retain(|file, _| self.workspace.documents.contains_key(file));
+        let mut errors = false;
+        for (n, file) in open.iter().enumerate() {
+            if n > 0 && !self.idle() {
+                self.dirty = true;
+                return Ok(());
             }
-        }
-        self.current = diagnostics.clone();
-        let mut converter = Converter::new(&self.workspace, self.encoding);
-        converter.explanations = self.explanations;
-        let mut outgoing = Vec::new();
-        let mut files: Vec<&FileId> = diagnostics.keys().collect();
-        files.sort();
-        for file in files {
+            let mut diagnostics = self.workspace.document_diagnostics(*file);
+            errors |= diagnostics.iter().any(modelc_diagnostics::Diagnostic::is_error);
+            let ran = self.execution.diagnostics.iter().filter(|d| d.primary_label().is_some_and(|l| l.file == *file));
+            diagnostics.extend(ran.cloned());
             let Some(uri) = self.workspace.path(*file).and_then(|p| Url::from_file_path(p).ok()) else { continue };
-            let converted: Vec<lsp_types::Diagnostic> =
-                diagnostics[file].iter().filter_map(|d| converter.convert(d)).collect();
+            let converted: Vec<lsp_types::Diagnostic> = {
+                let positions = |file| self.positions(file);
+                let mut converter = Converter::new(&self.workspace, &positions);
+                converter.explanations = self.explanations;
+                diagnostics.iter().filter_map(|d| converter.convert(d)).collect()
+            };
+            self.current.insert(*file, diagnostics);
             if self.published.get(&uri) == Some(&converted) {
                 continue;
             }
             let version = self.workspace.documents.get(file).map(|d| d.version);
-            outgoing.push((uri, converted, version));
-        }
-        for (uri, converted, version) in outgoing {
             self.published.insert(uri.clone(), converted.clone());
             self.send_diagnostics(uri, converted, version)?;
+        }
+        // Execution runs once the open documents are free of errors (the worker checks the
+        // rest of their projects first).
+        if !errors {
+            self.execution.schedule();
         }
         Ok(())
     }

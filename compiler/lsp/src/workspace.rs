@@ -61,6 +61,9 @@ pub struct Workspace {
     pub load_error: Option<String>,
     /// The modules' `files/` and `templates/`, for execution (std's template plugins).
     pub module_files: modelc_exec::ModuleFiles,
+    /// What reading the project's modules found that has no place in their text (W0107,
+    /// W0108): shown on the imports of each module.
+    module_diagnostics: Vec<modelc_driver::ModuleDiagnostic>,
 }
 
 impl Workspace {
@@ -77,6 +80,7 @@ impl Workspace {
             documents: HashMap::new(),
             load_error: None,
             module_files: modelc_exec::ModuleFiles::default(),
+            module_diagnostics: Vec::new(),
         };
         for file in modelc_stdlib::FILES {
             let id = workspace.add_file(None, file.display_name.to_owned(), Arc::from(file.text));
@@ -171,6 +175,7 @@ impl Workspace {
         if input.python_resources(&self.db) != &python.resources {
             input.set_python_resources(&mut self.db).to(python.resources);
         }
+        self.module_diagnostics = python.diagnostics;
         self.project = Some(Project { root, target, input, namespaces });
         self.update_roots();
         // Files that left the project but are open are checked on their own now.
@@ -321,31 +326,49 @@ impl Workspace {
         out.into_iter().map(|(_, input)| input).collect()
     }
 
-    /// Every syntax and `check` diagnostic of each open document, by document. Each project
-    /// is checked once, however many of its files are open.
-    /// Also whether the checked projects are free of errors (in every file, open or not):
-    /// only then is there something to execute.
-    pub fn diagnostics(&self) -> (HashMap<FileId, Vec<Diagnostic>>, bool) {
-        let mut out: HashMap<FileId, Vec<Diagnostic>> = self.documents.keys().map(|id| (*id, Vec::new())).collect();
-        let mut checked: Vec<Owner> = Vec::new();
-        let mut clean = true;
+    /// The open documents, `first` (the one edited last) first, the others in a stable order:
+    /// the order their diagnostics are published in.
+    pub fn documents_in_order(&self, first: Option<FileId>) -> Vec<FileId> {
         let mut open: Vec<FileId> = self.documents.keys().copied().collect();
-        open.sort();
-        for id in open {
-            let Some((owner, input)) = self.owner(id) else { continue };
-            if checked.contains(&owner) {
-                continue;
-            }
-            checked.push(owner);
-            for diagnostic in modelc_sema::check_project(&self.db, input) {
-                clean &= !diagnostic.is_error();
-                let Some(file) = diagnostic.primary_label().map(|l| l.file) else { continue };
-                if let Some(list) = out.get_mut(&file) {
-                    list.push(diagnostic);
-                }
+        open.sort_by_key(|id| (Some(*id) != first, *id));
+        open
+    }
+
+    /// Every syntax and `check` diagnostic of an open document, as `modelc check` reports them
+    /// for its file, with the project's diagnostics about the modules it imports (W0107,
+    /// W0108) shown on its `import` statements. Only the document's own file is checked (and
+    /// what it reads of the project's declarations): no other file's check is waited for.
+    pub fn document_diagnostics(&self, id: FileId) -> Vec<Diagnostic> {
+        let (Some((owner, project)), Some(input)) = (self.owner(id), self.input(id)) else { return Vec::new() };
+        if !modelc_sema::loaded_modules(&self.db, project).files.values().any(|file| *file == input) {
+            return Vec::new();
+        }
+        let mut out: Vec<Diagnostic> = modelc_sema::checked_file(&self.db, project, input)
+            .iter()
+            .filter(|d| d.primary_label().is_some_and(|label| label.file == id))
+            .cloned()
+            .collect();
+        if owner == Owner::Project {
+            out.extend(self.on_imports(id, input));
+        }
+        out
+    }
+
+    /// The module diagnostics of the modules `id` imports, each placed on its `import`.
+    fn on_imports(&self, id: FileId, input: FileInput) -> Vec<Diagnostic> {
+        if self.module_diagnostics.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for item in &modelc_db::parse(&self.db, input).file.items {
+            let modelc_syntax::ast::Item::Import(import) = item else { continue };
+            let module = import.module.text();
+            let top = module.split("::").next().unwrap_or_default();
+            for found in self.module_diagnostics.iter().filter(|m| m.module == top) {
+                out.push(found.diagnostic.clone().primary(id, import.span, format!("module `{top}` is imported here")));
             }
         }
-        (out, clean)
+        out
     }
 }
 

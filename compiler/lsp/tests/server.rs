@@ -72,6 +72,59 @@ fn an_edit_in_a_module_shows_in_the_files_that_use_it() {
     client.shutdown();
 }
 
+/// The file being edited is published before the others its edit changes, so its own
+/// diagnostics never wait for the rest of the project's checks.
+#[test]
+fn the_edited_file_is_published_before_the_files_it_changes() {
+    let web = "entity Server:\n    string name\nend\nindex Server(name)\nimplement Server using std::none\n";
+    let main_text = "import web\nweb::Server(name=\"a\")\n";
+    let dir = project("edited-first", main_text, web);
+    let client = Client::start(&dir, json!({}));
+    let main = client.open(&dir.join("main.cf"), main_text);
+    assert_eq!(client.diagnostics(&main), Vec::<Value>::new());
+    let module = client.open(&dir.join("libs/web/model/_init.cf"), web);
+    assert_eq!(client.diagnostics(&module), Vec::<Value>::new());
+    // `name` renamed `title`: the module's index and main.cf's constructor both break.
+    client.change(
+        &module,
+        2,
+        json!([{ "range": { "start": { "line": 1, "character": 11 }, "end": { "line": 1, "character": 15 } },
+                 "text": "title" }]),
+    );
+    let mut order = Vec::new();
+    while order.len() < 2 {
+        if let Message::Notification(n) = client.receive()
+            && n.method == "textDocument/publishDiagnostics"
+        {
+            let uri: Url = serde_json::from_value(n.params["uri"].clone()).unwrap();
+            assert_eq!(n.params["diagnostics"].as_array().map(Vec::len), Some(1), "{n:?}");
+            order.push(uri);
+        }
+    }
+    assert_eq!(order, [module, main], "the edited module first");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What `check` reports about a module as a whole (here W0107: its Python cannot be read) has
+/// no place in the model's text; the editor shows it on the module's `import`.
+#[test]
+fn module_diagnostics_show_on_the_import_of_the_module() {
+    let main_text = "entity A:\nend\nimport web\nweb::Server(name=\"a\")\n";
+    let dir = project("module-diagnostics", main_text, WEB);
+    std::fs::create_dir_all(dir.join("libs/web/plugins")).unwrap();
+    std::fs::write(dir.join("libs/web/plugins/__init__.py"), "def broken(:\n").unwrap();
+    let client = Client::start(&dir, json!({}));
+    let main = client.open(&dir.join("main.cf"), main_text);
+    let diagnostics = client.diagnostics(&main);
+    assert_eq!(codes(&diagnostics), ["W0107"], "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 2, "character": 0 }), "on `import web`");
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(message.contains("libs/web/plugins/__init__.py") && message.contains("could not be read"), "{message}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn positions_count_utf16_units_and_lines_end_at_crlf() {
     let dir = scratch("utf16");

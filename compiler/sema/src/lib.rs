@@ -46,23 +46,36 @@ pub fn file_diagnostics(db: &dyn Db, project: ProjectInput, file: FileInput) -> 
     check::check_file(index, loaded, namespace, imports(db, file), file.id(db), &parse(db, file).file)
 }
 
-/// Every diagnostic of a project: syntax and semantics of each loaded file, in load order.
-pub fn check_project(db: &dyn Db, project: ProjectInput) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for file in loaded_modules(db, project).files.values() {
-        let syntax = &parse(db, *file).diagnostics;
-        out.extend(syntax.iter().cloned());
-        // A line with a syntax error gets no further diagnostics: what the parser recovered
-        // there is a guess, and errors about the guess would only be noise.
-        let lines = modelc_diagnostics::LineIndex::new(file.text(db));
-        let line_of = |offset: u32| lines.line(offset);
-        let broken: Vec<u32> = syntax.iter().filter_map(|d| d.primary_label()).map(|l| line_of(l.span.start)).collect();
-        out.extend(
-            file_diagnostics(db, project, *file)
-                .iter()
-                .filter(|d| d.primary_label().is_none_or(|l| !broken.contains(&line_of(l.span.start))))
-                .cloned(),
-        );
+/// Every diagnostic of one loaded file, as `check` shows it: its syntax errors, then its
+/// semantic diagnostics but those on a line with a syntax error (what the parser recovered
+/// there is a guess, and errors about the guess would only be noise). Kept per file, so a
+/// project's check after an edit copies nothing for the files the edit left alone.
+#[salsa::tracked(returns(ref))]
+pub fn checked_file(db: &dyn Db, project: ProjectInput, file: FileInput) -> Vec<Diagnostic> {
+    let syntax = &parse(db, file).diagnostics;
+    let semantic = file_diagnostics(db, project, file);
+    let mut out = syntax.clone();
+    if syntax.is_empty() {
+        out.extend(semantic.iter().cloned());
+        return out;
     }
+    // Lines are counted only in a file with a syntax error.
+    let lines = modelc_diagnostics::LineIndex::new(file.text(db));
+    let broken: Vec<u32> = syntax.iter().filter_map(|d| d.primary_label()).map(|l| lines.line(l.span.start)).collect();
+    out.extend(
+        semantic
+            .iter()
+            .filter(|d| d.primary_label().is_none_or(|l| !broken.contains(&lines.line(l.span.start))))
+            .cloned(),
+    );
     out
+}
+
+/// Every diagnostic of a project: [`checked_file`] of each loaded file, in load order.
+pub fn check_project(db: &dyn Db, project: ProjectInput) -> Vec<Diagnostic> {
+    loaded_modules(db, project)
+        .files
+        .values()
+        .flat_map(|file| checked_file(db, project, *file).iter().cloned())
+        .collect()
 }
