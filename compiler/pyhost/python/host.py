@@ -98,9 +98,9 @@ def rebind(fd):
 class CodeCache:
     """modelc's API compiled, kept between runs where the environment keeps bytecode: a virtual
     environment's prefix (`__pycache__` there), or PYTHONPYCACHEPREFIX; none for an interpreter
-    of the system. Compiling the API took a fifth of a handler host's start. The file is named
-    by the Python version and modelc's digest of the sources (`digest`), so another version of
-    either never reads it; one that cannot be read is compiled again, as Python treats a bad
+    of the system. Compiling the API took about 20 ms of a handler host's 100 ms start. The
+    file is named by the Python version and modelc's digest of the sources (`digest`), so
+    another version of either never reads it; one that cannot be read is compiled again, as Python treats a bad
     `.pyc`, and it is trusted as the environment's own bytecode is. It is read always, written
     only when `write` (modelc says no when the user set PYTHONDONTWRITEBYTECODE: the host's own
     setting is modelc's, keeping modules' directories free of `__pycache__`)."""

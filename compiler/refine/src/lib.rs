@@ -293,8 +293,9 @@ impl Refinery<'_> {
     /// The meta parameters of a resource: its `meta` relation's `std::Meta`, or the defaults,
     /// through the one rule table (`modelc_ir::meta_params`). std's typedefs refused any value
     /// that breaks a rule before this (as `tests/tests/meta_params.rs` proves); an unknown value
-    /// is the parameter's default.
-    fn meta_of(&self, instance: InstanceId) -> modelc_ir::Meta {
+    /// is the parameter's default. Should a value reach here that the table refuses (std and the
+    /// table disagreeing: our bug), it is reported, never silently replaced.
+    fn meta_of(&mut self, instance: InstanceId) -> modelc_ir::Meta {
         use modelc_ir::meta_params::Given;
         let Some(Value::Instance(m)) = self.graph.attribute(instance, "meta") else {
             return modelc_ir::Meta::default();
@@ -311,7 +312,22 @@ impl Refinery<'_> {
             })
         }
         let m = *m;
-        modelc_ir::meta_params::meta_of(|name| self.graph.attribute(m, name).and_then(given)).unwrap_or_default()
+        match modelc_ir::meta_params::meta_of(|name| self.graph.attribute(m, name).and_then(given)) {
+            Ok(meta) => meta,
+            Err(refused) => {
+                let node = self.graph.get(instance);
+                let (file, span) = (node.file, node.span);
+                for (_, problem) in refused {
+                    self.diagnostics.push(
+                        Diagnostic::new(&codes::INVALID_META_PARAMETER, problem.message)
+                            .primary(file, span, problem.label)
+                            .help(problem.help)
+                            .note("std's typedefs let this value through: please report it, it is a bug of modelc"),
+                    );
+                }
+                modelc_ir::Meta::default()
+            }
+        }
     }
 
     pub(crate) fn source(&self, instance: InstanceId) -> Source {

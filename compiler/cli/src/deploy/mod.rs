@@ -101,11 +101,12 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
         let handlers = handlers(request, &desired.code, &desired.ir.resources, &selection, io);
         (handlers, earlier.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
-    let (previous, pending) = match earlier {
+    let earlier = match earlier {
         Ok(earlier) => earlier,
         Err(error) => return store_failure(io, format, color, &error, &desired.store),
     };
-    let mut plan = Plan::new(desired.ir.resources.clone(), &previous, &selection, &handlers, &pending);
+    let mut plan =
+        Plan::new(desired.ir.resources.clone(), &earlier.purgeable, &selection, &handlers, &earlier.pending_refreshes);
     if !request.no_autoedges {
         plan.add_autoedges();
     }
@@ -161,12 +162,26 @@ pub(crate) fn deploy(request: &Request, format: Format, color: bool, io: &mut Io
     status
 }
 
-/// What earlier runs left for the resources of `agents`: the purgeable resources deployed, and
-/// the refreshes still owed (none without a store).
-fn earlier_runs(store: &Locator, agents: &[String]) -> Result<(Vec<Resource>, Vec<String>), StoreError> {
+/// What earlier runs (of `deploy` or `deploy --watch`) left for the resources of some agents.
+#[derive(Debug, Default)]
+pub(crate) struct EarlierRuns {
+    /// The purgeable resources deployed, purged when the model no longer has them.
+    pub(crate) purgeable: Vec<Resource>,
+    /// The refreshes still owed.
+    pub(crate) pending_refreshes: Vec<String>,
+    /// Failed resources' retries counted so far (a watching process carries them on).
+    pub(crate) retry_counts: Vec<(String, u32)>,
+}
+
+/// What earlier runs left for the resources of `agents` (nothing without a store).
+pub(crate) fn earlier_runs(store: &Locator, agents: &[String]) -> Result<EarlierRuns, StoreError> {
     match modelc_store::open(store, Access::Existing) {
-        Ok(store) => Ok((store.deployed_purgeable(agents)?, store.pending_refreshes(agents)?)),
-        Err(StoreError::NotFound(_)) => Ok((Vec::new(), Vec::new())),
+        Ok(store) => Ok(EarlierRuns {
+            purgeable: store.deployed_purgeable(agents)?,
+            pending_refreshes: store.pending_refreshes(agents)?,
+            retry_counts: store.retry_counts(agents)?,
+        }),
+        Err(StoreError::NotFound(_)) => Ok(EarlierRuns::default()),
         Err(error) => Err(error),
     }
 }

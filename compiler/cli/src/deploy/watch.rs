@@ -48,10 +48,8 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     };
     let selection = super::selection(request);
     let agents = super::selected_agents(&selection, &first.resources);
-    let carried = modelc_store::open(&store, Access::Existing)
-        .and_then(|s| Ok((s.pending_refreshes(&agents)?, s.retry_counts(&agents)?, s.deployed_purgeable(&agents)?)));
-    let (pending, retry_counts, previous) = match carried {
-        Ok(carried) => carried,
+    let earlier = match super::earlier_runs(&store, &agents) {
+        Ok(earlier) => earlier,
         Err(error) => return store_failure(io, format, color, &error, &store),
     };
     let code = super::modules::installed(io);
@@ -59,9 +57,9 @@ pub(super) fn deploy_watch(request: &Request, format: Format, color: bool, io: &
     let options = super::run_options(request, &first.resources, &selection);
     let mut continuous = Continuous::new(&handlers, options, selection, !request.no_autoedges, !request.no_autogroup);
     // What the last process deployed, so resources gone since are purged.
-    continuous.swap(previous, Arc::new(MemoryContent::default()), &[], &[]);
+    continuous.swap(earlier.purgeable, Arc::new(MemoryContent::default()), &[], &[]);
     let number = first.number;
-    continuous.swap(first.resources, first.content, &pending, &retry_counts);
+    continuous.swap(first.resources, first.content, &earlier.pending_refreshes, &earlier.retry_counts);
     let limits = Limits {
         converged_timeout: request.converged_timeout.map(Duration::from_secs_f64),
         max_runtime: request.max_runtime.map(Duration::from_secs_f64),
