@@ -1,5 +1,7 @@
 //! Re-checking after a one-line edit versus checking from scratch, on a generated project of
-//! about 50,000 lines (100 modules). Run with `cargo bench -p modelc-sema`.
+//! about 50,000 lines (100 modules), and what a declaration edit costs: the type table rebuilt,
+//! the edited file's own check (what the editor shows first), the whole project's check.
+//! Run with `cargo bench -p modelc-sema`.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "benchmark code")]
 
 use std::sync::Arc;
@@ -18,6 +20,11 @@ fn main() {
 /// One generated module: entities with attributes and relations, an index, implementations
 /// with statement bodies, and top-level instances. About 500 lines.
 fn module_text(m: usize, body_value: usize) -> String {
+    module_text_with(m, body_value, None)
+}
+
+/// [`module_text`], `Thing1` with one more attribute, `extra{n}`, when `extra` is `Some(n)`.
+fn module_text_with(m: usize, body_value: usize, extra: Option<usize>) -> String {
     let mut out = String::new();
     if m > 0 {
         out.push_str(&format!("import mod{}\n", m - 1));
@@ -25,7 +32,11 @@ fn module_text(m: usize, body_value: usize) -> String {
     for e in 0..ENTITIES_PER_MODULE {
         out.push_str(&format!(
             "entity Thing{e}:\n    \"\"\" Thing {e} of module {m}. \"\"\"\n    string name\n    int size = 1\n    \
-             string? note = null\n    std::port port = 80\nend\n\n"
+             string? note = null\n    std::port port = 80\n{extra}end\n\n",
+            extra = match extra {
+                Some(n) if e == 1 => format!("    string? extra{n} = null\n"),
+                _ => String::new(),
+            }
         ));
         out.push_str(&format!("index Thing{e}(name)\n"));
         if e > 0 {
@@ -97,5 +108,40 @@ fn recheck_after_one_line_edit(bencher: divan::Bencher) {
         edited.set_text(&mut g.db).to(Arc::from(module_text(MODULES / 2 - 1, toggle)));
         let diagnostics = modelc_sema::check_project(&g.db, g.project);
         assert!(diagnostics.is_empty());
+    });
+}
+
+/// A declaration edit in the middle module (an attribute of `Thing1` renamed), then what is
+/// asked of the database: `what` of the project and the edited file.
+fn after_declaration_edit(bencher: divan::Bencher, what: fn(&Generated, FileInput)) {
+    let mut g = generate();
+    assert!(modelc_sema::check_project(&g.db, g.project).is_empty());
+    let edited = g.files[MODULES / 2];
+    let mut toggle = 0;
+    bencher.bench_local(|| {
+        toggle += 1;
+        edited.set_text(&mut g.db).to(Arc::from(module_text_with(MODULES / 2 - 1, 0, Some(toggle))));
+        what(&g, edited);
+    });
+}
+
+#[divan::bench(sample_count = 30)]
+fn type_table_after_declaration_edit(bencher: divan::Bencher) {
+    after_declaration_edit(bencher, |g, _| {
+        let _ = modelc_sema::model_index(&g.db, g.project);
+    });
+}
+
+#[divan::bench(sample_count = 30)]
+fn edited_file_after_declaration_edit(bencher: divan::Bencher) {
+    after_declaration_edit(bencher, |g, edited| {
+        assert!(modelc_sema::checked_file(&g.db, g.project, edited).is_empty());
+    });
+}
+
+#[divan::bench(sample_count = 30)]
+fn project_after_declaration_edit(bencher: divan::Bencher) {
+    after_declaration_edit(bencher, |g, _| {
+        assert!(modelc_sema::check_project(&g.db, g.project).is_empty());
     });
 }
