@@ -315,7 +315,7 @@ impl<'a> Engine<'a> {
                     return Err(self.fail(scope, span, d, "invalid value"));
                 };
                 let shown = modelc_value::py_repr(value, &|id| self.describe(id));
-                let index = &self.program.index;
+                let index = self.program.index;
                 let mismatch = modelc_sema::type_mismatch::type_mismatch(index, attribute, ty, value, &shown);
                 let mut d = Diagnostic::new(&codes::TYPE_MISMATCH, mismatch.message)
                     .note(format!("while setting {}", self.owner_text(cell)));

@@ -14,13 +14,14 @@ use modelc_db::ImportSummary;
 use modelc_diagnostics::{Diagnostic, FileId, Severity, Span, codes};
 use modelc_syntax::ast::{Expr, File, Item, Stmt};
 
-use crate::index::{ModelIndex, TypeKind};
+use crate::index::TypeKind;
 use crate::loading::LoadedModules;
 use crate::resolve::{FileScope, ResolveError};
+use crate::signatures::Signatures;
 
 /// Checks one file of namespace `namespace` against the project's tables.
 pub(crate) fn check_file(
-    index: &ModelIndex,
+    index: Signatures<'_>,
     loaded: &LoadedModules,
     namespace: &str,
     imports: &[ImportSummary],
@@ -73,7 +74,8 @@ pub(crate) struct Block<'a> {
 pub(crate) struct Checker<'a> {
     /// The file being checked.
     pub ast: &'a File,
-    pub index: &'a ModelIndex,
+    /// What the check reads of the project's declarations, one query per question.
+    pub index: Signatures<'a>,
     pub scope: FileScope<'a>,
     pub file: FileId,
     pub diagnostics: Vec<Diagnostic>,
@@ -154,7 +156,7 @@ impl<'a> Checker<'a> {
         }
         match error {
             ResolveError::NotFound { name, namespace } => {
-                let suggestions = self.scope.suggestions(self.index, error);
+                let suggestions = self.scope.suggestions(&self.index, error);
                 // Suggest only names of the kind wanted here: an entity for an entity.
                 let wanted = match what {
                     "entity" => Some(TypeKind::Entity),
@@ -165,7 +167,7 @@ impl<'a> Checker<'a> {
                 let suggestions: Vec<String> = suggestions
                     .iter()
                     .filter(|s| {
-                        wanted.is_none_or(|kind| self.scope.resolve_type(self.index, s).is_ok_and(|r| r.kind == kind))
+                        wanted.is_none_or(|kind| self.scope.resolve_type(&self.index, s).is_ok_and(|r| r.kind == kind))
                     })
                     .cloned()
                     .collect();
@@ -202,7 +204,7 @@ impl<'a> Checker<'a> {
                     })
             }
             ResolveError::UnknownNamespace { prefix } => {
-                let suggestions = &self.scope.suggestions(self.index, error);
+                let suggestions = &self.scope.suggestions(&self.index, error);
                 let mut d = Diagnostic::new(&codes::UNKNOWN_NAMESPACE, format!("namespace `{prefix}` not found"))
                     .primary(self.file, span, "no module of this name is loaded or imported");
                 if let Some(help) = crate::suggest::did_you_mean(suggestions) {

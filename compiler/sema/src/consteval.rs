@@ -6,7 +6,7 @@ use modelc_syntax::ast::{BinOp, Constraint, Expr, ExprKind};
 use modelc_value::Value;
 use modelc_value::ops::{self, Op};
 
-use crate::index::ModelIndex;
+use crate::index::Declarations;
 use crate::types::{BaseType, ValueType};
 
 /// A value as the reference shows it in messages (`'x'`, `1`, `1e+16`, `True`, `None`): the
@@ -163,7 +163,7 @@ pub enum Violation {
 
 /// Checks a constant against a declared type, typedef constraints included (where they can
 /// be evaluated statically).
-pub fn validate(index: &ModelIndex, ty: &ValueType, value: &Value) -> Result<(), Violation> {
+pub fn validate(index: &(impl Declarations + ?Sized), ty: &ValueType, value: &Value) -> Result<(), Violation> {
     if value.is_null() {
         return if ty.nullable { Ok(()) } else { Err(Violation::Type(format!("Invalid value 'null', expected {ty}"))) };
     }
@@ -177,7 +177,12 @@ pub fn validate(index: &ModelIndex, ty: &ValueType, value: &Value) -> Result<(),
     validate_base(index, &ty.base, value, 0)
 }
 
-fn validate_base(index: &ModelIndex, base: &BaseType, value: &Value, depth: usize) -> Result<(), Violation> {
+fn validate_base(
+    index: &(impl Declarations + ?Sized),
+    base: &BaseType,
+    value: &Value,
+    depth: usize,
+) -> Result<(), Violation> {
     let ok = match base {
         BaseType::String => matches!(value, Value::Str(_)),
         BaseType::Int => matches!(value, Value::Int(_) | Value::Bool(_)),
@@ -189,7 +194,7 @@ fn validate_base(index: &ModelIndex, base: &BaseType, value: &Value, depth: usiz
         BaseType::Entity(_) => false,
         BaseType::Any | BaseType::Unresolved => true,
         BaseType::Typedef(fqn) => {
-            let Some(def) = index.typedefs.get(fqn) else { return Ok(()) };
+            let Some(def) = index.typedef(fqn) else { return Ok(()) };
             // Typedef chains are short; a cycle (an error reported elsewhere) stops here.
             if depth < 16 {
                 validate_base(index, &def.base, value, depth + 1)?;

@@ -10,7 +10,7 @@ use modelc_syntax::ast::{
 
 use crate::check::Checker;
 use crate::consteval::{self, Violation};
-use crate::index::{AttrDef, AttrKind, Origin, TypeKind};
+use crate::index::{AttrDef, AttrKind, Declarations as _, Origin, TypeKind};
 use crate::loading::LoadedModules;
 use crate::resolve::Resolved;
 use crate::types::{BaseType, PRIMITIVES, ValueType};
@@ -22,7 +22,7 @@ impl<'a> Checker<'a> {
             let Item::Import(import) = item else { continue };
             let module = import.module.text();
             if !self.index.has_namespace(&module) {
-                let known: Vec<&str> = self.index.available.iter().map(String::as_str).collect();
+                let known: Vec<&str> = self.index.available().iter().map(String::as_str).collect();
                 let mut d = Diagnostic::new(&codes::UNKNOWN_MODULE, format!("module `{module}` not found")).primary(
                     self.file,
                     import.module.span,
@@ -118,7 +118,7 @@ impl<'a> Checker<'a> {
 
     /// Resolves a name that must be of one kind, reporting why it is not.
     fn resolve_kind(&mut self, written: &str, span: Span, expected: TypeKind, what: &str) -> Option<String> {
-        match self.scope.resolve_type(self.index, written) {
+        match self.scope.resolve_type(&self.index, written) {
             Ok(Resolved { fqn, kind }) if kind == expected => Some(fqn),
             Ok(Resolved { fqn, kind }) => {
                 let d = Diagnostic::new(
@@ -198,7 +198,7 @@ impl<'a> Checker<'a> {
             }
             primitive
         } else {
-            match self.scope.resolve_type(self.index, &written) {
+            match self.scope.resolve_type(&self.index, &written) {
                 Ok(Resolved { fqn, kind: TypeKind::Typedef }) => BaseType::Typedef(fqn),
                 Ok(Resolved { fqn, kind }) => {
                     let mut d = Diagnostic::new(
@@ -285,7 +285,7 @@ impl<'a> Checker<'a> {
         }
         let mut seen: IndexMap<String, (&str, &AttrDef)> = IndexMap::new();
         for (parent, span) in independent {
-            let names: Vec<String> = self.index.attribute_names(parent).into_iter().map(str::to_owned).collect();
+            let names: Vec<String> = self.index.attribute_names(parent).to_vec();
             for name in names {
                 if own.contains_key(name.as_str()) {
                     continue;
@@ -350,7 +350,7 @@ impl<'a> Checker<'a> {
             }
             return;
         };
-        let message = match consteval::validate(self.index, ty, &value) {
+        let message = match consteval::validate(&self.index, ty, &value) {
             Ok(()) => return,
             Err(Violation::Type(message) | Violation::Constraint { message, .. }) => message,
         };
@@ -479,7 +479,7 @@ impl<'a> Checker<'a> {
             }
             return;
         }
-        match self.scope.resolve_type(self.index, &written) {
+        match self.scope.resolve_type(&self.index, &written) {
             Ok(Resolved { kind: TypeKind::Typedef, .. }) => {}
             Ok(Resolved { fqn, kind }) => {
                 let d = Diagnostic::new(
@@ -503,7 +503,7 @@ impl<'a> Checker<'a> {
                 if self.index.is_incomplete(&entity) {
                     continue;
                 }
-                let names: Vec<&str> = self.index.attribute_names(&entity).into_iter().collect();
+                let names: Vec<&str> = self.index.attribute_names(&entity).iter().map(String::as_str).collect();
                 let mut d = Diagnostic::new(
                     &codes::UNKNOWN_ATTRIBUTE,
                     format!("attribute `{}` referenced in the index is not defined in `{entity}`", attribute.name),
@@ -550,7 +550,7 @@ impl<'a> Checker<'a> {
         for reference in &implement.implementations {
             let ImplRef::Named(path) = reference else { continue };
             let Some(implementation) = self.resolve_implementation(path) else { continue };
-            let Some(for_entity) = self.index.implementations.get(&implementation) else { continue };
+            let Some(for_entity) = self.index.implementation_for(&implementation) else { continue };
             if !self.index.is_subtype(&entity, for_entity) {
                 let d = Diagnostic::new(
                     &codes::IMPLEMENTATION_TYPE_MISMATCH,

@@ -160,6 +160,38 @@ pub struct ModelIndex {
     owners: IndexMap<String, Vec<usize>>,
 }
 
+/// The questions name resolution and value checks ask of the declarations: answered by the
+/// whole type table ([`ModelIndex`]), or one salsa query at a time for a file's check
+/// ([`crate::signatures::Signatures`]), so that the rules using them are written once.
+pub trait Declarations {
+    /// What `name` is in `namespace`, if anything.
+    fn type_in(&self, namespace: &str, name: &str) -> Option<TypeKind>;
+    /// Whether `namespace` exists (loaded, or loadable: "missing import" rather than unknown).
+    fn has_namespace(&self, namespace: &str) -> bool;
+    /// Every type name of `namespace` (for "did you mean", on the error path only).
+    fn type_names_of(&self, namespace: &str) -> Vec<String>;
+    /// A typedef, by fully qualified name.
+    fn typedef(&self, fqn: &str) -> Option<&TypedefDef>;
+}
+
+impl Declarations for ModelIndex {
+    fn type_in(&self, namespace: &str, name: &str) -> Option<TypeKind> {
+        ModelIndex::type_in(self, namespace, name)
+    }
+
+    fn has_namespace(&self, namespace: &str) -> bool {
+        ModelIndex::has_namespace(self, namespace)
+    }
+
+    fn type_names_of(&self, namespace: &str) -> Vec<String> {
+        self.type_names(namespace).map(str::to_owned).collect()
+    }
+
+    fn typedef(&self, fqn: &str) -> Option<&TypedefDef> {
+        self.typedefs.get(fqn)
+    }
+}
+
 /// The type table of a project.
 #[salsa::tracked(returns(ref))]
 pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {

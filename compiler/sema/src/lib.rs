@@ -25,6 +25,7 @@ pub mod loading;
 mod registry;
 pub mod resolve;
 pub mod resources;
+pub mod signatures;
 mod suggest;
 pub mod type_mismatch;
 pub mod types;
@@ -42,7 +43,7 @@ pub fn file_diagnostics(db: &dyn Db, project: ProjectInput, file: FileInput) -> 
     let Some(namespace) = loaded.files.iter().find_map(|(ns, f)| (*f == file).then_some(ns.as_str())) else {
         return Vec::new();
     };
-    let index = model_index(db, project);
+    let index = signatures::Signatures::new(db, project);
     check::check_file(index, loaded, namespace, imports(db, file), file.id(db), &parse(db, file).file)
 }
 

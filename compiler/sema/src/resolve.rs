@@ -8,7 +8,7 @@
 
 use modelc_db::ImportSummary;
 
-use crate::index::{ModelIndex, TypeKind};
+use crate::index::{Declarations, TypeKind};
 
 /// What a file can see: its namespace and its imports.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,7 @@ pub enum ResolveError {
 
 impl FileScope<'_> {
     /// The namespace a qualifier stands for in this file.
-    pub fn namespace_of(&self, index: &ModelIndex, prefix: &str) -> Result<String, ResolveError> {
+    pub fn namespace_of(&self, index: &(impl Declarations + ?Sized), prefix: &str) -> Result<String, ResolveError> {
         if prefix == self.namespace || prefix == "std" {
             return Ok(prefix.to_owned());
         }
@@ -51,7 +51,7 @@ impl FileScope<'_> {
     }
 
     /// Resolves a type name as written (`A`, `std::Entity`, `m::x::T`).
-    pub fn resolve_type(&self, index: &ModelIndex, written: &str) -> Result<Resolved, ResolveError> {
+    pub fn resolve_type(&self, index: &(impl Declarations + ?Sized), written: &str) -> Result<Resolved, ResolveError> {
         match written.rsplit_once("::") {
             Some((prefix, name)) => {
                 let namespace = self.namespace_of(index, prefix)?;
@@ -79,11 +79,12 @@ impl FileScope<'_> {
     /// "Did you mean" candidates for a name that did not resolve, closest first. Computed only
     /// when the error is reported: a failed lookup is often a question (is this a type?), and
     /// comparing the name with every type of a large project for each made compiles quadratic.
-    pub fn suggestions(&self, index: &ModelIndex, error: &ResolveError) -> Vec<String> {
+    pub fn suggestions(&self, index: &(impl Declarations + ?Sized), error: &ResolveError) -> Vec<String> {
         match error {
             ResolveError::NotFound { name, namespace } => match name.rsplit_once("::") {
                 Some((prefix, last)) => index
-                    .type_names(namespace)
+                    .type_names_of(namespace)
+                    .into_iter()
                     .filter(|n| crate::suggest::close(last, n))
                     .map(|n| format!("{prefix}::{n}"))
                     .take(3)
@@ -99,11 +100,11 @@ impl FileScope<'_> {
         }
     }
 
-    fn unqualified_suggestions(&self, index: &ModelIndex, written: &str) -> Vec<String> {
+    fn unqualified_suggestions(&self, index: &(impl Declarations + ?Sized), written: &str) -> Vec<String> {
         let mut candidates: Vec<String> = Vec::new();
         let mut ns = self.namespace;
         loop {
-            candidates.extend(index.type_names(ns).map(str::to_owned));
+            candidates.extend(index.type_names_of(ns));
             match ns.rsplit_once("::") {
                 Some((parent, _)) => ns = parent,
                 None => break,

@@ -10,7 +10,7 @@ use modelc_diagnostics::{Diagnostic, Span, codes};
 use modelc_syntax::ast::{FieldSource, FieldSpec, Ident, ResourceDecl, ResourceOptionValue};
 
 use crate::check::Checker;
-use crate::index::{AttrDef, AttrKind};
+use crate::index::{AttrDef, AttrKind, Declarations as _};
 use crate::types::BaseType;
 
 /// The options a resource declaration accepts.
@@ -57,7 +57,7 @@ impl Checker<'_> {
             .primary(self.file, decl.span, "declared again here")
             .secondary(self.file, *first, "first declared here");
             self.error(d);
-        } else if let Some(namespace) = self.index.resource_declarations.get(&entity).and_then(|n| n.first())
+        } else if let Some(namespace) = self.index.resource_declarations(&entity).first()
             && namespace != self.scope.namespace
         {
             let d = Diagnostic::new(
@@ -266,7 +266,7 @@ impl Checker<'_> {
             return Some(def.clone());
         }
         if !self.index.is_incomplete(entity) {
-            let names: Vec<&str> = self.index.attribute_names(entity).into_iter().collect();
+            let names: Vec<&str> = self.index.attribute_names(entity).iter().map(String::as_str).collect();
             let mut d =
                 Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("`{entity}` has no attribute `{}`", name.name))
                     .primary(self.file, name.span, "no such attribute");
@@ -286,7 +286,7 @@ impl Checker<'_> {
         let mut base = base.clone();
         for _ in 0..32 {
             match &base {
-                BaseType::Typedef(name) => match self.index.typedefs.get(name) {
+                BaseType::Typedef(name) => match self.index.typedef(name) {
                     Some(def) => base = def.base.clone(),
                     None => break,
                 },

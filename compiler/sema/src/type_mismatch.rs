@@ -5,7 +5,7 @@
 
 use modelc_value::Value;
 
-use crate::index::ModelIndex;
+use crate::index::Declarations;
 use crate::types::{BaseType, ValueType};
 
 /// What to say about the value.
@@ -37,7 +37,13 @@ enum Primitive {
 
 /// Describes `value` (shown as `shown`) set to attribute `attribute` of type `ty`, which it does
 /// not fit.
-pub fn type_mismatch(index: &ModelIndex, attribute: &str, ty: &ValueType, value: &Value, shown: &str) -> TypeMismatch {
+pub fn type_mismatch(
+    index: &(impl Declarations + ?Sized),
+    attribute: &str,
+    ty: &ValueType,
+    value: &Value,
+    shown: &str,
+) -> TypeMismatch {
     let message = format!("can not set attribute `{attribute}` of type `{ty}` to {shown}");
     let label = format!("{}, where `{ty}` is expected", kind(value));
     let conversion = if ty.list { None } else { primitive(index, &ty.base, 0).and_then(|p| convert(value, p)) };
@@ -63,7 +69,7 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-fn primitive(index: &ModelIndex, base: &BaseType, depth: usize) -> Option<Primitive> {
+fn primitive(index: &(impl Declarations + ?Sized), base: &BaseType, depth: usize) -> Option<Primitive> {
     match base {
         BaseType::String => Some(Primitive::String),
         BaseType::Int => Some(Primitive::Int),
@@ -71,7 +77,7 @@ fn primitive(index: &ModelIndex, base: &BaseType, depth: usize) -> Option<Primit
         BaseType::Number => Some(Primitive::Number),
         BaseType::Bool => Some(Primitive::Bool),
         // Typedef chains are short; a cycle (reported elsewhere) stops here.
-        BaseType::Typedef(fqn) if depth < 16 => primitive(index, &index.typedefs.get(fqn)?.base, depth + 1),
+        BaseType::Typedef(fqn) if depth < 16 => primitive(index, &index.typedef(fqn)?.base, depth + 1),
         _ => None,
     }
 }

@@ -1,6 +1,8 @@
 //! Incrementality, proven by the queries that execute: after an edit inside a statement block,
 //! only the edited file's own queries run again. Its summary and imports come out equal, so the
-//! loaded-module set, the type table and the other files' diagnostics are reused.
+//! loaded-module set, the type table and the other files' diagnostics are reused. After a
+//! declaration edit, a file is checked again only when an answer its check used (through
+//! `modelc_sema::signatures`) changed.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use salsa::Setter as _;
 const MAIN: &str = "import web\nimport lib\nweb::Server(name=\"a\")\n";
 const WEB: &str = "import lib\nentity Server extends lib::Base:\n    string name\nend\n\
                    implementation listen for Server:\n    x = 1\nend\nimplement Server using listen\n";
-const LIB: &str = "entity Base:\nend\n";
+const LIB: &str = "entity Base:\nend\nentity Spare:\n    string label\nend\n";
 
 struct Fixture {
     db: TestDb,
@@ -169,4 +171,74 @@ fn changing_a_declaration_lowers_every_file_again() {
     // Ids and attribute positions come from the type table: every file may refer to them.
     assert!(executed.iter().any(|q| q.starts_with("model_index(")), "{executed:?}");
     assert_eq!(executed.iter().filter(|q| q.starts_with("file_hir")).count(), loaded, "{executed:?}");
+}
+
+impl Fixture {
+    /// Replaces `from` with `to` in file `file` (its current text).
+    fn edit(&mut self, file: usize, from: &str, to: &str) {
+        let input = self.files[file];
+        let old = input.text(&self.db).to_string();
+        let text = old.replacen(from, to, 1);
+        assert_ne!(text, old, "the edit must change something");
+        input.set_text(&mut self.db).to(Arc::from(text));
+    }
+
+    /// Checks each loaded file in turn, like the language server, and returns the namespaces
+    /// whose checks ran again (each file's check logged apart from the others').
+    fn rechecked_files(&self) -> Vec<String> {
+        let _ = self.db.take_executed();
+        let mut rechecked = Vec::new();
+        for (namespace, file) in &modelc_sema::loaded_modules(&self.db, self.project).files {
+            let _ = modelc_sema::checked_file(&self.db, self.project, *file);
+            if self.db.take_executed().iter().any(|q| q.starts_with("file_diagnostics")) {
+                rechecked.push(namespace.clone());
+            }
+        }
+        rechecked
+    }
+}
+
+/// Edits that change no declaration's signature: a docstring, the spacing of a default
+/// value, a statement of an implementation body. Only the edited file is checked again.
+#[test]
+fn an_edit_that_changes_no_signature_rechecks_no_other_file() {
+    let mut fixture = Fixture::new();
+    let edits = [
+        ("entity Server extends lib::Base:\n", "entity Server extends lib::Base:\n    \"\"\"A server.\"\"\"\n"),
+        ("    string name\n", "    string name = \"x\"\n"),
+    ];
+    // The default is a signature change (constructors may now leave it out): set it first.
+    fixture.edit(1, edits[1].0, edits[1].1);
+    let _ = fixture.rechecked_files();
+    fixture.edit(1, edits[0].0, edits[0].1);
+    assert_eq!(fixture.rechecked_files(), ["web"], "a docstring");
+    fixture.edit(1, "= \"x\"", "=   \"x\"");
+    assert_eq!(fixture.rechecked_files(), ["web"], "a default value's spacing");
+    fixture.edit(1, "    x = 1\n", "    x = 2\n");
+    assert_eq!(fixture.rechecked_files(), ["web"], "an implementation body");
+    assert_eq!(fixture.diagnostics(), Vec::<String>::new());
+}
+
+/// Attributes of `web::Server` changed. lib and std never read `web::Server`: they are never
+/// checked again. main.cf reads it (it constructs one, setting `name`): it is checked again
+/// when an answer it used changes (`name` renamed), and not for an attribute it never asked
+/// about (`port` added: a constructor that leaves it out fails only when the model runs).
+#[test]
+fn changing_an_entity_rechecks_exactly_the_files_whose_answers_changed() {
+    let mut fixture = Fixture::new();
+    fixture.edit(1, "    string name\n", "    string name\n    int port\n");
+    assert_eq!(fixture.rechecked_files(), ["web"]);
+    assert_eq!(fixture.diagnostics(), Vec::<String>::new());
+    fixture.edit(1, "    string name\n", "    string title\n");
+    assert_eq!(fixture.rechecked_files(), ["__config__", "web"]);
+    assert_eq!(fixture.diagnostics(), ["entity `web::Server` has no attribute `name`"]);
+}
+
+/// Renaming an entity nothing uses checks only its own file again.
+#[test]
+fn renaming_an_unused_entity_rechecks_no_other_file() {
+    let mut fixture = Fixture::new();
+    fixture.edit(2, "entity Spare:", "entity Reserve:");
+    assert_eq!(fixture.rechecked_files(), ["lib"]);
+    assert_eq!(fixture.diagnostics(), Vec::<String>::new());
 }

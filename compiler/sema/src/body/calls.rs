@@ -63,7 +63,7 @@ impl<'a> Checker<'a> {
             self.runtime(d);
             return Inferred::any();
         }
-        match self.scope.resolve_type(self.index, &written) {
+        match self.scope.resolve_type(&self.index, &written) {
             Ok(Resolved { fqn, kind: TypeKind::Plugin }) => {
                 let Some(signature) = self.index.plugin(&fqn) else { return Inferred::any() };
                 if signature.deprecated {
@@ -92,14 +92,7 @@ impl<'a> Checker<'a> {
             Err(ResolveError::NotFound { name, namespace }) => {
                 let module = namespace.split("::").next().unwrap_or_default();
                 if module != "__config__" && module != "std" {
-                    let prefix = format!("{module}::");
-                    let known: Vec<&str> = self
-                        .index
-                        .python_plugins
-                        .keys()
-                        .filter(|fqn| fqn.starts_with(&prefix))
-                        .map(String::as_str)
-                        .collect();
+                    let known: Vec<&str> = self.index.python_plugins_of(module).iter().map(String::as_str).collect();
                     let note = if known.is_empty() {
                         format!(
                             "modelc found no Python plugins of module `{module}`: it looks in `plugins/` or `inmanta_plugins/{module}/` beside the module's `model/`, and in the package `inmanta_plugins.{module}` installed in the Python environment (chosen with `--python`, `python:` in project.yml, the active virtual environment, or python3 on PATH); a file it could not read is reported (W0107)"

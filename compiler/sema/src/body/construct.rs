@@ -24,8 +24,7 @@ impl<'a> Checker<'a> {
             )
             .primary(self.file, written.span, "constructed here");
             // A parent that has implementations: they are not inherited unless asked for.
-            let parents =
-                self.index.ancestry(&entity).into_iter().skip(1).any(|a| self.index.may_be_implemented(&a.fqn));
+            let parents = self.index.ancestors(&entity).iter().any(|a| self.index.may_be_implemented(a));
             let d = if parents {
                 d.help(format!("its parents' implementations are not inherited: add `implement {short} using parents` to use them, or `implement {short} using std::none`"))
             } else {
@@ -37,7 +36,7 @@ impl<'a> Checker<'a> {
             && !self.index.resource_has_identity(&entity)
             && self.without_identity.insert(entity.clone())
         {
-            let first = self.index.attribute_names(&entity).into_iter().next().unwrap_or("name").to_owned();
+            let first = self.index.attribute_names(&entity).first().map_or("name", String::as_str).to_owned();
             let d = Diagnostic::new(
                 &codes::RESOURCE_WITHOUT_IDENTITY,
                 format!("instances of `{entity}` are resources, but nothing identifies them: they are not exported"),
@@ -111,7 +110,7 @@ impl<'a> Checker<'a> {
         hint: Option<Hint<'a>>,
     ) -> Option<String> {
         let text = written.text();
-        let error = match self.scope.resolve_type(self.index, &text) {
+        let error = match self.scope.resolve_type(&self.index, &text) {
             Ok(Resolved { fqn, kind: TypeKind::Entity }) => return Some(fqn),
             Ok(Resolved { fqn, kind }) => {
                 let d = Diagnostic::new(
@@ -127,8 +126,8 @@ impl<'a> Checker<'a> {
         if written.namespace.is_empty()
             && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
         {
-            match self.index.constructor_candidates(&text, target).as_slice() {
-                [one] => return Some((*one).to_owned()),
+            match self.index.constructor_candidates(&text, target) {
+                [one] => return Some(one.clone()),
                 [] => {}
                 many => {
                     let list: Vec<String> = many.iter().map(|m| format!("`{m}`")).collect();
@@ -234,11 +233,10 @@ impl<'a> Checker<'a> {
         let indexes = self.index.indexes(&entity);
         let declared_invalid = self
             .index
-            .ancestry(&entity)
+            .invalid_indexes(&entity)
             .iter()
-            .flat_map(|d| &d.invalid_indexes)
             .any(|i| i.iter().all(|a| names.contains(a)) && i.len() == names.len());
-        if !indexes.contains(&names.as_slice()) && !declared_invalid && !self.index.is_incomplete(&entity) {
+        if !indexes.contains(&names) && !declared_invalid && !self.index.is_incomplete(&entity) {
             let known: Vec<String> = indexes.iter().map(|i| format!("({})", i.join(", "))).collect();
             let mut d = Diagnostic::new(
                 &codes::NO_MATCHING_INDEX,

@@ -100,7 +100,7 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn check_implementation_body(&mut self, implementation: &'a Implementation) {
         let Ok(Resolved { fqn, kind: TypeKind::Entity }) =
-            self.scope.resolve_type(self.index, &implementation.entity.text())
+            self.scope.resolve_type(&self.index, &implementation.entity.text())
         else {
             // The entity is unknown (reported); still resolve the names of the body.
             self.with_instance(None, IMPLEMENTATION_RUNS, |c| c.check_block(&implementation.body, None));
@@ -111,7 +111,7 @@ impl<'a> Checker<'a> {
 
     pub(crate) fn check_implement_condition(&mut self, implement: &'a Implement) {
         let Some(condition) = &implement.condition else { return };
-        let entity = match self.scope.resolve_type(self.index, &implement.entity.text()) {
+        let entity = match self.scope.resolve_type(&self.index, &implement.entity.text()) {
             Ok(Resolved { fqn, kind: TypeKind::Entity }) => Some(fqn),
             _ => None,
         };
@@ -298,7 +298,7 @@ impl<'a> Checker<'a> {
     /// add a relation to any entity (mitogen adds `std::Host.via`), so the missing module may
     /// well declare it.
     pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Ident) -> Diagnostic {
-        let names: Vec<&str> = self.index.attribute_names(entity).into_iter().collect();
+        let names: Vec<&str> = self.index.attribute_names(entity).iter().map(String::as_str).collect();
         let suggestions = crate::suggest::similar(&attr.name, names.into_iter());
         if suggestions.is_empty() && !self.failed_imports.is_empty() {
             self.follow_ons.push(attr.span);
@@ -325,7 +325,7 @@ impl<'a> Checker<'a> {
                     }
                     return;
                 };
-                match consteval::validate(self.index, ty, &constant) {
+                match consteval::validate(&self.index, ty, &constant) {
                     Ok(()) => {}
                     // A number set again after an equal one is a no-op whatever its type
                     // (`1.0` after `1`): whether this is the first value is known at run time.
@@ -340,7 +340,7 @@ impl<'a> Checker<'a> {
                     Err(Violation::Type(_)) => {
                         let shown = consteval::repr(&constant);
                         let mismatch =
-                            crate::type_mismatch::type_mismatch(self.index, &def.name, ty, &constant, &shown);
+                            crate::type_mismatch::type_mismatch(&self.index, &def.name, ty, &constant, &shown);
                         let mut d = Diagnostic::new(&codes::TYPE_MISMATCH, mismatch.message).primary(
                             self.file,
                             value.span,

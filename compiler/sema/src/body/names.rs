@@ -14,7 +14,7 @@ impl<'a> Checker<'a> {
             let prefix_text: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
             let prefix_text = prefix_text.join("::");
             let prefix_span = prefix.first().map_or(path.span, |f| f.span.to(prefix.last().map_or(f.span, |l| l.span)));
-            match self.scope.namespace_of(self.index, &prefix_text) {
+            match self.scope.namespace_of(&self.index, &prefix_text) {
                 Ok(namespace) => {
                     if !self.index.has_variable(&namespace, &name.name) {
                         let d = Diagnostic::new(
@@ -112,7 +112,7 @@ impl<'a> Checker<'a> {
     pub(super) fn report_undefined(&mut self, name: &Ident) {
         let mut visible: Vec<&str> = self.blocks.iter().flat_map(|b| b.vars.keys().copied()).collect();
         let attribute_names: Vec<String> = match &self.instance {
-            Some(entity) => self.index.attribute_names(entity).into_iter().map(str::to_owned).collect(),
+            Some(entity) => self.index.attribute_names(entity).to_vec(),
             None => Vec::new(),
         };
         visible.extend(attribute_names.iter().map(String::as_str));
@@ -155,7 +155,7 @@ impl<'a> Checker<'a> {
             ExprKind::Str(s) => Inferred { ty: StaticType::Str, definite: !s.has_interpolation() },
             ExprKind::List(_) | ExprKind::ListComp { .. } => Inferred::definite(StaticType::List),
             ExprKind::Dict(_) => Inferred::definite(StaticType::Dict),
-            ExprKind::Construct { entity, .. } => match self.scope.resolve_type(self.index, &entity.text()) {
+            ExprKind::Construct { entity, .. } => match self.scope.resolve_type(&self.index, &entity.text()) {
                 Ok(Resolved { fqn, kind: TypeKind::Entity }) => Inferred::definite(StaticType::Instance(fqn)),
                 _ => Inferred::any(),
             },
