@@ -20,13 +20,13 @@ use crate::resolve::{FileScope, ResolveError};
 use crate::signatures::Signatures;
 
 /// Checks one file of namespace `namespace` against the project's tables.
-pub(crate) fn check_file(
-    index: Signatures<'_>,
+pub(crate) fn check_file<'a>(
+    index: Signatures<'a>,
     loaded: &LoadedModules,
-    namespace: &str,
-    imports: &[ImportSummary],
+    namespace: &'a str,
+    imports: &'a [ImportSummary],
     file_id: FileId,
-    file: &File,
+    file: &'a File,
 ) -> Vec<Diagnostic> {
     let mut checker = Checker {
         ast: file,

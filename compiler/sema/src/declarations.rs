@@ -277,7 +277,7 @@ impl<'a> Checker<'a> {
         // A parent that another parent extends brings nothing the other does not bring too
         // (`extends B, A` where `B extends A`): only the others can disagree. Skipping them keeps
         // a diamond-shaped hierarchy from comparing every inherited attribute at every level.
-        let index = self.index;
+        let index = &self.index;
         let independent: Vec<&(String, Span)> =
             parents.iter().filter(|(p, _)| !parents.iter().any(|(q, _)| q != p && index.is_subtype(q, p))).collect();
         if independent.len() < 2 {
@@ -285,7 +285,7 @@ impl<'a> Checker<'a> {
         }
         let mut seen: IndexMap<String, (&str, &AttrDef)> = IndexMap::new();
         for (parent, span) in independent {
-            let names: Vec<String> = self.index.attribute_names(parent).to_vec();
+            let names: Vec<String> = self.index.attribute_names(parent).map(str::to_owned).collect();
             for name in names {
                 if own.contains_key(name.as_str()) {
                     continue;
@@ -503,7 +503,7 @@ impl<'a> Checker<'a> {
                 if self.index.is_incomplete(&entity) {
                     continue;
                 }
-                let names: Vec<&str> = self.index.attribute_names(&entity).iter().map(String::as_str).collect();
+                let names: Vec<&str> = self.index.attribute_names(&entity).collect();
                 let mut d = Diagnostic::new(
                     &codes::UNKNOWN_ATTRIBUTE,
                     format!("attribute `{}` referenced in the index is not defined in `{entity}`", attribute.name),

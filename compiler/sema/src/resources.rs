@@ -266,7 +266,7 @@ impl Checker<'_> {
             return Some(def.clone());
         }
         if !self.index.is_incomplete(entity) {
-            let names: Vec<&str> = self.index.attribute_names(entity).iter().map(String::as_str).collect();
+            let names: Vec<&str> = self.index.attribute_names(entity).collect();
             let mut d =
                 Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("`{entity}` has no attribute `{}`", name.name))
                     .primary(self.file, name.span, "no such attribute");

@@ -1,91 +1,138 @@
-//! What one file's check reads of the project's declarations, one salsa query per question:
-//! an attribute of an entity, whether one entity is a subtype of another, what a name of a
-//! namespace is, a typedef, a plugin's signature. A file's diagnostics then depend on exactly
-//! the answers its check used. When a declaration changes, the type table is built again and
-//! each question asked again (a lookup in it); an answer that comes out equal keeps its
-//! revision (salsa backdates it), so only the files whose answers changed are checked again:
-//! a docstring or an implementation body re-checks no other file, a new attribute of one
-//! entity re-checks the files that read that entity, renaming an entity nothing uses re-checks
-//! none.
+//! What one file's check reads of the project's declarations, one salsa query per item: the
+//! signature of an entity (its attributes and relation ends, own and inherited, its ancestors,
+//! indexes, whether it can be implemented and identified), what a name of a namespace is, a
+//! typedef, a plugin's signature. A file's diagnostics then depend on exactly the items its
+//! check read. When a declaration changes, the type table is built again and each item's
+//! signature taken from it again; a signature that comes out equal keeps its revision (salsa
+//! backdates it), so only the files that read a changed item are checked again: a docstring
+//! or an implementation body re-checks no other file, a new attribute of one entity re-checks
+//! the files that read that entity, renaming an entity nothing uses re-checks none.
 //!
 //! The answers come from [`ModelIndex`], where the rules of declarations live; this module
-//! only cuts them into questions.
+//! only cuts them into items. Within one file's check each item is fetched from the database
+//! once (a local cache), so a large file's thousands of lookups cost hash-map reads.
 
+use std::cell::RefCell;
+
+use indexmap::IndexMap;
 use modelc_db::{Db, ProjectInput};
 use modelc_stdlib::PluginSignature;
+use rustc_hash::FxHashMap;
 
-use crate::index::{AttrDef, Declarations, EntityDef, TypeKind, TypedefDef, model_index};
+use crate::index::{AttrDef, Declarations, TypeKind, TypedefDef, model_index};
 
-/// A name a question is about (a namespace, an entity, an attribute, …), interned.
+/// A name an item is looked up by (a namespace, an entity, a typedef, …), interned.
 #[salsa::interned(debug)]
 pub struct Name<'db> {
     #[returns(ref)]
     pub text: String,
 }
 
-/// The declarations as one file's check asks about them.
-#[derive(Clone, Copy)]
+/// An entity as the checks of other files see it. Two signatures are equal when every answer
+/// a check can get about the entity is the same.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EntitySignature {
+    /// Whether the entity exists.
+    pub exists: bool,
+    /// Every attribute and relation end, own and inherited, each name with its nearest
+    /// declaration ([`ModelIndex::attribute`]), in the order of [`ModelIndex::attribute_names`].
+    pub attributes: IndexMap<String, AttrDef>,
+    /// The names with a default, by the nearest declaration that decides
+    /// ([`ModelIndex::has_default`]).
+    pub defaults: Vec<String>,
+    /// Its ancestors, itself excluded, nearest first.
+    pub ancestors: Vec<String>,
+    /// Some ancestor (or itself) has a parent that did not resolve.
+    pub incomplete: bool,
+    /// The indexes that constrain it: its own and its ancestors'.
+    pub indexes: Vec<Vec<String>>,
+    /// The indexes of its ancestry declared with an attribute that cannot be indexed.
+    pub invalid_indexes: Vec<Vec<String>>,
+    pub may_be_implemented: bool,
+    pub resource_has_identity: bool,
+    /// The namespaces that declare it a resource (`resource Entity(...)`), in load order.
+    pub resource_declarations: Vec<String>,
+}
+
+/// The declarations as one file's check reads them.
 pub struct Signatures<'db> {
     db: &'db dyn Db,
     project: ProjectInput,
+    entities: RefCell<FxHashMap<String, &'db EntitySignature>>,
+    types: RefCell<FxHashMap<(String, String), Option<TypeKind>>>,
 }
 
 impl<'db> Signatures<'db> {
     pub fn new(db: &'db dyn Db, project: ProjectInput) -> Signatures<'db> {
-        Signatures { db, project }
+        Signatures { db, project, entities: RefCell::default(), types: RefCell::default() }
     }
 
     fn name(&self, text: &str) -> Name<'db> {
         Name::new(self.db, text)
     }
 
+    /// An entity's signature (an entity that does not exist has an empty one).
+    pub fn entity(&self, fqn: &str) -> &'db EntitySignature {
+        if let Some(found) = self.entities.borrow().get(fqn) {
+            return found;
+        }
+        let found = entity_signature(self.db, self.project, self.name(fqn));
+        self.entities.borrow_mut().insert(fqn.to_owned(), found);
+        found
+    }
+
     /// An attribute of `entity`, own or inherited ([`ModelIndex::attribute`]).
     pub fn attribute(&self, entity: &str, name: &str) -> Option<&'db AttrDef> {
-        attribute(self.db, self.project, self.name(entity), self.name(name)).as_ref()
+        self.entity(entity).attributes.get(name)
     }
 
     /// Every attribute name of `entity`, own and inherited, nearest first.
-    pub fn attribute_names(&self, entity: &str) -> &'db [String] {
-        attribute_names(self.db, self.project, self.name(entity))
+    pub fn attribute_names(&self, entity: &str) -> impl Iterator<Item = &'db str> + use<'db> {
+        self.entity(entity).attributes.keys().map(String::as_str)
     }
 
+    /// Whether `sub` is `sup` or one of its descendants.
     pub fn is_subtype(&self, sub: &str, sup: &str) -> bool {
-        is_subtype(self.db, self.project, self.name(sub), self.name(sup))
+        let signature = self.entity(sub);
+        signature.exists && self.entity(sup).exists && (sub == sup || signature.ancestors.iter().any(|a| a == sup))
     }
 
     pub fn is_incomplete(&self, entity: &str) -> bool {
-        is_incomplete(self.db, self.project, self.name(entity))
+        self.entity(entity).incomplete
     }
 
-    /// The indexes that constrain `entity`: its own and its ancestors'.
     pub fn indexes(&self, entity: &str) -> &'db [Vec<String>] {
-        indexes(self.db, self.project, self.name(entity))
+        &self.entity(entity).indexes
     }
 
-    /// The indexes of `entity`'s ancestry (itself included) that were declared invalid.
     pub fn invalid_indexes(&self, entity: &str) -> &'db [Vec<String>] {
-        invalid_indexes(self.db, self.project, self.name(entity))
+        &self.entity(entity).invalid_indexes
     }
 
-    /// The entity's ancestors, itself excluded, nearest first.
     pub fn ancestors(&self, entity: &str) -> &'db [String] {
-        ancestors(self.db, self.project, self.name(entity))
+        &self.entity(entity).ancestors
     }
 
     pub fn may_be_implemented(&self, entity: &str) -> bool {
-        may_be_implemented(self.db, self.project, self.name(entity))
-    }
-
-    pub fn attribute_in_family(&self, entity: &str, name: &str) -> bool {
-        attribute_in_family(self.db, self.project, self.name(entity), self.name(name))
+        self.entity(entity).may_be_implemented
     }
 
     pub fn resource_has_identity(&self, entity: &str) -> bool {
-        resource_has_identity(self.db, self.project, self.name(entity))
+        self.entity(entity).resource_has_identity
     }
 
     pub fn has_default(&self, entity: &str, name: &str) -> bool {
-        has_default(self.db, self.project, self.name(entity), self.name(name))
+        self.entity(entity).defaults.iter().any(|d| d == name)
+    }
+
+    pub fn resource_declarations(&self, entity: &str) -> &'db [String] {
+        &self.entity(entity).resource_declarations
+    }
+
+    /// Whether `entity` or one of its subtypes has (or may have) an attribute `name`
+    /// ([`ModelIndex::attribute_in_family`]).
+    pub fn attribute_in_family(&self, entity: &str, name: &str) -> bool {
+        attribute_in_family(self.db, self.project, self.name(entity), self.name(name))
     }
 
     /// [`ModelIndex::constructor_candidates`].
@@ -100,11 +147,6 @@ impl<'db> Signatures<'db> {
     /// The Python plugins of `module` and its submodules, by fully qualified name.
     pub fn python_plugins_of(&self, module: &str) -> &'db [String] {
         python_plugins_of(self.db, self.project, self.name(module))
-    }
-
-    /// The namespaces that declare `entity` a resource (`resource Entity(...)`), in load order.
-    pub fn resource_declarations(&self, entity: &str) -> &'db [String] {
-        resource_declarations(self.db, self.project, self.name(entity))
     }
 
     /// The entity an implementation is for.
@@ -124,7 +166,13 @@ impl<'db> Signatures<'db> {
 
 impl Declarations for Signatures<'_> {
     fn type_in(&self, namespace: &str, name: &str) -> Option<TypeKind> {
-        type_in(self.db, self.project, self.name(namespace), self.name(name))
+        let key = (namespace.to_owned(), name.to_owned());
+        if let Some(found) = self.types.borrow().get(&key) {
+            return *found;
+        }
+        let found = type_in(self.db, self.project, self.name(namespace), self.name(name));
+        self.types.borrow_mut().insert(key, found);
+        found
     }
 
     fn has_namespace(&self, namespace: &str) -> bool {
@@ -140,62 +188,37 @@ impl Declarations for Signatures<'_> {
     }
 }
 
-// One query per question; each asks the type table.
+// One query per item; each reads the type table.
 
 #[salsa::tracked(returns(ref))]
-fn attribute<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>, name: Name<'db>) -> Option<AttrDef> {
-    model_index(db, project).attribute(entity.text(db), name.text(db)).cloned()
-}
-
-#[salsa::tracked(returns(ref))]
-fn attribute_names<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> Vec<String> {
-    model_index(db, project).attribute_names(entity.text(db)).into_iter().map(str::to_owned).collect()
-}
-
-#[salsa::tracked(returns(copy))]
-fn is_subtype<'db>(db: &'db dyn Db, project: ProjectInput, sub: Name<'db>, sup: Name<'db>) -> bool {
-    model_index(db, project).is_subtype(sub.text(db), sup.text(db))
-}
-
-#[salsa::tracked(returns(copy))]
-fn is_incomplete<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> bool {
-    model_index(db, project).is_incomplete(entity.text(db))
-}
-
-#[salsa::tracked(returns(ref))]
-fn indexes<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> Vec<Vec<String>> {
-    model_index(db, project).indexes(entity.text(db)).into_iter().map(<[String]>::to_vec).collect()
-}
-
-#[salsa::tracked(returns(ref))]
-fn invalid_indexes<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> Vec<Vec<String>> {
+fn entity_signature<'db>(db: &'db dyn Db, project: ProjectInput, fqn: Name<'db>) -> EntitySignature {
     let index = model_index(db, project);
-    index.ancestry(entity.text(db)).iter().flat_map(|d: &&EntityDef| d.invalid_indexes.iter().cloned()).collect()
-}
-
-#[salsa::tracked(returns(ref))]
-fn ancestors<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> Vec<String> {
-    model_index(db, project).ancestry(entity.text(db)).iter().skip(1).map(|d| d.fqn.clone()).collect()
-}
-
-#[salsa::tracked(returns(copy))]
-fn may_be_implemented<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> bool {
-    model_index(db, project).may_be_implemented(entity.text(db))
+    let fqn = fqn.text(db);
+    let Some(own) = index.entities.get(fqn) else { return EntitySignature::default() };
+    let ancestry = index.ancestry(fqn);
+    let attributes: IndexMap<String, AttrDef> = index
+        .attribute_names(fqn)
+        .into_iter()
+        .filter_map(|name| Some((name.to_owned(), index.attribute(fqn, name)?.clone())))
+        .collect();
+    let defaults = attributes.keys().filter(|name| index.has_default(fqn, name)).cloned().collect();
+    EntitySignature {
+        exists: true,
+        defaults,
+        attributes,
+        ancestors: ancestry.iter().skip(1).map(|d| d.fqn.clone()).collect(),
+        incomplete: index.is_incomplete(&own.fqn),
+        indexes: index.indexes(fqn).into_iter().map(<[String]>::to_vec).collect(),
+        invalid_indexes: ancestry.iter().flat_map(|d| d.invalid_indexes.iter().cloned()).collect(),
+        may_be_implemented: index.may_be_implemented(fqn),
+        resource_has_identity: index.resource_has_identity(fqn),
+        resource_declarations: index.resource_declarations.get(fqn).cloned().unwrap_or_default(),
+    }
 }
 
 #[salsa::tracked(returns(copy))]
 fn attribute_in_family<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>, name: Name<'db>) -> bool {
     model_index(db, project).attribute_in_family(entity.text(db), name.text(db))
-}
-
-#[salsa::tracked(returns(copy))]
-fn resource_has_identity<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> bool {
-    model_index(db, project).resource_has_identity(entity.text(db))
-}
-
-#[salsa::tracked(returns(copy))]
-fn has_default<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>, name: Name<'db>) -> bool {
-    model_index(db, project).has_default(entity.text(db), name.text(db))
 }
 
 #[salsa::tracked(returns(ref))]
@@ -221,11 +244,6 @@ fn plugin<'db>(db: &'db dyn Db, project: ProjectInput, fqn: Name<'db>) -> Option
 fn python_plugins_of<'db>(db: &'db dyn Db, project: ProjectInput, module: Name<'db>) -> Vec<String> {
     let prefix = format!("{}::", module.text(db));
     model_index(db, project).python_plugins.keys().filter(|fqn| fqn.starts_with(&prefix)).cloned().collect()
-}
-
-#[salsa::tracked(returns(ref))]
-fn resource_declarations<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>) -> Vec<String> {
-    model_index(db, project).resource_declarations.get(entity.text(db)).cloned().unwrap_or_default()
 }
 
 #[salsa::tracked(returns(ref))]

@@ -1,7 +1,7 @@
 //! Incrementality, proven by the queries that execute: after an edit inside a statement block,
 //! only the edited file's own queries run again. Its summary and imports come out equal, so the
 //! loaded-module set, the type table and the other files' diagnostics are reused. After a
-//! declaration edit, a file is checked again only when an answer its check used (through
+//! declaration edit, a file is checked again only when an item its check read (through
 //! `modelc_sema::signatures`) changed.
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, reason = "test code")]
 
@@ -219,15 +219,14 @@ fn an_edit_that_changes_no_signature_rechecks_no_other_file() {
     assert_eq!(fixture.diagnostics(), Vec::<String>::new());
 }
 
-/// Attributes of `web::Server` changed. lib and std never read `web::Server`: they are never
-/// checked again. main.cf reads it (it constructs one, setting `name`): it is checked again
-/// when an answer it used changes (`name` renamed), and not for an attribute it never asked
-/// about (`port` added: a constructor that leaves it out fails only when the model runs).
+/// Attributes of `web::Server` changed: the files that read `web::Server` (web itself, and
+/// main, which constructs one) are checked again; lib and std, which do not, are not.
 #[test]
-fn changing_an_entity_rechecks_exactly_the_files_whose_answers_changed() {
+fn changing_an_entity_rechecks_exactly_the_files_that_read_it() {
     let mut fixture = Fixture::new();
     fixture.edit(1, "    string name\n", "    string name\n    int port\n");
-    assert_eq!(fixture.rechecked_files(), ["web"]);
+    assert_eq!(fixture.rechecked_files(), ["__config__", "web"]);
+    // A constructor that leaves `port` out fails only when the model runs.
     assert_eq!(fixture.diagnostics(), Vec::<String>::new());
     fixture.edit(1, "    string name\n", "    string title\n");
     assert_eq!(fixture.rechecked_files(), ["__config__", "web"]);

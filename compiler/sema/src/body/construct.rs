@@ -36,7 +36,7 @@ impl<'a> Checker<'a> {
             && !self.index.resource_has_identity(&entity)
             && self.without_identity.insert(entity.clone())
         {
-            let first = self.index.attribute_names(&entity).first().map_or("name", String::as_str).to_owned();
+            let first = self.index.attribute_names(&entity).next().unwrap_or("name").to_owned();
             let d = Diagnostic::new(
                 &codes::RESOURCE_WITHOUT_IDENTITY,
                 format!("instances of `{entity}` are resources, but nothing identifies them: they are not exported"),

@@ -267,7 +267,7 @@ impl<'a> Checker<'a> {
     /// The attribute `attr` of a value, reporting it when the value's entity (and all its
     /// subtypes) lack it, or when the value is certainly not an instance.
     pub(super) fn attribute_of(&mut self, object: &Inferred, attr: &Ident) -> Option<&'a AttrDef> {
-        let index = self.index;
+        let index = &self.index;
         match &object.ty {
             StaticType::Instance(entity) => {
                 if let Some(def) = index.attribute(entity, &attr.name) {
@@ -298,7 +298,7 @@ impl<'a> Checker<'a> {
     /// add a relation to any entity (mitogen adds `std::Host.via`), so the missing module may
     /// well declare it.
     pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Ident) -> Diagnostic {
-        let names: Vec<&str> = self.index.attribute_names(entity).iter().map(String::as_str).collect();
+        let names: Vec<&str> = self.index.attribute_names(entity).collect();
         let suggestions = crate::suggest::similar(&attr.name, names.into_iter());
         if suggestions.is_empty() && !self.failed_imports.is_empty() {
             self.follow_ons.push(attr.span);

@@ -112,7 +112,7 @@ impl<'a> Checker<'a> {
     pub(super) fn report_undefined(&mut self, name: &Ident) {
         let mut visible: Vec<&str> = self.blocks.iter().flat_map(|b| b.vars.keys().copied()).collect();
         let attribute_names: Vec<String> = match &self.instance {
-            Some(entity) => self.index.attribute_names(entity).to_vec(),
+            Some(entity) => self.index.attribute_names(entity).map(str::to_owned).collect(),
             None => Vec::new(),
         };
         visible.extend(attribute_names.iter().map(String::as_str));
