@@ -120,6 +120,7 @@ codes! {
     INVALID_META_PARAMETER = "E0222" "invalid-meta-parameter" Error;
     IMPOSSIBLE_MULTIPLICITY = "W0201" "impossible-multiplicity" Warning;
     SHELL_SYNTAX_WITHOUT_SHELL = "W0202" "shell-syntax-without-shell" Warning;
+    ATTRIBUTE_OF_SOME_SUBTYPES = "W0203" "attribute-of-some-subtypes" Warning;
     DOUBLE_SET = "E0301" "double-set" Error;
     UNSET_ATTRIBUTE = "E0302" "unset-attribute" Error;
     NO_IMPLEMENTATION = "E0303" "no-implementation" Error;

@@ -615,6 +615,30 @@ fn did_you_mean_fixes_are_code_actions() {
     client.shutdown();
 }
 
+/// Issue 36: a misspelt attribute of `self` in an implementation is found by `check`, as you
+/// type, with its fix.
+#[test]
+fn a_misspelt_attribute_of_self_is_reported_with_its_fix() {
+    let text = "entity A:\n    string port\nend\nimplementation show for A:\n    std::print(self.porr)\nend\nimplement A using show\n";
+    let dir = project("self-fix", text, WEB);
+    let mut client = Client::start(&dir, json!({}));
+    let uri = client.open(&dir.join("main.cf"), text);
+    let diagnostics = client.diagnostics(&uri);
+    assert_eq!(codes(&diagnostics), ["E0207"], "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 4, "character": 20 }));
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri },
+                "range": { "start": { "line": 4, "character": 20 }, "end": { "line": 4, "character": 24 } },
+                "context": { "diagnostics": diagnostics } }),
+    );
+    let fix = &actions.as_array().unwrap()[0];
+    assert_eq!(fix["title"], "replace with `port`", "{actions}");
+    assert_eq!(fix["edit"]["changes"][uri.as_str()][0]["newText"], "port");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn folding_ranges_cover_definitions_and_blocks() {
     let mut nav = navigation("folding");

@@ -46,6 +46,7 @@ pub(crate) fn check_file<'a>(
         follow_ons: Vec::new(),
         closed_vars: Vec::new(),
         logic_value: None,
+        last_chain: None,
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
@@ -63,6 +64,8 @@ pub(crate) fn check_file<'a>(
 pub(crate) struct Var<'a> {
     pub value: Option<&'a Expr>,
     pub declared_at: Span,
+    /// A loop variable over a relation: the entity its elements are instances of.
+    pub element: Option<&'a str>,
 }
 
 /// One lexical block's variables.
@@ -107,6 +110,9 @@ pub(crate) struct Checker<'a> {
     /// The `and`/`or` expression checked last and its constant value, if it has one: the next
     /// link of a chain reads it instead of evaluating the chain again.
     pub logic_value: Option<(&'a Expr, Option<bool>)>,
+    /// The attribute chain checked last and the attribute its last link found: a `for` over
+    /// it reads the relation's target entity.
+    pub last_chain: Option<(&'a Expr, &'a crate::index::AttrDef)>,
 }
 
 impl<'a> Checker<'a> {

@@ -54,6 +54,16 @@ pub struct EntitySignature {
     pub resource_declarations: Vec<String>,
 }
 
+/// An attribute some of an entity's subtypes have (read through a value of the entity, it is
+/// found for their instances only).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FamilyAttribute {
+    /// The subtypes that have it, sorted.
+    pub having: Vec<String>,
+    /// Some entity of the family has a parent that did not resolve: it may have any attribute.
+    pub incomplete: bool,
+}
+
 /// The declarations as one file's check reads them.
 pub struct Signatures<'db> {
     db: &'db dyn Db,
@@ -132,7 +142,13 @@ impl<'db> Signatures<'db> {
     /// Whether `entity` or one of its subtypes has (or may have) an attribute `name`
     /// ([`ModelIndex::attribute_in_family`]).
     pub fn attribute_in_family(&self, entity: &str, name: &str) -> bool {
-        attribute_in_family(self.db, self.project, self.name(entity), self.name(name))
+        let family = self.family_attribute(entity, name);
+        family.incomplete || !family.having.is_empty()
+    }
+
+    /// Which of `entity`'s subtypes have an attribute `name` it does not have itself.
+    pub fn family_attribute(&self, entity: &str, name: &str) -> &'db FamilyAttribute {
+        family_attribute(self.db, self.project, self.name(entity), self.name(name))
     }
 
     /// [`ModelIndex::constructor_candidates`].
@@ -156,6 +172,13 @@ impl<'db> Signatures<'db> {
 
     pub fn has_variable(&self, namespace: &str, name: &str) -> bool {
         has_variable(self.db, self.project, self.name(namespace), self.name(name))
+    }
+
+    /// Whether `namespace` belongs to a module the check started from (the project's own
+    /// code, as opposed to the modules it depends on).
+    pub fn is_root_module(&self, namespace: &str) -> bool {
+        let top = namespace.split("::").next().unwrap_or(namespace);
+        is_root_module(self.db, self.project, self.name(top))
     }
 
     /// Every namespace the project could load.
@@ -216,9 +239,19 @@ fn entity_signature<'db>(db: &'db dyn Db, project: ProjectInput, fqn: Name<'db>)
     }
 }
 
-#[salsa::tracked(returns(copy))]
-fn attribute_in_family<'db>(db: &'db dyn Db, project: ProjectInput, entity: Name<'db>, name: Name<'db>) -> bool {
-    model_index(db, project).attribute_in_family(entity.text(db), name.text(db))
+#[salsa::tracked(returns(ref))]
+fn family_attribute<'db>(
+    db: &'db dyn Db,
+    project: ProjectInput,
+    entity: Name<'db>,
+    name: Name<'db>,
+) -> FamilyAttribute {
+    let index = model_index(db, project);
+    let subtypes = index.subtypes(entity.text(db));
+    let mut having: Vec<String> =
+        subtypes.iter().filter(|e| index.attribute(e, name.text(db)).is_some()).map(|e| (*e).to_owned()).collect();
+    having.sort();
+    FamilyAttribute { having, incomplete: subtypes.iter().any(|e| index.is_incomplete(e)) }
 }
 
 #[salsa::tracked(returns(ref))]
@@ -279,4 +312,9 @@ fn type_names<'db>(db: &'db dyn Db, project: ProjectInput, namespace: Name<'db>)
 #[salsa::tracked(returns(ref))]
 fn typedef<'db>(db: &'db dyn Db, project: ProjectInput, fqn: Name<'db>) -> Option<TypedefDef> {
     model_index(db, project).typedefs.get(fqn.text(db)).cloned()
+}
+
+#[salsa::tracked(returns(copy))]
+fn is_root_module<'db>(db: &'db dyn Db, project: ProjectInput, top: Name<'db>) -> bool {
+    project.roots(db).iter().any(|root| root.split("::").next() == Some(top.text(db).as_str()))
 }

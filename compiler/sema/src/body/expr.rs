@@ -16,17 +16,13 @@ impl<'a> Checker<'a> {
     fn check_attribute_chain(&mut self, expr: &'a Expr) -> Inferred {
         let (root, links) = expr.attribute_links();
         let mut inferred = self.check_expr(root, None);
-        for modelc_syntax::ast::AttrLink { object, attr, .. } in links {
-            // `self.x` in an implementation may be an attribute of a subtype declared in a
-            // module this compile does not load.
-            let unloaded_subtype = self.is_self(object)
-                && !matches!(&inferred.ty, StaticType::Instance(e) if self.index.attribute(e, &attr.name).is_some());
-            inferred = if unloaded_subtype {
-                Inferred::any()
-            } else {
-                self.attribute_of(&inferred, attr).map_or_else(Inferred::any, attribute_type)
-            };
+        let mut last = None;
+        for (n, modelc_syntax::ast::AttrLink { attr, .. }) in links.into_iter().enumerate() {
+            let through_self = n == 0 && self.is_self(root);
+            last = self.attribute_of(&inferred, attr, through_self);
+            inferred = last.map_or_else(Inferred::any, attribute_type);
         }
+        self.last_chain = last.map(|def| (expr, def));
         inferred
     }
 
@@ -181,8 +177,9 @@ impl<'a> Checker<'a> {
         let span = first.span;
         let var = Path { segments: vec![first.clone()], span };
         let mut current = self.check_var_named(&var, 0);
-        for attr in rest {
-            current = match self.attribute_of(&current, attr) {
+        let from_self = first.name == "self" && self.instance.is_some();
+        for (n, attr) in rest.iter().enumerate() {
+            current = match self.attribute_of(&current, attr, n == 0 && from_self) {
                 Some(def) => attribute_type(def),
                 None => Inferred::any(),
             };
@@ -247,7 +244,7 @@ impl<'a> Checker<'a> {
                 .primary(self.file, comp.iterable.span, format!("this is {}", ty.describe()));
                 self.runtime(d);
             }
-            block.vars.insert(&comp.var.name, Var { value: None, declared_at: comp.var.span });
+            block.vars.insert(&comp.var.name, Var { value: None, declared_at: comp.var.span, element: None });
         }
         self.warn_shadowing(&block);
         self.blocks.push(block);

@@ -49,15 +49,17 @@ impl<'a> Checker<'a> {
                 .entry(&name.name)
                 // Assigned more than once: the value is not known statically.
                 .and_modify(|v| v.value = None)
-                .or_insert(Var { value: Some(&assign.value), declared_at: name.span });
+                .or_insert(Var { value: Some(&assign.value), declared_at: name.span, element: None });
         }
         block
     }
 
-    pub(super) fn check_block(&mut self, stmts: &'a [Stmt], extra: Option<(&'a Ident, Option<&'a Expr>)>) {
+    /// Checks a block; `loop_var` is a `for` loop's variable, with the entity of its elements
+    /// when the loop is over a relation.
+    pub(super) fn check_block(&mut self, stmts: &'a [Stmt], loop_var: Option<(&'a Ident, Option<&'a str>)>) {
         let mut block = self.declare_block(stmts.iter());
-        if let Some((var, value)) = extra {
-            block.vars.insert(&var.name, Var { value, declared_at: var.span });
+        if let Some((var, element)) = loop_var {
+            block.vars.insert(&var.name, Var { value: None, declared_at: var.span, element });
         }
         self.warn_shadowing(&block);
         self.blocks.push(block);
@@ -153,6 +155,15 @@ impl<'a> Checker<'a> {
             Stmt::Assign(assign) => self.check_assign(&assign.target, assign.op, &assign.value),
             Stmt::For(for_) => {
                 let iterable = self.check_expr(&for_.iterable, None);
+                // Over a relation (`for h in self.hosts`): the elements are instances of its target.
+                let element = match self.last_chain.take() {
+                    Some((chain, AttrDef { kind: AttrKind::Relation { target, .. }, .. }))
+                        if std::ptr::eq(chain, &for_.iterable) && !target.is_empty() =>
+                    {
+                        Some(target.as_str())
+                    }
+                    _ => None,
+                };
                 if let Some(ty) = iterable.certain()
                     && !matches!(ty, StaticType::List)
                 {
@@ -162,10 +173,10 @@ impl<'a> Checker<'a> {
                     self.runtime(d);
                 }
                 if runs_at_least_once(&for_.iterable) {
-                    self.check_block(&for_.body, Some((&for_.var, None)));
+                    self.check_block(&for_.body, Some((&for_.var, element)));
                 } else {
                     self.uncertain("the body of a for loop runs only for the elements there are", |c| {
-                        c.check_block(&for_.body, Some((&for_.var, None)));
+                        c.check_block(&for_.body, Some((&for_.var, element)));
                     });
                 }
             }
@@ -238,7 +249,7 @@ impl<'a> Checker<'a> {
             }
             ExprKind::Attr { object, attr } => {
                 let object_type = self.check_expr(object, None);
-                let attribute = self.attribute_of(&object_type, attr);
+                let attribute = self.attribute_of(&object_type, attr, false);
                 if let Some(def) = attribute
                     && op == AssignOp::Extend
                     && def.is_single_valued()
@@ -264,20 +275,48 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// The attribute `attr` of a value, reporting it when the value's entity (and all its
-    /// subtypes) lack it, or when the value is certainly not an instance.
-    pub(super) fn attribute_of(&mut self, object: &Inferred, attr: &Ident) -> Option<&'a AttrDef> {
+    /// The attribute `attr` of a value whose entity is known: `self` in an implementation (an
+    /// instance of the entity or of any subtype), a loop variable over a relation, a variable
+    /// assigned a constructor, a relation followed from them.
+    ///
+    /// When neither the entity nor any loaded subtype has it:
+    /// * a close name exists: a misspelling, an error wherever it is written (it can never
+    ///   succeed; the reference fails only when the statement runs), with the did-you-mean;
+    /// * read through `self` of a module's entity: nothing, since a subtype in a module this
+    ///   compile does not load may declare it (files' `SerializableEntity` reads `self.parent`,
+    ///   which its subtypes in other modules declare); of an entity of the main file, which no
+    ///   module can extend, an error;
+    /// * otherwise reported as the reference reports it, when the statement runs.
+    ///
+    /// When only some subtypes have it: W0203 in the code of the modules the check started from
+    /// (reading a subtype's attribute guarded by a test of the instance is an idiom of real
+    /// modules, so it is not reported in the modules a project depends on).
+    pub(super) fn attribute_of(&mut self, object: &Inferred, attr: &Ident, through_self: bool) -> Option<&'a AttrDef> {
         let index = &self.index;
         match &object.ty {
             StaticType::Instance(entity) => {
                 if let Some(def) = index.attribute(entity, &attr.name) {
                     return Some(def);
                 }
-                if index.attribute_in_family(entity, &attr.name) {
+                let family = index.family_attribute(entity, &attr.name);
+                if family.incomplete {
                     return None;
                 }
+                if !family.having.is_empty() {
+                    if index.is_root_module(self.scope.namespace) {
+                        let d = self.attribute_of_some_subtypes(entity, attr, &family.having);
+                        self.diagnostics.push(d);
+                    }
+                    return None;
+                }
+                let misspelt = !self.close_attribute_names(entity, &attr.name).is_empty();
+                let closed_world = entity.starts_with("__config__::");
                 let d = self.unknown_attribute(entity, attr);
-                self.runtime(d);
+                if misspelt || (through_self && closed_world) {
+                    self.error(d);
+                } else if !through_self {
+                    self.runtime(d);
+                }
                 None
             }
             ty if object.definite && ty.is_known() => {
@@ -293,13 +332,30 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The attributes of `entity` whose names are close to `name`, closest first.
+    fn close_attribute_names(&self, entity: &str, name: &str) -> Vec<String> {
+        crate::suggest::similar(name, self.index.attribute_names(entity))
+    }
+
+    /// "entity E has no attribute x; only its subtypes S do": a warning.
+    fn attribute_of_some_subtypes(&self, entity: &str, attr: &Ident, having: &[String]) -> Diagnostic {
+        let shown: Vec<String> = having.iter().take(3).map(|e| format!("`{e}`")).collect();
+        let more = if having.len() > 3 { format!(" and {} more", having.len() - 3) } else { String::new() };
+        Diagnostic::new(
+            &codes::ATTRIBUTE_OF_SOME_SUBTYPES,
+            format!("entity `{entity}` has no attribute `{}`: only some of its subtypes do", attr.name),
+        )
+        .primary(self.file, attr.span, format!("found for instances of {}{more} only", shown.join(", ")))
+        .note(format!("reading it fails for an instance of `{entity}` itself, or of a subtype without it"))
+        .help("declare the attribute on the entity, or read it through a value of the subtype")
+    }
+
     /// "entity E has no attribute x", with a suggestion among E's attributes. When an import of
     /// this file failed and nothing is close to `x`, it is a follow-on, dropped: any module can
     /// add a relation to any entity (mitogen adds `std::Host.via`), so the missing module may
     /// well declare it.
     pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Ident) -> Diagnostic {
-        let names: Vec<&str> = self.index.attribute_names(entity).collect();
-        let suggestions = crate::suggest::similar(&attr.name, names.into_iter());
+        let suggestions = self.close_attribute_names(entity, &attr.name);
         if suggestions.is_empty() && !self.failed_imports.is_empty() {
             self.follow_ons.push(attr.span);
         }

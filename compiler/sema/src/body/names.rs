@@ -76,8 +76,9 @@ impl<'a> Checker<'a> {
                 {
                     return found;
                 }
-                match var.value {
-                    Some(value) if depth < INFER_DEPTH => self.infer_quietly(value, depth + 1, level),
+                match (var.value, var.element) {
+                    (_, Some(entity)) => Inferred::maybe_unknown(StaticType::Instance(entity.to_owned())),
+                    (Some(value), None) if depth < INFER_DEPTH => self.infer_quietly(value, depth + 1, level),
                     _ => Inferred::any(),
                 }
             }
