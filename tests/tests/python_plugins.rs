@@ -325,8 +325,8 @@ fn python_failures_are_diagnostics_at_the_call_and_nothing_is_written() {
         ("x = m::refuse(\"no\")\n", &[], "E0309", "plugin m::refuse raised: refused: no"),
         ("x = m::sleep(30.0)\n", &["--plugin-timeout", "0.5"], "E0312", "did not return within 0.5 s"),
         ("x = m::stop()\n", &[], "E0312", "the Python interpreter stopped while it ran (exit code 7)"),
-        ("x = m::listen(70000)\n", &[], "E0218", "argument `port` of m::listen(): invalid value '70000'"),
-        ("x = m::listen(80, names=[1])\n", &[], "E0210", "argument `names` of m::listen(): invalid value '1'"),
+        ("x = m::listen(70000)\n", &[], "E0218", "argument `port` of m::listen(): invalid value 70000,"),
+        ("x = m::listen(80, names=[1])\n", &[], "E0210", "argument `names` of m::listen(): invalid value 1,"),
         ("x = m::answer()\n", &[], "E0210", "the value m::answer() returned does not fit its declared type"),
     ];
     for (call, flags, code, message) in cases {

@@ -8,7 +8,7 @@ use modelc_value::Value;
 
 use crate::cells::{CellId, CellKind, Owner, ScopeId};
 use crate::engine::{Engine, Eval};
-use crate::validate::Misfit;
+use modelc_sema::validate::Misfit;
 
 /// From this length on, a list cell keeps a membership set next to its values.
 const LONG_LIST: usize = 16;

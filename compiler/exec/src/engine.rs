@@ -898,12 +898,13 @@ impl<'a> Engine<'a> {
                 let problem = match self.check_type(ty, &default.0) {
                     Ok(()) => continue,
                     Err(
-                        crate::validate::Misfit::Invalid(message) | crate::validate::Misfit::Violated { message, .. },
+                        modelc_sema::validate::Misfit::Invalid(message)
+                        | modelc_sema::validate::Misfit::Violated { message, .. },
                     ) => Diagnostic::new(
                         &codes::INVALID_DEFAULT,
                         format!("the default of `{fqn}.{name}` does not fit its type `{ty}`: {message}"),
                     ),
-                    Err(crate::validate::Misfit::Failed(cause)) => {
+                    Err(modelc_sema::validate::Misfit::Failed(cause)) => {
                         let mut d = Diagnostic::new(
                             cause.code,
                             format!(

@@ -10,7 +10,7 @@ use modelc_value::Value;
 
 use crate::cells::ScopeId;
 use crate::engine::{Engine, Eval};
-use crate::validate::Misfit;
+use modelc_sema::validate::Misfit;
 
 impl<'a> Engine<'a> {
     /// Checks the arguments of a call of `signature` against their parameters' types.
@@ -128,7 +128,7 @@ impl<'a> Engine<'a> {
             return if ok || value.is_unknown() || (value.is_null() && ty.nullable) {
                 Ok(())
             } else {
-                Err((false, format!("invalid value '{}', expected {ty}", self.interpolate(value))))
+                Err((false, modelc_sema::validate::invalid(&self.show(value), ty)))
             };
         }
         match self.check_type(ty, value) {

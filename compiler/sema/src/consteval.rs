@@ -8,6 +8,7 @@ use modelc_value::ops::{self, Op};
 
 use crate::index::Declarations;
 use crate::types::{BaseType, ValueType};
+use crate::validate::{Constraints, Misfit};
 
 /// A value as the reference shows it in messages (`'x'`, `1`, `1e+16`, `True`, `None`): the
 /// same Python `repr` execution uses.
@@ -152,75 +153,44 @@ fn python_dollar(pattern: &str) -> String {
     out
 }
 
-/// Why a constant does not fit a type.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Violation {
-    /// The value is not of the type at all.
-    Type(String),
-    /// The value has the base type but fails the typedef's constraint.
-    Constraint { typedef: String, message: String, value: String },
-}
-
-/// Checks a constant against a declared type, typedef constraints included (where they can
-/// be evaluated statically).
-pub fn validate(index: &(impl Declarations + ?Sized), ty: &ValueType, value: &Value) -> Result<(), Violation> {
-    if value.is_null() {
-        return if ty.nullable { Ok(()) } else { Err(Violation::Type(format!("Invalid value 'null', expected {ty}"))) };
-    }
-    if ty.list {
-        let Value::List(items) = value else {
-            return Err(Violation::Type(format!("Invalid value {}, expected {ty}", repr(value))));
-        };
-        let element = ValueType { base: ty.base.clone(), list: false, nullable: false };
-        return items.iter().try_for_each(|item| validate(index, &element, item));
-    }
-    validate_base(index, &ty.base, value, 0)
-}
-
-fn validate_base(
+/// Checks a constant against a declared type ([`crate::validate`]), typedef constraints
+/// included where they can be evaluated statically (a constraint that calls a plugin is
+/// decided when the model runs).
+pub fn validate(
     index: &(impl Declarations + ?Sized),
-    base: &BaseType,
+    ty: &ValueType,
     value: &Value,
-    depth: usize,
-) -> Result<(), Violation> {
-    let ok = match base {
-        BaseType::String => matches!(value, Value::Str(_)),
-        BaseType::Int => matches!(value, Value::Int(_) | Value::Bool(_)),
-        BaseType::Float => matches!(value, Value::Float(_)),
-        BaseType::Number => matches!(value, Value::Int(_) | Value::Bool(_) | Value::Float(_)),
-        BaseType::Bool => matches!(value, Value::Bool(_)),
-        BaseType::List => matches!(value, Value::List(_)),
-        BaseType::Dict => matches!(value, Value::Dict(_)),
-        BaseType::Entity(_) => false,
-        BaseType::Any | BaseType::Unresolved => true,
-        BaseType::Typedef(fqn) => {
-            let Some(def) = index.typedef(fqn) else { return Ok(()) };
-            // Typedef chains are short; a cycle (an error reported elsewhere) stops here.
-            if depth < 16 {
-                validate_base(index, &def.base, value, depth + 1)?;
-            }
-            let holds = match &def.constraint {
-                Some(Constraint::Expr(expr)) => eval(expr, Some(value)),
-                Some(Constraint::Regex(regex)) => match value {
-                    Value::Str(s) => regex_match(&regex.pattern, s).map(Value::Bool),
-                    _ => None,
-                },
-                None => None,
-            };
-            if matches!(holds, Some(Value::Bool(false))) {
-                return Err(Violation::Constraint {
-                    typedef: fqn.clone(),
-                    message: format!("Invalid value {}, does not match the constraint of {fqn}", repr(value)),
-                    value: match value {
-                        Value::Str(s) => s.to_string(),
-                        other => repr(other),
-                    },
-                });
-            }
-            true
-        }
-    };
-    if ok { Ok(()) } else { Err(Violation::Type(format!("Invalid value {}, expected {base}", repr(value)))) }
+) -> Result<(), Misfit<std::convert::Infallible>> {
+    crate::validate::validate(&mut Static { index }, ty, value)
+}
+
+/// Constraints decided at check time.
+struct Static<'i, D: Declarations + ?Sized> {
+    index: &'i D,
+}
+
+impl<D: Declarations + ?Sized> Constraints for Static<'_, D> {
+    type Failure = std::convert::Infallible;
+
+    fn typedef_base(&self, fqn: &str) -> Option<BaseType> {
+        self.index.typedef(fqn).map(|def| def.base.clone())
+    }
+
+    fn holds(&mut self, fqn: &str, value: &Value) -> Result<bool, Self::Failure> {
+        let decided = match self.index.typedef(fqn).and_then(|def| def.constraint.as_ref()) {
+            Some(Constraint::Expr(expr)) => eval(expr, Some(value)),
+            Some(Constraint::Regex(regex)) => match value {
+                Value::Str(s) => regex_match(&regex.pattern, s).map(Value::Bool),
+                _ => None,
+            },
+            None => None,
+        };
+        Ok(!matches!(decided, Some(Value::Bool(false))))
+    }
+
+    fn show(&self, value: &Value) -> String {
+        repr(value)
+    }
 }
 
 #[cfg(test)]

@@ -9,11 +9,12 @@ use modelc_syntax::ast::{
 };
 
 use crate::check::Checker;
-use crate::consteval::{self, Violation};
+use crate::consteval;
 use crate::index::{AttrDef, AttrKind, Declarations as _, Origin, TypeKind};
 use crate::loading::LoadedModules;
 use crate::resolve::Resolved;
 use crate::types::{BaseType, PRIMITIVES, ValueType};
+use crate::validate::Misfit;
 
 impl<'a> Checker<'a> {
     pub(crate) fn check_imports(&mut self, file: &File, loaded: &LoadedModules) {
@@ -352,7 +353,8 @@ impl<'a> Checker<'a> {
         };
         let message = match consteval::validate(&self.index, ty, &value) {
             Ok(()) => return,
-            Err(Violation::Type(message) | Violation::Constraint { message, .. }) => message,
+            Err(Misfit::Invalid(message) | Misfit::Violated { message, .. }) => message,
+            Err(Misfit::Failed(never)) => match never {},
         };
         let mut d = Diagnostic::new(
             &codes::INVALID_DEFAULT,

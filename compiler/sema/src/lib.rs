@@ -6,6 +6,7 @@
 //! * [`resolve`]: name resolution for types and namespaces (spec §4.11);
 //! * `declarations` and `body`: the checks of one file, reported with spans;
 //! * [`consteval`]: constants evaluated at check time (defaults, typedef constraints);
+//! * [`validate`]: whether a value fits a declared type, for check and execution alike;
 //! * [`hir`]: the lowered, resolved program execution runs (names resolved to slots and ids).
 //!
 //! Queries are layered for incrementality: an edit inside a statement block changes its
@@ -29,6 +30,7 @@ pub mod signatures;
 mod suggest;
 pub mod type_mismatch;
 pub mod types;
+pub mod validate;
 
 use modelc_db::{Db, FileInput, ProjectInput, imports, parse};
 use modelc_diagnostics::Diagnostic;

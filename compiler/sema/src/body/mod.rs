@@ -9,10 +9,11 @@ use modelc_syntax::ast::{
 };
 
 use crate::check::{Block, Checker, Var};
-use crate::consteval::{self, Violation};
+use crate::consteval;
 use crate::index::{AttrDef, AttrKind, TypeKind};
 use crate::resolve::{ResolveError, Resolved};
 use crate::types::{BaseType, CASTS, Inferred, StaticType, ValueType};
+use crate::validate::Misfit;
 
 mod calls;
 mod construct;
@@ -385,7 +386,7 @@ impl<'a> Checker<'a> {
                     Ok(()) => {}
                     // A number set again after an equal one is a no-op whatever its type
                     // (`1.0` after `1`): whether this is the first value is known at run time.
-                    Err(Violation::Type(_))
+                    Err(Misfit::Invalid(_))
                         if setting == Setting::MaybeAgain
                             && matches!(
                                 constant,
@@ -393,7 +394,7 @@ impl<'a> Checker<'a> {
                                     | modelc_value::Value::Float(_)
                                     | modelc_value::Value::Bool(_)
                             ) => {}
-                    Err(Violation::Type(_)) => {
+                    Err(Misfit::Invalid(_)) => {
                         let shown = consteval::repr(&constant);
                         let mismatch =
                             crate::type_mismatch::type_mismatch(&self.index, &def.name, ty, &constant, &shown);
@@ -412,7 +413,7 @@ impl<'a> Checker<'a> {
                         }
                         self.runtime(d);
                     }
-                    Err(Violation::Constraint { typedef, value: shown, .. })
+                    Err(Misfit::Violated { typedef, value: shown, .. })
                         if let Some(kind) = modelc_ir::meta_params::Kind::of_typedef(&typedef) =>
                     {
                         let problem = kind.explain(&shown);
@@ -421,7 +422,8 @@ impl<'a> Checker<'a> {
                             .help(problem.help);
                         self.runtime(d);
                     }
-                    Err(Violation::Constraint { message, .. }) => {
+                    Err(Misfit::Failed(never)) => match never {},
+                    Err(Misfit::Violated { message, .. }) => {
                         let d = Diagnostic::new(
                             &codes::CONSTRAINT_VIOLATION,
                             format!("{} violates the constraint of `{ty}`", consteval::repr(&constant)),
