@@ -237,7 +237,7 @@ impl<'a> Engine<'a> {
 
     /// A value as a message shows it: its `repr`, shortened to one line.
     fn shown(&self, value: &Value) -> String {
-        let text = modelc_value::py_repr(value, &|i| self.describe(i));
+        let text = self.show(value);
         match text.char_indices().nth(60) {
             Some((end, _)) => format!("{}…", &text[..end]),
             None => text,
@@ -314,7 +314,7 @@ impl<'a> Engine<'a> {
                     );
                     return Err(self.fail(scope, span, d, "invalid value"));
                 };
-                let shown = modelc_value::py_repr(value, &|id| self.describe(id));
+                let shown = self.show(value);
                 let index = self.program.index;
                 let mismatch = modelc_sema::type_mismatch::type_mismatch(index, attribute, ty, value, &shown);
                 let mut d = Diagnostic::new(&codes::TYPE_MISMATCH, mismatch.message)

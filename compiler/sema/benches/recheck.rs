@@ -98,31 +98,33 @@ fn cold_check(bencher: divan::Bencher) {
 
 #[divan::bench(sample_count = 50)]
 fn recheck_after_one_line_edit(bencher: divan::Bencher) {
+    // The edit: one line of one implementation body, in the middle module.
+    after_edit(
+        bencher,
+        |toggle| module_text(MODULES / 2 - 1, toggle),
+        |g, _| {
+            assert!(modelc_sema::check_project(&g.db, g.project).is_empty());
+        },
+    );
+}
+
+/// The middle module's text replaced by `edited(n)` at the `n`th iteration, then what is asked
+/// of the database: `what` of the project and the edited file.
+fn after_edit(bencher: divan::Bencher, edited: fn(usize) -> String, what: fn(&Generated, FileInput)) {
     let mut g = generate();
     assert!(modelc_sema::check_project(&g.db, g.project).is_empty());
-    let edited = g.files[MODULES / 2];
+    let file = g.files[MODULES / 2];
     let mut toggle = 0;
     bencher.bench_local(|| {
         toggle += 1;
-        // The edit: one line of one implementation body, in the middle module.
-        edited.set_text(&mut g.db).to(Arc::from(module_text(MODULES / 2 - 1, toggle)));
-        let diagnostics = modelc_sema::check_project(&g.db, g.project);
-        assert!(diagnostics.is_empty());
+        file.set_text(&mut g.db).to(Arc::from(edited(toggle)));
+        what(&g, file);
     });
 }
 
-/// A declaration edit in the middle module (an attribute of `Thing1` renamed), then what is
-/// asked of the database: `what` of the project and the edited file.
+/// A declaration edit in the middle module (an attribute of `Thing1` renamed), then `what`.
 fn after_declaration_edit(bencher: divan::Bencher, what: fn(&Generated, FileInput)) {
-    let mut g = generate();
-    assert!(modelc_sema::check_project(&g.db, g.project).is_empty());
-    let edited = g.files[MODULES / 2];
-    let mut toggle = 0;
-    bencher.bench_local(|| {
-        toggle += 1;
-        edited.set_text(&mut g.db).to(Arc::from(module_text_with(MODULES / 2 - 1, 0, Some(toggle))));
-        what(&g, edited);
-    });
+    after_edit(bencher, |toggle| module_text_with(MODULES / 2 - 1, 0, Some(toggle)), what);
 }
 
 #[divan::bench(sample_count = 30)]
