@@ -242,20 +242,20 @@ fn lowered_units<'db>(
 /// Executes a project held in a database (the language server's), which `check` found free of
 /// errors: the diagnostics only execution finds. `world` decides what it may read; nothing is
 /// written. `World::cancel` is polled from the start: between files while they are lowered,
-/// then while the model runs.
+/// while the program and the entities' plans are gathered, then while the model runs.
 pub fn execute(
     db: &dyn modelc_db::Db,
     project: modelc_db::ProjectInput,
     world: modelc_exec::World,
 ) -> modelc_exec::Outcome {
-    let cancel = world.cancel.clone();
-    let cancelled = || cancel.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed));
+    let cancelled = || world.is_cancelled();
     let index = modelc_sema::model_index(db, project);
-    let Some(units) = lowered_units(db, project, &cancelled) else {
-        return modelc_exec::Outcome { cancelled: true, ..modelc_exec::Outcome::default() };
-    };
-    let program = modelc_exec::Program::new(units, index);
-    modelc_exec::execute(&program, world)
+    let program = lowered_units(db, project, &cancelled)
+        .and_then(|units| modelc_exec::Program::unless_cancelled(units, index, &cancelled));
+    match program {
+        Some(program) => modelc_exec::execute(&program, world),
+        None => modelc_exec::Outcome { cancelled: true, ..modelc_exec::Outcome::default() },
+    }
 }
 
 /// What `compile` produced.

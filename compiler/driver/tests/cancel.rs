@@ -42,3 +42,40 @@ fn a_cancelled_run_stops_and_says_so() {
     assert!(!outcome.cancelled);
     assert_eq!(outcome.instances_by_entity.get("__config__::A"), Some(&5000));
 }
+
+/// Each loaded file of `project`, lowered, as execution takes them.
+fn units(db: &TestDb, project: ProjectInput) -> Vec<modelc_exec::Unit<'_>> {
+    modelc_sema::loaded_modules(db, project)
+        .files
+        .iter()
+        .map(|(namespace, file)| modelc_exec::Unit {
+            namespace: namespace.clone(),
+            file_id: file.id(db),
+            display_name: file.name(db).clone(),
+            text: file.text(db),
+            hir: modelc_sema::hir::file_hir(db, project, *file),
+        })
+        .collect()
+}
+
+#[test]
+fn gathering_the_program_and_the_plans_looks_at_the_flag() {
+    let db = TestDb::default();
+    let project = project(&db, &model());
+    let index = modelc_sema::model_index(&db, project);
+
+    let looks = std::cell::Cell::new(0);
+    let program = modelc_exec::Program::unless_cancelled(units(&db, project), index, &|| {
+        looks.set(looks.get() + 1);
+        true
+    });
+    assert!(program.is_none(), "a program gathered under a set flag is abandoned");
+    assert_eq!(looks.get(), 1, "the flag is looked at before the first file");
+
+    // A program gathered in time, run under a flag set since: the plans stop first.
+    let program = modelc_exec::Program::unless_cancelled(units(&db, project), index, &|| false).unwrap();
+    let world = modelc_exec::World { cancel: Some(Arc::new(AtomicBool::new(true))), ..modelc_exec::World::default() };
+    let outcome = modelc_exec::execute(&program, world);
+    assert!(outcome.cancelled);
+    assert!(outcome.instances_by_entity.is_empty(), "nothing ran");
+}

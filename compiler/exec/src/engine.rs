@@ -160,6 +160,11 @@ impl World {
     pub fn environment_id(&self) -> Option<String> {
         self.env.get("INMANTA_CONFIG_ENVIRONMENT").cloned()
     }
+
+    /// Whether someone set [`World::cancel`].
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// What profiling reads: a monotonic clock, and the process's resident memory in bytes, now and
@@ -526,7 +531,7 @@ impl<'a> Engine<'a> {
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.world.cancel.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
+        self.world.is_cancelled()
     }
 
     /// Declares a block's variables in a new scope: a cell per slot.

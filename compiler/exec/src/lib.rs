@@ -80,7 +80,9 @@ pub fn execute(program: &Program<'_>, world: World) -> Outcome {
             phases.push((name, (probe.clock)().duration_since(started), (probe.resident)(), (probe.peak)()));
         }
     };
-    let plans = plans::Plans::new(program);
+    let Some(plans) = plans::Plans::new(program, &|| world.is_cancelled()) else {
+        return Outcome { cancelled: true, ..Outcome::default() };
+    };
     let mut engine = Engine::new(program, &plans, world);
     let mut outcome = Outcome::default();
     let mut counts = String::new();

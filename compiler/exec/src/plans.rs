@@ -65,17 +65,18 @@ pub(crate) struct Plans<'a> {
 }
 
 impl<'a> Plans<'a> {
-    pub(crate) fn new(program: &'a Program<'a>) -> Plans<'a> {
+    /// `None` when `cancelled` said so (looked at every few entities).
+    pub(crate) fn new(program: &'a Program<'a>, cancelled: &dyn Fn() -> bool) -> Option<Plans<'a>> {
         // An entity's plan id is its `EntityId`: its position in the type table.
-        let plans: Vec<EntityPlan<'a>> = program
-            .index
-            .entities
-            .keys()
-            .enumerate()
-            .map(|(id, fqn)| plan(program, EntityId(id as u32), fqn))
-            .collect();
+        let mut plans: Vec<EntityPlan<'a>> = Vec::with_capacity(program.index.entities.len());
+        for (id, fqn) in program.index.entities.keys().enumerate() {
+            if id % crate::program::GATHER_POLL == 0 && cancelled() {
+                return None;
+            }
+            plans.push(plan(program, EntityId(id as u32), fqn));
+        }
         let ids = plans.iter().enumerate().map(|(i, p)| (p.fqn, i as u32)).collect();
-        Plans { plans, ids }
+        Some(Plans { plans, ids })
     }
 
     pub(crate) fn get(&self, id: u32) -> &EntityPlan<'a> {

@@ -52,8 +52,22 @@ pub struct Program<'a> {
     globals: Vec<Vec<Option<(u32, u32)>>>,
 }
 
+/// How many files or entities are gathered between two looks at a cancel flag: a few hundred
+/// microseconds of work on a large project.
+pub(crate) const GATHER_POLL: usize = 32;
+
 impl<'a> Program<'a> {
     pub fn new(units: Vec<Unit<'a>>, index: &'a ModelIndex) -> Program<'a> {
+        Program::unless_cancelled(units, index, &|| false).expect("a build that cannot be cancelled completes")
+    }
+
+    /// [`Program::new`], looking at `cancelled` every few files: `None` when it said so (the
+    /// language server's worker builds a program that the next edit makes useless).
+    pub fn unless_cancelled(
+        units: Vec<Unit<'a>>,
+        index: &'a ModelIndex,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<Program<'a>> {
         let entities = index.entities.len();
         let mut program = Program {
             implementations: vec![None; index.implementations.len()],
@@ -67,6 +81,9 @@ impl<'a> Program<'a> {
             index,
         };
         for (u, unit) in program.units.iter().enumerate() {
+            if u % GATHER_POLL == 0 && cancelled() {
+                return None;
+            }
             let hir = unit.hir;
             for implementation in &hir.implementations {
                 let slot = &mut program.implementations[implementation.id.0 as usize];
@@ -107,7 +124,7 @@ impl<'a> Program<'a> {
                     .collect()
             })
             .collect();
-        program
+        Some(program)
     }
 
     /// The 1-based line of a byte offset in a unit.
