@@ -100,6 +100,11 @@ pub trait Handler: Send + Sync {
         false
     }
 
+    /// Whether it honours std's `purged` (removes what it manages when it is true).
+    fn purges(&self) -> bool {
+        false
+    }
+
     /// The directory this resource makes exist, if it does (for dry runs' predictions).
     fn creates_directory(&self, _resource: &Resource) -> Option<PathBuf> {
         None

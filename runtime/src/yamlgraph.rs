@@ -16,6 +16,10 @@
 //!   - {from: {kind: handover, name: app}, to: {kind: exec, name: reload}, notify: delayed}
 //! ```
 //!
+//! A kind's fields come from its type's `resource` declaration ([`Vocabulary::shapes`]: the
+//! compiler derives them, so a graph's resource has a compiled one's attributes); `purged` is
+//! accepted where the type's handler purges.
+//!
 //! Everything is decoded strictly: an unknown key, kind or field, a missing field, a meta value
 //! the compiler would refuse, an edge to a vertex the file does not have, and a handover vertex
 //! with fields are errors, each naming what it is about, all reported at once (mgmt silently
@@ -27,7 +31,9 @@ use modelc_ir::{Meta, Notify, Resource, ResourceState, Source, Timing};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::handler::MemoryContent;
+use modelc_ir::writable::{FieldInput, WritableShape};
+
+use crate::handler::{Handlers, MemoryContent};
 
 /// The entity type of the compiled model's handover vertices.
 pub const HANDOVER_TYPE: &str = "std::Handover";
@@ -95,62 +101,57 @@ enum NotifySpec {
     Timing(String),
 }
 
-/// A kind: its resource type, the fields it requires and the ones it may have.
-struct Kind {
-    entity_type: &'static str,
-    required: &'static [&'static str],
-    optional: &'static [&'static str],
-}
-
-const KINDS: &[(&[&str], Kind)] = &[
-    (
-        &["fs::File", "file"],
-        Kind {
-            entity_type: "fs::File",
-            required: &["path"],
-            optional: &["content", "hash", "mode", "permissions", "owner", "group", "purged"],
-        },
-    ),
-    (
-        &["fs::Directory", "dir", "directory"],
-        Kind {
-            entity_type: "fs::Directory",
-            required: &["path"],
-            optional: &["mode", "permissions", "owner", "group", "purged"],
-        },
-    ),
-    (
-        &["fs::Symlink", "symlink"],
-        Kind { entity_type: "fs::Symlink", required: &["src", "dst"], optional: &["purged"] },
-    ),
-    (
-        &["exec::Run", "exec"],
-        Kind {
-            entity_type: "exec::Run",
-            required: &["command"],
-            optional: &[
-                "cwd",
-                "environment",
-                "path",
-                "reload",
-                "reload_only",
-                "timeout",
-                "returns",
-                "creates",
-                "unless",
-                "onlyif",
-                "skip_on_fail",
-            ],
-        },
-    ),
-    (
-        &["std::testing::NullResource", "noop"],
-        Kind { entity_type: "std::testing::NullResource", required: &[], optional: &["fail"] },
-    ),
+/// The kinds a graph may write, by every name it may write them with: a resource type of the
+/// runtime's handlers. What each may be given comes from the type's writable shape.
+const KINDS: &[(&[&str], &str)] = &[
+    (&["fs::File", "file"], "fs::File"),
+    (&["fs::Directory", "dir", "directory"], "fs::Directory"),
+    (&["fs::Symlink", "symlink"], "fs::Symlink"),
+    (&["exec::Run", "exec"], "exec::Run"),
+    (&["std::testing::NullResource", "noop"], "std::testing::NullResource"),
 ];
 
-fn kind(name: &str) -> Option<&'static Kind> {
-    KINDS.iter().find(|(names, _)| names.contains(&name)).map(|(_, kind)| kind)
+/// A kind as this graph may use it: its writable shape, and whether its handler purges.
+struct Kind<'s> {
+    shape: &'s WritableShape,
+    purgeable: bool,
+}
+
+impl Kind<'_> {
+    fn entity_type(&self) -> &str {
+        &self.shape.entity_type
+    }
+
+    fn accepts(&self, field: &str) -> bool {
+        self.shape.accepts(field) || (self.purgeable && field == PURGED)
+    }
+
+    fn writable_names(&self) -> Vec<&str> {
+        let mut names = self.shape.writable_names();
+        if self.purgeable {
+            names.push(PURGED);
+        }
+        names
+    }
+}
+
+/// std's `PurgeableResource` attribute: the resource is removed, for a handler that does.
+const PURGED: &str = "purged";
+
+/// What a graph's kinds are made of: the writable shape of each resource type (the compiler's
+/// `modelc_sema::writable::writable_shapes`, from the `resource` declarations) and the handlers
+/// that deploy them.
+pub struct Vocabulary<'a> {
+    pub shapes: &'a [WritableShape],
+    pub handlers: &'a Handlers,
+}
+
+impl Vocabulary<'_> {
+    fn kind(&self, name: &str) -> Option<Kind<'_>> {
+        let entity_type = KINDS.iter().find(|(names, _)| names.contains(&name)).map(|(_, t)| *t)?;
+        let shape = self.shapes.iter().find(|s| s.entity_type == entity_type)?;
+        Some(Kind { shape, purgeable: self.handlers.get(entity_type).is_some_and(|h| h.purges()) })
+    }
 }
 
 fn is_handover(kind: &str) -> bool {
@@ -158,7 +159,7 @@ fn is_handover(kind: &str) -> bool {
 }
 
 /// Decodes a graph file (`file` names it in messages). Every problem is reported.
-pub fn parse(text: &str, file: &str) -> Result<YamlGraph, Vec<String>> {
+pub fn parse(text: &str, file: &str, vocabulary: &Vocabulary<'_>) -> Result<YamlGraph, Vec<String>> {
     let spec: GraphFile = serde_yaml_ng::from_str(text).map_err(|e| vec![format!("{file}: {e}")])?;
     let mut errors = Vec::new();
     if spec.graph.trim().is_empty() {
@@ -184,14 +185,14 @@ pub fn parse(text: &str, file: &str) -> Result<YamlGraph, Vec<String>> {
             }
             continue;
         }
-        let Some(kind) = kind(&vertex.kind) else {
+        let Some(kind) = vocabulary.kind(&vertex.kind) else {
             let known: Vec<&str> = KINDS.iter().map(|(names, _)| names[0]).collect();
             errors.push(format!("{what}: unknown kind; the kinds are {}, and `handover`", known.join(", ")));
             continue;
         };
-        match resource(vertex, kind, &mut content) {
+        match resource(vertex, &kind, &mut content) {
             Ok(resource) => {
-                let key = (kind.entity_type.to_owned(), vertex.name.clone());
+                let key = (kind.entity_type().to_owned(), vertex.name.clone());
                 if ids.insert(key, resource.id.clone()).is_some() {
                     errors.push(format!("{what}: listed twice"));
                     continue;
@@ -210,7 +211,8 @@ pub fn parse(text: &str, file: &str) -> Result<YamlGraph, Vec<String>> {
                 Err(format!("handover vertex `{}`", end.name))
             };
         }
-        let canonical = kind(&end.kind).map_or(end.kind.as_str(), |k| k.entity_type);
+        let canonical =
+            KINDS.iter().find(|(names, _)| names.contains(&end.kind.as_str())).map_or(end.kind.as_str(), |k| k.1);
         ids.get(&(canonical.to_owned(), end.name.clone())).cloned().ok_or(format!("`{}` `{}`", end.kind, end.name))
     };
     for (n, edge) in spec.edges.iter().enumerate() {
@@ -258,47 +260,59 @@ pub fn parse(text: &str, file: &str) -> Result<YamlGraph, Vec<String>> {
     if errors.is_empty() { Ok(YamlGraph { name: spec.graph, resources, content, handovers }) } else { Err(errors) }
 }
 
-/// The resource a vertex describes, with its fields checked against its kind.
-fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Result<Resource, Vec<String>> {
+/// The resource a vertex describes, with its fields checked against its kind's shape: each
+/// field the vertex gives, itself or by the attribute it is computed from; null for the others.
+fn resource(vertex: &VertexSpec, kind: &Kind<'_>, content: &mut MemoryContent) -> Result<Resource, Vec<String>> {
     let mut problems = Vec::new();
     for field in vertex.fields.keys() {
-        if !kind.required.contains(&field.as_str()) && !kind.optional.contains(&field.as_str()) {
-            let allowed: Vec<&str> = kind.required.iter().chain(kind.optional).copied().collect();
-            problems.push(format!("unknown field `{field}`; its fields are {}", allowed.join(", ")));
+        if !kind.accepts(field) {
+            problems.push(format!("unknown field `{field}`; its fields are {}", kind.writable_names().join(", ")));
         }
     }
-    for field in kind.required {
-        if !vertex.fields.contains_key(*field) {
+    for field in &kind.shape.required {
+        if !vertex.fields.contains_key(field) {
             problems.push(format!("it needs the field `{field}`"));
         }
     }
     let agent = vertex.agent.clone().unwrap_or_else(|| "localhost".to_owned());
     let mut attributes = modelc_ir::Attributes::new();
     attributes.insert("name".to_owned(), json!(vertex.name));
-    for (field, value) in &vertex.fields {
-        let field = if field == "mode" { "permissions" } else { field.as_str() };
-        attributes.insert(field.to_owned(), value.clone());
+    for field in &kind.shape.fields {
+        let given = vertex.fields.get(&field.name);
+        let value = match &field.input {
+            None => given.cloned(),
+            Some(FieldInput::Copy(attribute)) => match (given, vertex.fields.get(attribute)) {
+                (Some(_), Some(_)) => {
+                    problems.push(format!("give `{}` or `{attribute}`, not both", field.name));
+                    None
+                }
+                (given, from) => given.or(from).cloned(),
+            },
+            Some(FieldInput::FileContent(attribute)) => match (vertex.fields.get(attribute), given) {
+                (Some(Value::String(text)), None) => {
+                    let hash = crate::handlers::posix::sha1_bytes(text.as_bytes());
+                    content.0.insert(hash.clone(), text.as_bytes().to_vec());
+                    Some(json!(hash))
+                }
+                (None, Some(Value::String(hash))) => Some(json!(hash)),
+                (Some(_), Some(_)) => {
+                    problems.push(format!("give `{attribute}` or `{}`, not both", field.name));
+                    None
+                }
+                (Some(_), None) => {
+                    problems.push(format!("its `{attribute}` is not a string"));
+                    None
+                }
+                (None, _) => {
+                    problems.push(format!("it needs the field `{attribute}` (or `{}`)", field.name));
+                    None
+                }
+            },
+        };
+        attributes.insert(field.name.clone(), value.unwrap_or(Value::Null));
     }
-    if kind.entity_type == "fs::File" {
-        match (vertex.fields.get("content"), vertex.fields.get("hash")) {
-            (Some(Value::String(text)), None) => {
-                let hash = crate::handlers::posix::sha1_bytes(text.as_bytes());
-                content.0.insert(hash.clone(), text.as_bytes().to_vec());
-                attributes.shift_remove("content");
-                attributes.insert("hash".to_owned(), json!(hash));
-            }
-            (None, Some(Value::String(_))) => {}
-            (Some(_), Some(_)) => problems.push("give `content` or `hash`, not both".to_owned()),
-            (Some(_), None) => problems.push("its `content` is not a string".to_owned()),
-            (None, _) => problems.push("it needs the field `content` (or `hash`)".to_owned()),
-        }
-    }
-    if matches!(kind.entity_type, "fs::File" | "fs::Directory") {
-        for field in ["permissions", "owner", "group"] {
-            if !attributes.contains_key(field) {
-                attributes.insert(field, Value::Null);
-            }
-        }
+    if kind.purgeable {
+        attributes.insert(PURGED.to_owned(), vertex.fields.get(PURGED).cloned().unwrap_or(Value::Bool(false)));
     }
     let meta = match &vertex.meta {
         Some(map) => meta(map).unwrap_or_else(|errors| {
@@ -311,8 +325,8 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
         return Err(problems);
     }
     Ok(Resource {
-        id: format!("{}[{agent},name={}]", kind.entity_type, vertex.name),
-        entity_type: kind.entity_type.to_owned(),
+        id: format!("{}[{agent},name={}]", kind.entity_type(), vertex.name),
+        entity_type: kind.entity_type().to_owned(),
         agent,
         attributes,
         requires: Vec::new(),
@@ -320,7 +334,7 @@ fn resource(vertex: &VertexSpec, kind: &Kind, content: &mut MemoryContent) -> Re
         receive_events: true,
         resource_set: None,
         state: ResourceState::Available,
-        source: Source { entity: kind.entity_type.to_owned(), file: "graph".to_owned(), line: 0 }.into(),
+        source: Source { entity: kind.entity_type().to_owned(), file: "graph".to_owned(), line: 0 }.into(),
         meta: meta.into(),
         notify: Vec::new(),
     })

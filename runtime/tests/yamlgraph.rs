@@ -9,6 +9,13 @@ use modelc_runtime::yamlgraph::{self, HANDOVER_TYPE};
 use modelc_runtime::{AgentSelection, Handlers, Options, Outcome, Plan, Silent};
 use serde_json::json;
 
+/// A graph decoded with the compiler's shapes and the shipped handlers, as `modelc deploy` does.
+fn parse(text: &str, file: &str) -> Result<yamlgraph::YamlGraph, Vec<String>> {
+    let handlers = Handlers::builtin();
+    let vocabulary = yamlgraph::Vocabulary { shapes: modelc_sema::writable::writable_shapes(), handlers: &handlers };
+    yamlgraph::parse(text, file, &vocabulary)
+}
+
 fn ids(resources: &[Resource]) -> Vec<&str> {
     resources.iter().map(|r| r.id.as_str()).collect()
 }
@@ -37,7 +44,7 @@ edges:
 "#,
         d = dir.path().display()
     );
-    let graph = yamlgraph::parse(&text, "web.yaml").unwrap();
+    let graph = parse(&text, "web.yaml").unwrap();
     assert_eq!(graph.name, "web");
     let content = graph.content.clone();
     let resources = yamlgraph::alone(graph).unwrap();
@@ -101,7 +108,7 @@ edges:
   - {from: {kind: noop, name: before}, to: {kind: handover, name: app}}
   - {from: {kind: handover, name: app}, to: {kind: noop, name: after}}
 "#;
-    let graph = yamlgraph::parse(text, "g.yaml").unwrap();
+    let graph = parse(text, "g.yaml").unwrap();
     // The model: its handover, and something of its own after it.
     let point = handover("app");
     let model_after = null("model-after", &[&point.id]);
@@ -143,7 +150,7 @@ edges:
 #[test]
 fn unmatched_handover_vertices_on_either_side_are_errors_naming_them() {
     let text = "graph: g\nresources:\n  - {kind: handover, name: db}\n";
-    let errors = yamlgraph::merge(vec![handover("app")], yamlgraph::parse(text, "g.yaml").unwrap()).unwrap_err();
+    let errors = yamlgraph::merge(vec![handover("app")], parse(text, "g.yaml").unwrap()).unwrap_err();
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(
         errors[0].contains("handover vertex `db`") && errors[0].contains("no std::Handover(name=\"db\")"),
@@ -153,7 +160,7 @@ fn unmatched_handover_vertices_on_either_side_are_errors_naming_them() {
         errors[1].contains("std::Handover(name=\"app\")") && errors[1].contains("no handover vertex `app`"),
         "{errors:?}"
     );
-    let alone = yamlgraph::alone(yamlgraph::parse(text, "g.yaml").unwrap()).unwrap_err();
+    let alone = yamlgraph::alone(parse(text, "g.yaml").unwrap()).unwrap_err();
     assert!(alone[0].contains("`db`"), "a graph alone has nothing to meet: {alone:?}");
 }
 
@@ -173,7 +180,7 @@ edges:
   - {from: {kind: file, name: missing}, to: {kind: noop, name: twice}}
   - {from: {kind: noop, name: twice}, to: {kind: file, name: good}, notify: sometimes}
 "#;
-    let errors = yamlgraph::parse(text, "broken.yaml").unwrap_err();
+    let errors = parse(text, "broken.yaml").unwrap_err();
     let all = errors.join("\n");
     for expected in [
         "handover vertex `app` has fields",
@@ -200,9 +207,50 @@ graph: m
 resources:
   - {kind: noop, name: a, meta: {retry: -5, sema: ["disk:0", "ok:2"], burst: 0}}
 "#;
-    let errors = yamlgraph::parse(text, "m.yaml").unwrap_err().join("\n");
+    let errors = parse(text, "m.yaml").unwrap_err().join("\n");
     assert!(errors.contains("meta `retry`: invalid meta parameter: -5 is not a retry count"), "{errors}");
     assert!(errors.contains("semaphore `disk:0` has size 0"), "{errors}");
     assert!(!errors.contains("`ok:2`"), "{errors}");
     assert!(errors.contains("meta `burst`: invalid meta parameter: a burst of 0"), "{errors}");
+}
+
+#[test]
+fn a_vertex_has_the_fields_its_types_resource_declaration_exports() {
+    let text = r#"
+graph: shapes
+resources:
+  - {kind: file, name: conf, fields: {path: /srv/a.conf, content: "a", mode: 600, purged: false}}
+  - {kind: exec, name: reload, fields: {command: "true", timeout: 30}}
+  - {kind: symlink, name: current, fields: {src: /srv/v1}}
+  - {kind: exec, name: gone, fields: {command: "true", purged: true, via: {method_name: local}}}
+  - {kind: dir, name: both, fields: {path: /srv, mode: 700, permissions: 755}}
+"#;
+    let errors = parse(text, "shapes.yaml").unwrap_err().join("\n");
+    for expected in [
+        // Symlink: its identity and the paths it occupies.
+        "resource `current` of kind `symlink`: it needs the field `dst`",
+        // exec::Run's handler does not purge; its mitogen context is the runtime's to decide.
+        "resource `gone` of kind `exec`: unknown field `purged`; its fields are command, creates, cwd",
+        "resource `gone` of kind `exec`: unknown field `via`",
+        // `mode` is where `permissions` comes from: one of the two.
+        "resource `both` of kind `dir`: give `permissions` or `mode`, not both",
+    ] {
+        assert!(errors.contains(expected), "missing {expected:?} in:\n{errors}");
+    }
+    assert!(!errors.contains("`conf`") && !errors.contains("`reload`"), "{errors}");
+
+    let text = r#"
+graph: shapes
+resources:
+  - {kind: file, name: conf, fields: {path: /srv/a.conf, content: "a", mode: 600}}
+  - {kind: exec, name: reload, fields: {command: "true", timeout: 30}}
+"#;
+    let graph = parse(text, "shapes.yaml").unwrap();
+    let keys = |r: &Resource| r.attributes.keys().map(str::to_owned).collect::<Vec<_>>();
+    // The fields of `resource fs::File(…)` in modelc's shapes, `via` left to the runtime.
+    assert_eq!(keys(&graph.resources[0]), ["name", "path", "owner", "hash", "group", "permissions", "purged"]);
+    assert_eq!(graph.resources[0].attributes["permissions"], json!(600));
+    assert_eq!(graph.resources[0].attributes["owner"], json!(null), "a field not given is null");
+    assert_eq!(graph.resources[1].attributes["timeout"], json!(30));
+    assert_eq!(graph.resources[1].attributes["cwd"], json!(null));
 }

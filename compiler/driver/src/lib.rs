@@ -21,6 +21,10 @@ pub use sources::{Loaded, load, load_with_python};
 use modelc_diagnostics::{Diagnostic, SourceFiles};
 use modelc_syntax::Parse;
 
+/// The fields a hand-written graph may give each resource type, from the `resource`
+/// declarations compiled resources are shaped by.
+pub use modelc_sema::writable::writable_shapes;
+
 /// Checks a loaded target: syntax and semantics of every file the compile loads (the roots
 /// and what they import), in load order.
 /// The std module is added if the target did not bring it.

@@ -11,7 +11,8 @@
 //!
 //! [`reference`] writes the reference exporter's `export -j` list, and [`draw`] renders the graph
 //! as DOT or Mermaid and the terminal summary; [`text_diff`] shows how a text attribute changes,
-//! at a bounded cost.
+//! at a bounded cost. [`writable`] says which fields a hand-written graph may give each
+//! resource type.
 
 pub mod attributes;
 pub mod draw;
@@ -22,6 +23,7 @@ pub mod meta_params;
 mod parallel;
 pub mod reference;
 pub mod text_diff;
+pub mod writable;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};

@@ -694,7 +694,7 @@ fn parse_constraint(source: &str) -> Option<Constraint> {
 
 /// The resource declarations modelc ships for the public modules whose resources the reference
 /// defines in Python (`fs`, `exec`), entity names in full; parsed once.
-fn builtin_resources() -> &'static [ResourceSummary] {
+pub(crate) fn builtin_resources() -> &'static [ResourceSummary] {
     static PARSED: std::sync::OnceLock<Vec<ResourceSummary>> = std::sync::OnceLock::new();
     PARSED.get_or_init(|| {
         let parse = modelc_syntax::parse(modelc_diagnostics::FileId(u32::MAX), modelc_stdlib::MODULE_SHAPES);

@@ -7,6 +7,7 @@
 //! * `declarations` and `body`: the checks of one file, reported with spans;
 //! * [`consteval`]: constants evaluated at check time (defaults, typedef constraints);
 //! * [`validate`]: whether a value fits a declared type, for check and execution alike;
+//! * [`writable`]: the fields a hand-written graph may give each resource type;
 //! * [`hir`]: the lowered, resolved program execution runs (names resolved to slots and ids).
 //!
 //! Queries are layered for incrementality: an edit inside a statement block changes its
@@ -31,6 +32,7 @@ mod suggest;
 pub mod type_mismatch;
 pub mod types;
 pub mod validate;
+pub mod writable;
 
 use modelc_db::{Db, FileInput, ProjectInput, imports, parse};
 use modelc_diagnostics::Diagnostic;

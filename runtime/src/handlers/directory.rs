@@ -15,6 +15,11 @@ use crate::report::Change;
 pub struct DirectoryHandler;
 
 impl Handler for DirectoryHandler {
+    /// `purged` removes the directory.
+    fn purges(&self) -> bool {
+        true
+    }
+
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
         let path = absolute_path(resource, "path")?;
         let attributes = Attributes::of(resource)?;

@@ -17,6 +17,11 @@ const DIFF_LIMIT: u64 = 1 << 20;
 pub struct FileHandler;
 
 impl Handler for FileHandler {
+    /// `purged` removes the file.
+    fn purges(&self) -> bool {
+        true
+    }
+
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
         deploy_file(resource, context, None)
     }

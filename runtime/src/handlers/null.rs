@@ -10,6 +10,11 @@ use crate::handler::{Context, Done, Handler};
 pub struct NullHandler;
 
 impl Handler for NullHandler {
+    /// A purged null resource is done as soon as a deployed one: there is nothing to remove.
+    fn purges(&self) -> bool {
+        true
+    }
+
     fn deploy(&self, resource: &Resource, _context: &Context<'_>) -> Result<Done, String> {
         if flag(resource, "fail")? {
             return Err("it is set to fail (`fail = true`)".to_owned());

@@ -15,6 +15,11 @@ use crate::report::Change;
 pub struct SymlinkHandler;
 
 impl Handler for SymlinkHandler {
+    /// `purged` removes the link.
+    fn purges(&self) -> bool {
+        true
+    }
+
     fn deploy(&self, resource: &Resource, context: &Context<'_>) -> Result<Done, String> {
         let dst = absolute_path(resource, "dst")?;
         let src = string(resource, "src")?;

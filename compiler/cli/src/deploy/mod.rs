@@ -258,7 +258,10 @@ fn desired(request: &Request, format: Format, color: bool, io: &mut Io<'_>) -> R
     let graph = std::fs::read_to_string(&path)
         .map_err(|e| usage_error(io, &format!("cannot read the graph {}: {e}", path.display())))
         .and_then(|text| {
-            modelc_runtime::yamlgraph::parse(&text, &file.display().to_string())
+            let handlers = Handlers::builtin();
+            let vocabulary =
+                modelc_runtime::yamlgraph::Vocabulary { shapes: modelc_driver::writable_shapes(), handlers: &handlers };
+            modelc_runtime::yamlgraph::parse(&text, &file.display().to_string(), &vocabulary)
                 .map_err(|errors| graph_errors(io, &errors))
         })?;
     let graph_content = graph.content.clone();
