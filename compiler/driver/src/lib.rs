@@ -34,7 +34,7 @@ pub fn check(loaded: &mut Loaded) -> Checked {
     let (db, project, python) = database(loaded, roots);
     let mut diagnostics: Vec<Diagnostic> = python.diagnostics.into_iter().map(|m| m.diagnostic).collect();
     diagnostics.extend(modelc_sema::check_project(&db, project));
-    note_module_path(loaded, &mut diagnostics);
+    explain_unknown_modules(&loaded.module_paths, loaded.base.as_deref(), &mut diagnostics);
     let files = modelc_sema::loaded_modules(&db, project).files.len();
     Checked { diagnostics, files, python_modules: python.modules }
 }
@@ -59,13 +59,33 @@ fn database(loaded: &Loaded, roots: Vec<String>) -> (RootDatabase, modelc_db::Pr
     }
     let mut python = python::read_module_signatures(loaded, &top_levels);
     python.diagnostics.extend(python::shadowed_modules(loaded, &top_levels));
-    use salsa::Setter;
-    project.set_python_plugins(&mut db).to(std::mem::take(&mut python.signatures));
-    project.set_python_resources(&mut db).to(std::mem::take(&mut python.resources));
+    let plugins = std::mem::take(&mut python.signatures);
+    let resources = std::mem::take(&mut python.resources);
+    give_python(&mut db, project, plugins, resources);
     if loaded.python_shapes_first {
+        use salsa::Setter;
         project.set_python_shapes_first(&mut db).to(true);
     }
     (db, project, python)
+}
+
+/// Gives a project what its modules' Python declares: the plugins' signatures and the
+/// resource classes' shapes. A value equal to the one the project has is not set again, so
+/// reading the modules again (the language server does, on every change on disk) invalidates
+/// nothing that did not change.
+pub fn give_python(
+    db: &mut RootDatabase,
+    project: modelc_db::ProjectInput,
+    plugins: Vec<(String, &'static [modelc_stdlib::PluginSignature])>,
+    resources: Vec<modelc_db::ResourceSummary>,
+) {
+    use salsa::Setter;
+    if *project.python_plugins(db) != plugins {
+        project.set_python_plugins(db).to(plugins);
+    }
+    if *project.python_resources(db) != resources {
+        project.set_python_resources(db).to(resources);
+    }
 }
 
 /// The reference of `module` (`std`, or a module of the loaded project) and its submodules;
@@ -78,19 +98,23 @@ pub fn reference(loaded: &mut Loaded, module: &str) -> Option<modelc_doc::Refere
     modelc_doc::collect(&db, project, module)
 }
 
-/// An unknown module: where modelc looked for it.
-fn note_module_path(loaded: &Loaded, diagnostics: &mut [Diagnostic]) {
-    let note = if loaded.module_paths.is_empty() {
+/// Each unknown module (E0101) gets a note saying where modelc looked for it: the module path
+/// (shown relative to `base`, the project's root) and the Python environment.
+pub fn explain_unknown_modules(
+    module_paths: &[std::path::PathBuf],
+    base: Option<&std::path::Path>,
+    diagnostics: &mut [Diagnostic],
+) {
+    let note = if module_paths.is_empty() {
         "modelc looked only among the packages installed in the Python environment: there is no module path \
          (modules are also found in the directories of a project.yml's `modulepath`)"
             .to_owned()
     } else {
-        let dirs: Vec<String> = loaded
-            .module_paths
+        let dirs: Vec<String> = module_paths
             .iter()
             .map(|dir| {
                 // As project.yml writes it: relative to the project.
-                let relative = loaded.base.as_deref().and_then(|base| dir.strip_prefix(base).ok());
+                let relative = base.and_then(|base| dir.strip_prefix(base).ok());
                 let shown = format!("`{}`", relative.unwrap_or(dir).display());
                 if dir.is_dir() { shown } else { format!("{shown} (does not exist)") }
             })
@@ -159,7 +183,7 @@ fn run(loaded: &mut Loaded, mut world: modelc_exec::World, refine: Option<modelc
     }
     let mut diagnostics: Vec<Diagnostic> = python.diagnostics.into_iter().map(|m| m.diagnostic).collect();
     diagnostics.extend(modelc_sema::check_project(&db, project));
-    note_module_path(loaded, &mut diagnostics);
+    explain_unknown_modules(&loaded.module_paths, loaded.base.as_deref(), &mut diagnostics);
     let modules = modelc_sema::loaded_modules(&db, project);
     let files = modules.files.len();
     if diagnostics.iter().any(Diagnostic::is_error) || loaded.diagnostics.iter().any(Diagnostic::is_error) {

@@ -37,6 +37,10 @@ struct Project {
     input: ProjectInput,
     /// Each loaded file's namespace.
     namespaces: Vec<(String, FileId)>,
+    /// Where modules are looked for, and what they are shown relative to (the note of an
+    /// unknown module names them).
+    module_paths: Vec<PathBuf>,
+    base: Option<PathBuf>,
 }
 
 /// Which project a file is checked in.
@@ -169,14 +173,10 @@ impl Workspace {
             None => ProjectInput::new(&self.db, modules, vec!["__config__".to_owned()]),
         };
         let python = modelc_driver::python_signatures(&loaded);
-        if input.python_plugins(&self.db) != &python.plugins {
-            input.set_python_plugins(&mut self.db).to(python.plugins);
-        }
-        if input.python_resources(&self.db) != &python.resources {
-            input.set_python_resources(&mut self.db).to(python.resources);
-        }
+        modelc_driver::give_python(&mut self.db, input, python.plugins, python.resources);
         self.module_diagnostics = python.diagnostics;
-        self.project = Some(Project { root, target, input, namespaces });
+        let (module_paths, base) = (loaded.module_paths, loaded.base);
+        self.project = Some(Project { root, target, input, namespaces, module_paths, base });
         self.update_roots();
         // Files that left the project but are open are checked on their own now.
         let mut open: Vec<FileId> = self.documents.keys().copied().collect();
@@ -335,8 +335,8 @@ impl Workspace {
     }
 
     /// Every syntax and `check` diagnostic of an open document, as `modelc check` reports them
-    /// for its file, with the project's diagnostics about the modules it imports (W0107,
-    /// W0108) shown on its `import` statements. Only the document's own file is checked (and
+    /// for its file (an unknown module's note included), with the project's diagnostics about
+    /// the modules it imports (W0107, W0108) shown on its `import` statements. Only the document's own file is checked (and
     /// what it reads of the project's declarations): no other file's check is waited for.
     pub fn document_diagnostics(&self, id: FileId) -> Vec<Diagnostic> {
         let (Some((owner, project)), Some(input)) = (self.owner(id), self.input(id)) else { return Vec::new() };
@@ -348,8 +348,12 @@ impl Workspace {
             .filter(|d| d.primary_label().is_some_and(|label| label.file == id))
             .cloned()
             .collect();
-        if owner == Owner::Project {
-            out.extend(self.on_imports(id, input));
+        match (owner, &self.project) {
+            (Owner::Project, Some(project)) => {
+                modelc_driver::explain_unknown_modules(&project.module_paths, project.base.as_deref(), &mut out);
+                out.extend(self.on_imports(id, input));
+            }
+            _ => modelc_driver::explain_unknown_modules(&[], None, &mut out),
         }
         out
     }

@@ -126,6 +126,20 @@ fn module_diagnostics_show_on_the_import_of_the_module() {
 }
 
 #[test]
+fn an_unknown_module_says_where_modelc_looked_as_check_does() {
+    let main_text = "import nosuch\n";
+    let dir = project("unknown-module", main_text, WEB);
+    let client = Client::start(&dir, json!({}));
+    let main = client.open(&dir.join("main.cf"), main_text);
+    let diagnostics = client.diagnostics(&main);
+    assert_eq!(codes(&diagnostics), ["E0101"], "{diagnostics:?}");
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(message.contains("modelc looked in the `modulepath` of project.yml: `libs`"), "{message}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn positions_count_utf16_units_and_lines_end_at_crlf() {
     let dir = scratch("utf16");
     let path = dir.join("loose.cf");
