@@ -7,6 +7,7 @@
 //! equal value and salsa stops there: nothing that depends only on them (the import graph,
 //! other files' analyses) reruns. Diagnostics travel inside query values, never on the side.
 
+mod freed_elsewhere;
 mod summary;
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use modelc_diagnostics::FileId;
 use modelc_syntax::Parse;
 
+pub use freed_elsewhere::FreedElsewhere;
 pub use summary::{
     AgentSummary, AttributeSummary, Bounds, DefaultSummary, EntitySummary, FieldSourceSummary, ImportSummary,
     ItemSummary, PythonOrigin, RelationEndSummary, RelationSummary, ResourceSummary, TypedefSummary,

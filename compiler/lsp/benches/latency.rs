@@ -23,6 +23,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The allocator of the `modelc` binary, which runs the server (`compiler/cli/src/main.rs`), so
+/// that what is measured is what users get.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use lsp_server::{Connection, Message, Notification, Request, RequestId};
 use lsp_types::Url;
 use serde_json::{Value, json};

@@ -311,8 +311,8 @@ impl<'a> Checker<'a> {
                             .primary(self.file, *span, format!("`{name}` is `{}` here", def.describe_type()))
                             .note(format!("`{first_parent}` declares it as `{}`", first.describe_type()));
                             let mut d = d;
-                            for origin in [&first.origin, &def.origin] {
-                                if let Some(span) = self.origin_span(origin) {
+                            for declared in [first, def] {
+                                if let Some(span) = self.declaration_span(declared) {
                                     d = d.secondary(self.file, span, "declared here");
                                 }
                             }
@@ -430,17 +430,17 @@ impl<'a> Checker<'a> {
         let mut d = Diagnostic::new(&codes::DUPLICATE_ATTRIBUTE, message)
             .primary(self.file, attribute.span, "this relation end reuses the name")
             .help("give the relation end another name");
-        if let Some(span) = self.origin_span(&existing.origin) {
+        if let Some(span) = self.declaration_span(existing) {
             d = d.secondary(self.file, span, "first declared here");
         }
         self.error(d);
     }
 
-    /// Where a declaration is, when it is in the file being checked.
-    fn origin_span(&self, origin: &Origin) -> Option<Span> {
-        match origin {
-            Origin::Attribute { entity, ordinal } => {
-                let (namespace, name) = entity.rsplit_once("::")?;
+    /// Where an attribute or relation end is declared, when it is in the file being checked.
+    fn declaration_span(&self, declared: &AttrDef) -> Option<Span> {
+        match &declared.origin {
+            Origin::Attribute { ordinal } => {
+                let (namespace, name) = declared.owner.rsplit_once("::")?;
                 if namespace != self.scope.namespace {
                     return None;
                 }

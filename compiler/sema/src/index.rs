@@ -7,7 +7,7 @@
 //! reports the error with its span (`declarations.rs`).
 
 use indexmap::{IndexMap, IndexSet};
-use modelc_db::{Bounds, Db, DefaultSummary, ItemSummary, ProjectInput, ResourceSummary, item_summary};
+use modelc_db::{Bounds, Db, DefaultSummary, FreedElsewhere, ItemSummary, ProjectInput, ResourceSummary, item_summary};
 use modelc_stdlib::PluginSignature;
 use modelc_syntax::ast::{self, Constraint};
 
@@ -48,8 +48,8 @@ pub struct NamespaceTable {
 /// declaration of a name counts and later ones are reported as duplicates.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
-    /// The `ordinal`th attribute of entity `entity` (fully qualified).
-    Attribute { entity: String, ordinal: usize },
+    /// The `ordinal`th attribute of its owner (the entity that declares it).
+    Attribute { ordinal: usize },
     /// An end of the `ordinal`th relation in `namespace`'s file; `left` tells which end.
     Relation { namespace: String, ordinal: usize, left: bool },
 }
@@ -193,8 +193,10 @@ impl Declarations for ModelIndex {
 }
 
 /// The type table of a project.
+/// Freed on a thread of its own ([`FreedElsewhere`]): the previous table is freed when the next
+/// edit is set, which would otherwise delay that edit's check by milliseconds.
 #[salsa::tracked(returns(ref))]
-pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {
+pub fn model_index(db: &dyn Db, project: ProjectInput) -> FreedElsewhere<ModelIndex> {
     let loaded = loaded_modules(db, project);
     let summaries: Vec<(&str, &ItemSummary)> =
         loaded.files.iter().map(|(ns, file)| (ns.as_str(), item_summary(db, *file))).collect();
@@ -202,7 +204,7 @@ pub fn model_index(db: &dyn Db, project: ProjectInput) -> ModelIndex {
     index.available.extend(project.modules(db).iter().map(|(ns, _)| ns.clone()));
     index.build(&summaries, project.python_resources(db), *project.python_shapes_first(db));
     index.add_python_plugins(project.python_plugins(db));
-    index
+    FreedElsewhere::new(index)
 }
 
 impl ModelIndex {
@@ -225,7 +227,11 @@ impl ModelIndex {
         for sig in modelc_stdlib::signatures::SIGNATURES {
             std_table.types.entry(sig.name.to_owned()).or_insert(TypeKind::Plugin);
         }
-        // 2. Entities, typedefs and implementations.
+        // 2. Entities, typedefs and implementations (the tables sized once: a large project has
+        // thousands of entities, and growing the tables step by step copied them again and again).
+        self.entities.reserve(summaries.iter().map(|(_, s)| s.entities.len()).sum());
+        self.typedefs.reserve(summaries.iter().map(|(_, s)| s.typedefs.len()).sum());
+        self.implementations.reserve(summaries.iter().map(|(_, s)| s.implementations.len()).sum());
         for (ns, summary) in summaries {
             let scope = FileScope { namespace: ns, imports: &summary.imports };
             for entity in &summary.entities {
@@ -249,7 +255,7 @@ impl ModelIndex {
                 if parents.is_empty() && fqn != "std::Entity" {
                     parents.push("std::Entity".to_owned());
                 }
-                let mut attributes = IndexMap::new();
+                let mut attributes = IndexMap::with_capacity(entity.attributes.len());
                 for (ordinal, attr) in entity.attributes.iter().enumerate() {
                     let ty = ValueType {
                         base: self.resolve_value_base(&scope, &attr.base),
@@ -260,7 +266,7 @@ impl ModelIndex {
                         name: attr.name.clone(),
                         kind: AttrKind::Value { ty, default: attr.default },
                         owner: fqn.clone(),
-                        origin: Origin::Attribute { entity: fqn.clone(), ordinal },
+                        origin: Origin::Attribute { ordinal },
                     });
                 }
                 self.entities.insert(
@@ -319,7 +325,7 @@ impl ModelIndex {
         }
         for entity in self.entities.values() {
             for parent in &entity.parents {
-                self.children.entry(parent.clone()).or_default().push(entity.fqn.clone());
+                push_to(&mut self.children, parent, entity.fqn.clone());
             }
         }
         // 3. Relations and indexes, which may name entities of any loaded namespace.
@@ -423,7 +429,7 @@ impl ModelIndex {
         if let Some((position, _, def)) = self.entities.get_full_mut(entity) {
             def.attributes
                 .insert(name.to_owned(), AttrDef { name: name.to_owned(), kind, owner: entity.to_owned(), origin });
-            self.owners.entry(name.to_owned()).or_default().push(position);
+            push_to(&mut self.owners, name, position);
         }
     }
 
@@ -438,7 +444,7 @@ impl ModelIndex {
         self.hierarchy = Hierarchy::new(&parents, &incomplete);
         for (position, entity) in self.entities.values().enumerate() {
             for name in entity.attributes.keys() {
-                self.owners.entry(name.clone()).or_default().push(position);
+                push_to(&mut self.owners, name, position);
             }
         }
     }
@@ -676,6 +682,17 @@ impl ModelIndex {
             AttrKind::Value { default: DefaultSummary::None, .. } | AttrKind::Relation { .. } => None,
         };
         self.nearest(entity, name, decides).unwrap_or(false)
+    }
+}
+
+/// Adds `value` to `key`'s list, copying the key only the first time it is seen (the type table
+/// is built on every declaration edit; a copy per attribute was most of its allocations).
+fn push_to<V>(map: &mut IndexMap<String, Vec<V>>, key: &str, value: V) {
+    match map.get_mut(key) {
+        Some(values) => values.push(value),
+        None => {
+            map.insert(key.to_owned(), vec![value]);
+        }
     }
 }
 

@@ -16,7 +16,7 @@
 
 mod lower;
 
-use modelc_db::{Db, FileInput, ProjectInput, imports, parse};
+use modelc_db::{Db, FileInput, FreedElsewhere, ProjectInput, imports, parse};
 use modelc_diagnostics::Span;
 use modelc_stdlib::PluginSignature;
 use modelc_value::Value;
@@ -464,14 +464,16 @@ pub enum ExprKind {
     Error,
 }
 
-/// One loaded file, lowered against the project's type table.
+/// One loaded file, lowered against the project's type table. Freed on a thread of its own
+/// ([`FreedElsewhere`]): a declaration edit lowers every file again, and the previous lowering
+/// of them all is freed when the next edit is set.
 #[salsa::tracked(returns(ref))]
-pub fn file_hir(db: &dyn Db, project: ProjectInput, file: FileInput) -> FileHir {
+pub fn file_hir(db: &dyn Db, project: ProjectInput, file: FileInput) -> FreedElsewhere<FileHir> {
     let loaded = loaded_modules(db, project);
     let Some(namespace) = loaded.files.iter().find_map(|(ns, f)| (*f == file).then_some(ns.as_str())) else {
-        return FileHir::default();
+        return FreedElsewhere::new(FileHir::default());
     };
     let index = crate::model_index(db, project);
     let scope = crate::resolve::FileScope { namespace, imports: imports(db, file) };
-    lower::lower_file(index, scope, &parse(db, file).file, file.text(db))
+    FreedElsewhere::new(lower::lower_file(index, scope, &parse(db, file).file, file.text(db)))
 }
