@@ -280,6 +280,18 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// The variable this statement declares in its block, with the assignment: `x = …` to a
+    /// plain name. (`x += …` is an error, E0012, and declares nothing.) The checker and the
+    /// lowering both scope variables by this rule.
+    pub fn declared_variable(&self) -> Option<(&Ident, &Assign)> {
+        let Stmt::Assign(assign) = self else { return None };
+        let ExprKind::Var(path) = &assign.target.kind else { return None };
+        match path.segments.as_slice() {
+            [name] if assign.op == AssignOp::Set => Some((name, assign)),
+            _ => None,
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Stmt::Assign(a) => a.span,

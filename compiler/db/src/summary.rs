@@ -4,7 +4,7 @@
 
 use modelc_syntax::ast::{
     AttrBase, AttrDefault, Constraint, FieldSource, File, ImplRef, Item, Multiplicity, ResourceDecl,
-    ResourceOptionValue, Stmt,
+    ResourceOptionValue,
 };
 
 /// The declarations of one file, in source order.
@@ -303,14 +303,11 @@ impl ItemSummary {
                         })
                         .collect(),
                 )),
-                Item::Stmt(Stmt::Assign(assign)) => {
-                    if let modelc_syntax::ast::ExprKind::Var(path) = &assign.target.kind
-                        && let [name] = path.segments.as_slice()
-                    {
+                Item::Stmt(stmt) => {
+                    if let Some((name, _)) = stmt.declared_variable() {
                         summary.variables.push(name.name.clone());
                     }
                 }
-                Item::Stmt(_) => {}
             }
         }
         summary.variables.sort_unstable();

@@ -41,10 +41,7 @@ impl<'a> Checker<'a> {
     /// The variables a block declares: names assigned in it and (for loop bodies) its variable.
     pub(crate) fn declare_block(&self, stmts: impl Iterator<Item = &'a Stmt>) -> Block<'a> {
         let mut block = Block::default();
-        for stmt in stmts {
-            let Stmt::Assign(assign) = stmt else { continue };
-            let ExprKind::Var(path) = &assign.target.kind else { continue };
-            let [name] = path.segments.as_slice() else { continue };
+        for (name, assign) in stmts.filter_map(Stmt::declared_variable) {
             block
                 .vars
                 .entry(&name.name)

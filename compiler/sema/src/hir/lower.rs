@@ -299,14 +299,8 @@ fn declare<'s>(stmts: impl Iterator<Item = &'s ast::Stmt>, extra: Option<&ast::I
             declared.statements.push(statement);
         }
     };
-    for stmt in stmts {
-        if let ast::Stmt::Assign(assign) = stmt
-            && assign.op == ast::AssignOp::Set
-            && let ast::ExprKind::Var(path) = &assign.target.kind
-            && let [ident] = path.segments.as_slice()
-        {
-            add(ident, assign.span);
-        }
+    for (ident, assign) in stmts.filter_map(ast::Stmt::declared_variable) {
+        add(ident, assign.span);
     }
     if let Some(var) = extra {
         add(var, var.span);
@@ -396,10 +390,7 @@ impl Lowerer<'_> {
         names: &IndexSet<String>,
     ) -> Vec<Option<String>> {
         let mut values: Vec<(usize, Option<String>)> = vec![(0, None); names.len()];
-        for stmt in stmts {
-            let ast::Stmt::Assign(assign) = stmt else { continue };
-            let ast::ExprKind::Var(path) = &assign.target.kind else { continue };
-            let [ident] = path.segments.as_slice() else { continue };
+        for (ident, assign) in stmts.filter_map(ast::Stmt::declared_variable) {
             let Some(slot) = names.get_index_of(&ident.name) else { continue };
             let entity = match &assign.value.kind {
                 ast::ExprKind::Construct { entity, .. } => {
@@ -855,14 +846,7 @@ fn collect_targets<'a>(stmt: &'a ast::Stmt, declared: &mut Vec<&'a str>, targets
     for block in blocks {
         let outer = declared.len();
         declared.extend(loop_var);
-        for inner in block {
-            if let ast::Stmt::Assign(assign) = inner
-                && let ast::ExprKind::Var(path) = &assign.target.kind
-                && let [name] = path.segments.as_slice()
-            {
-                declared.push(&name.name);
-            }
-        }
+        declared.extend(block.iter().filter_map(ast::Stmt::declared_variable).map(|(name, _)| name.name.as_str()));
         for inner in block {
             if let ast::Stmt::Assign(assign) = inner
                 && let ast::ExprKind::Attr { .. } = &assign.target.kind
