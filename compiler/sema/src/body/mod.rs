@@ -307,9 +307,10 @@ impl<'a> Checker<'a> {
                     }
                     return None;
                 }
-                let misspelt = !self.close_attribute_names(entity, &attr.name).is_empty();
+                let suggestions = self.close_attribute_names(entity, &attr.name);
+                let misspelt = !suggestions.is_empty();
                 let closed_world = entity.starts_with("__config__::");
-                let d = self.unknown_attribute(entity, attr);
+                let d = self.unknown_attribute_suggesting(entity, attr, suggestions);
                 if misspelt || (through_self && closed_world) {
                     self.error(d);
                 } else if !through_self {
@@ -354,6 +355,11 @@ impl<'a> Checker<'a> {
     /// well declare it.
     pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Ident) -> Diagnostic {
         let suggestions = self.close_attribute_names(entity, &attr.name);
+        self.unknown_attribute_suggesting(entity, attr, suggestions)
+    }
+
+    /// [`Checker::unknown_attribute`] with the close names already found.
+    fn unknown_attribute_suggesting(&mut self, entity: &str, attr: &Ident, suggestions: Vec<String>) -> Diagnostic {
         if suggestions.is_empty() && !self.failed_imports.is_empty() {
             self.follow_ons.push(attr.span);
         }
