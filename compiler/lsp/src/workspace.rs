@@ -41,6 +41,17 @@ struct Project {
     /// unknown module names them).
     module_paths: Vec<PathBuf>,
     base: Option<PathBuf>,
+    /// What loading the project found (W0106 for `project.yml`, a binary or non-UTF-8 file),
+    /// each placed in a file of the workspace: where it points, else at the start of `main.cf`.
+    load_diagnostics: Vec<LoadDiagnostic>,
+}
+
+/// A diagnostic of loading, placed in a file of the workspace.
+struct LoadDiagnostic {
+    diagnostic: Diagnostic,
+    /// It points into the file's text as read from disk (invalid UTF-8): it holds only while
+    /// the file has that text, not once the editor's differs.
+    about_disk_text: bool,
 }
 
 /// Which project a file is checked in.
@@ -175,8 +186,10 @@ impl Workspace {
         let python = modelc_driver::python_signatures(&loaded);
         modelc_driver::give_python(&mut self.db, input, python.plugins, python.resources);
         self.module_diagnostics = python.diagnostics;
+        let main = namespaces.iter().find(|(ns, _)| ns == "__config__").map(|(_, id)| *id);
+        let load_diagnostics = loaded.diagnostics.iter().filter_map(|d| placed(d, &ids, main)).collect();
         let (module_paths, base) = (loaded.module_paths, loaded.base);
-        self.project = Some(Project { root, target, input, namespaces, module_paths, base });
+        self.project = Some(Project { root, target, input, namespaces, module_paths, base, load_diagnostics });
         self.update_roots();
         // Files that left the project but are open are checked on their own now.
         let mut open: Vec<FileId> = self.documents.keys().copied().collect();
@@ -343,11 +356,21 @@ impl Workspace {
         if !modelc_sema::loaded_modules(&self.db, project).files.values().any(|file| *file == input) {
             return Vec::new();
         }
-        let mut out: Vec<Diagnostic> = modelc_sema::checked_file(&self.db, project, input)
-            .iter()
-            .filter(|d| d.primary_label().is_some_and(|label| label.file == id))
-            .cloned()
-            .collect();
+        let in_this_file = |d: &Diagnostic| d.primary_label().is_some_and(|label| label.file == id);
+        // What loading found comes first, as `check` prints it.
+        let mut out: Vec<Diagnostic> = match (owner, &self.project) {
+            (Owner::Project, Some(project)) => {
+                let as_on_disk = *self.text(id) == *self.files[id.0 as usize].disk_text;
+                project
+                    .load_diagnostics
+                    .iter()
+                    .filter(|l| in_this_file(&l.diagnostic) && (as_on_disk || !l.about_disk_text))
+                    .map(|l| l.diagnostic.clone())
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        out.extend(modelc_sema::checked_file(&self.db, project, input).iter().filter(|d| in_this_file(d)).cloned());
         match (owner, &self.project) {
             (Owner::Project, Some(project)) => {
                 modelc_driver::explain_unknown_modules(&project.module_paths, project.base.as_deref(), &mut out);
@@ -374,6 +397,21 @@ impl Workspace {
         }
         out
     }
+}
+
+/// A diagnostic of loading, its labels moved from the loaded files' ids to the workspace's
+/// (`ids`); one without a place goes at the start of `main.cf`. `None` when it cannot be placed.
+fn placed(diagnostic: &Diagnostic, ids: &HashMap<FileId, FileId>, main: Option<FileId>) -> Option<LoadDiagnostic> {
+    let mut diagnostic = diagnostic.clone();
+    if diagnostic.labels.is_empty() {
+        let at = modelc_diagnostics::Span::new(0, 0);
+        let diagnostic = diagnostic.primary(main?, at, "found while loading the project");
+        return Some(LoadDiagnostic { diagnostic, about_disk_text: false });
+    }
+    for label in &mut diagnostic.labels {
+        label.file = *ids.get(&label.file)?;
+    }
+    Some(LoadDiagnostic { diagnostic, about_disk_text: true })
 }
 
 #[cfg(test)]

@@ -140,6 +140,30 @@ fn an_unknown_module_says_where_modelc_looked_as_check_does() {
 }
 
 #[test]
+fn what_loading_the_project_finds_is_shown_as_check_shows_it() {
+    let main_text = "import web\n";
+    let dir = project("load-diagnostics", main_text, WEB);
+    std::fs::write(dir.join("project.yml"), "name: test\nmodulepath: libs\nmodulepaths: other\n").unwrap();
+    std::fs::write(dir.join("libs/web/model/broken.cf"), b"entity \xff\xfeBad:\nend\n").unwrap();
+    let client = Client::start(&dir, json!({}));
+    let main = client.open(&dir.join("main.cf"), main_text);
+    let diagnostics = client.diagnostics(&main);
+    assert_eq!(codes(&diagnostics), ["W0106"], "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 0, "character": 0 }));
+    assert!(diagnostics[0]["message"].as_str().unwrap().contains("modulepaths"), "{diagnostics:?}");
+    // An editor shows the invalid bytes as replacement characters: the file as modelc read it.
+    let broken = client.open(&dir.join("libs/web/model/broken.cf"), "entity \u{fffd}\u{fffd}Bad:\nend\n");
+    let diagnostics = client.diagnostics(&broken);
+    assert_eq!(codes(&diagnostics)[0], "E0027", "{diagnostics:?}");
+    assert_eq!(diagnostics[0]["range"]["start"], json!({ "line": 0, "character": 7 }));
+    // Saved as UTF-8 in the editor: what was read from disk no longer applies.
+    client.change(&broken, 2, json!([{ "text": "entity Bad:\nend\n" }]));
+    assert!(!codes(&client.diagnostics(&broken)).contains(&"E0027"));
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn positions_count_utf16_units_and_lines_end_at_crlf() {
     let dir = scratch("utf16");
     let path = dir.join("loose.cf");
