@@ -148,10 +148,15 @@ pub struct Vocabulary<'a> {
 
 impl Vocabulary<'_> {
     fn kind(&self, name: &str) -> Option<Kind<'_>> {
-        let entity_type = KINDS.iter().find(|(names, _)| names.contains(&name)).map(|(_, t)| *t)?;
+        let entity_type = entity_type_of(name)?;
         let shape = self.shapes.iter().find(|s| s.entity_type == entity_type)?;
         Some(Kind { shape, purgeable: self.handlers.get(entity_type).is_some_and(|h| h.purges()) })
     }
+}
+
+/// The resource type a kind's name (its full type or its short name) stands for.
+fn entity_type_of(name: &str) -> Option<&'static str> {
+    KINDS.iter().find(|(names, _)| names.contains(&name)).map(|(_, entity_type)| *entity_type)
 }
 
 fn is_handover(kind: &str) -> bool {
@@ -211,8 +216,7 @@ pub fn parse(text: &str, file: &str, vocabulary: &Vocabulary<'_>) -> Result<Yaml
                 Err(format!("handover vertex `{}`", end.name))
             };
         }
-        let canonical =
-            KINDS.iter().find(|(names, _)| names.contains(&end.kind.as_str())).map_or(end.kind.as_str(), |k| k.1);
+        let canonical = entity_type_of(&end.kind).unwrap_or(end.kind.as_str());
         ids.get(&(canonical.to_owned(), end.name.clone())).cloned().ok_or(format!("`{}` `{}`", end.kind, end.name))
     };
     for (n, edge) in spec.edges.iter().enumerate() {

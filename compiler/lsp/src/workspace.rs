@@ -348,36 +348,32 @@ impl Workspace {
     }
 
     /// Every syntax and `check` diagnostic of an open document, as `modelc check` reports them
-    /// for its file (an unknown module's note included), with the project's diagnostics about
-    /// the modules it imports (W0107, W0108) shown on its `import` statements. Only the document's own file is checked (and
-    /// what it reads of the project's declarations): no other file's check is waited for.
+    /// for its file: what loading the project found there first, an unknown module's note
+    /// included, and the project's diagnostics about the modules it imports (W0107, W0108) on
+    /// its `import` statements. Only the document's own file is checked (and what it reads of
+    /// the project's declarations): no other file's check is waited for.
     pub fn document_diagnostics(&self, id: FileId) -> Vec<Diagnostic> {
         let (Some((owner, project)), Some(input)) = (self.owner(id), self.input(id)) else { return Vec::new() };
         if !modelc_sema::loaded_modules(&self.db, project).files.values().any(|file| *file == input) {
             return Vec::new();
         }
         let in_this_file = |d: &Diagnostic| d.primary_label().is_some_and(|label| label.file == id);
-        // What loading found comes first, as `check` prints it.
-        let mut out: Vec<Diagnostic> = match (owner, &self.project) {
-            (Owner::Project, Some(project)) => {
-                let as_on_disk = *self.text(id) == *self.files[id.0 as usize].disk_text;
-                project
-                    .load_diagnostics
-                    .iter()
-                    .filter(|l| in_this_file(&l.diagnostic) && (as_on_disk || !l.about_disk_text))
-                    .map(|l| l.diagnostic.clone())
-                    .collect()
-            }
-            _ => Vec::new(),
+        let checked = modelc_sema::checked_file(&self.db, project, input).iter().filter(|d| in_this_file(d)).cloned();
+        let Some(loaded) = self.project.as_ref().filter(|_| owner == Owner::Project) else {
+            let mut out: Vec<Diagnostic> = checked.collect();
+            modelc_driver::explain_unknown_modules(&[], None, &mut out);
+            return out;
         };
-        out.extend(modelc_sema::checked_file(&self.db, project, input).iter().filter(|d| in_this_file(d)).cloned());
-        match (owner, &self.project) {
-            (Owner::Project, Some(project)) => {
-                modelc_driver::explain_unknown_modules(&project.module_paths, project.base.as_deref(), &mut out);
-                out.extend(self.on_imports(id, input));
-            }
-            _ => modelc_driver::explain_unknown_modules(&[], None, &mut out),
-        }
+        let as_on_disk = *self.text(id) == *self.files[id.0 as usize].disk_text;
+        let mut out: Vec<Diagnostic> = loaded
+            .load_diagnostics
+            .iter()
+            .filter(|l| in_this_file(&l.diagnostic) && (as_on_disk || !l.about_disk_text))
+            .map(|l| l.diagnostic.clone())
+            .collect();
+        out.extend(checked);
+        modelc_driver::explain_unknown_modules(&loaded.module_paths, loaded.base.as_deref(), &mut out);
+        out.extend(self.on_imports(id, input));
         out
     }
 
