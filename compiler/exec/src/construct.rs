@@ -3,7 +3,7 @@
 //! cell per attribute, and the cap on runaway construction.
 
 use modelc_diagnostics::{Diagnostic, Span, codes};
-use modelc_sema::hir::{ConstructArg, EntityId, Expr, ExprKind};
+use modelc_sema::hir::{ConstructArg, EntityRef, Expr, ExprKind};
 use modelc_sema::index::AttrKind;
 use modelc_value::{InstanceId, Value};
 
@@ -23,7 +23,7 @@ impl<'a> Engine<'a> {
         &mut self,
         task: TaskId,
         expr: &'a Expr,
-        entity: EntityId,
+        entity: EntityRef,
         entity_span: Span,
         args: &'a [ConstructArg],
         scope: ScopeId,
@@ -31,7 +31,7 @@ impl<'a> Engine<'a> {
     ) -> Eval<Value> {
         let key = (expr as *const Expr, scope);
         // An entity's plan id is its `EntityId`.
-        let plan_id = entity.0;
+        let plan_id = self.program.entity(self.unit_of(scope), entity).0;
         let plan = self.plans.get(plan_id);
         if let Some(value) = self.memo(task, key) {
             let value = value.clone();
@@ -61,7 +61,7 @@ impl<'a> Engine<'a> {
                     let Some(position) = *position else {
                         return Err(self.no_such_attribute(scope, entity_span, &name.text, entity));
                     };
-                    if self.builds_inverse(plan, position, value) {
+                    if self.builds_inverse(plan, position, value, scope) {
                         nested = true;
                         continue;
                     }
@@ -235,7 +235,7 @@ impl<'a> Engine<'a> {
     /// entity whose index holds the relation's inverse end: `A(b=B())` with `index B(a)`. The
     /// reference sets that inverse end on the new `B` before checking its index, so `B` is
     /// built after this instance, with this instance as its `a`.
-    fn builds_inverse(&self, plan: &EntityPlan<'a>, position: u32, value: &Expr) -> bool {
+    fn builds_inverse(&self, plan: &EntityPlan<'a>, position: u32, value: &Expr, scope: ScopeId) -> bool {
         let Some(AttrKind::Relation { inverse: Some(inverse), .. }) = plan.defs.get(position as usize).map(|d| &d.kind)
         else {
             return false;
@@ -244,19 +244,19 @@ impl<'a> Engine<'a> {
         if plan.is_indexed(position) {
             return false;
         }
-        self.constructs_indexed_on(value, inverse.as_str())
+        self.constructs_indexed_on(value, inverse.as_str(), self.unit_of(scope))
     }
 
-    fn constructs_indexed_on(&self, value: &Expr, inverse: &str) -> bool {
+    fn constructs_indexed_on(&self, value: &Expr, inverse: &str, unit: usize) -> bool {
         match &value.kind {
             ExprKind::Construct { entity, .. } => {
-                let inner = self.plans.get(entity.0);
+                let inner = self.plans.get(self.program.entity(unit, *entity).0);
                 inner.position(inverse).is_some_and(|p| inner.is_indexed(p))
             }
-            ExprKind::List(items) => items.iter().any(|item| self.constructs_indexed_on(item, inverse)),
-            ExprKind::ListComp { element, .. } => self.constructs_indexed_on(element, inverse),
+            ExprKind::List(items) => items.iter().any(|item| self.constructs_indexed_on(item, inverse, unit)),
+            ExprKind::ListComp { element, .. } => self.constructs_indexed_on(element, inverse, unit),
             ExprKind::Conditional { then, otherwise, .. } => {
-                self.constructs_indexed_on(then, inverse) || self.constructs_indexed_on(otherwise, inverse)
+                self.constructs_indexed_on(then, inverse, unit) || self.constructs_indexed_on(otherwise, inverse, unit)
             }
             _ => false,
         }
@@ -276,7 +276,7 @@ impl<'a> Engine<'a> {
         let first = self.instances[instance.0 as usize].first.0;
         for arg in args {
             let ConstructArg::Keyword { position: Some(position), value, .. } = arg else { continue };
-            if !self.builds_inverse(plan, *position, value) {
+            if !self.builds_inverse(plan, *position, value, scope) {
                 continue;
             }
             let relation = plan.names[*position as usize];

@@ -22,7 +22,7 @@ pub(crate) enum TaskKind<'a> {
     Condition {
         instance: InstanceId,
         /// An `implement` statement with a condition.
-        statement: &'a modelc_sema::hir::ImplementHir,
+        statement: &'a crate::program::ImplementDef<'a>,
     },
     /// The body of a `for` over a relation, run for each value as it arrives.
     ForEach {

@@ -81,7 +81,8 @@ impl<'a> Engine<'a> {
             }
             ExprKind::IndexLookup { entity, entity_span, args } => {
                 let keys = self.eval_keywords(task, args, scope)?;
-                self.lookup(self.program.index.entity_name(*entity), keys, scope, *entity_span)?
+                let entity = self.program.units[self.unit_of(scope)].hir.entity_name(*entity);
+                self.lookup(entity, keys, scope, *entity_span)?
             }
             ExprKind::UnknownEntity { written, entity_span } => {
                 return Err(self.fail(

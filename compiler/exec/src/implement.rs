@@ -12,10 +12,10 @@ impl<'a> Engine<'a> {
     pub(crate) fn select_implementations(&mut self, instance: InstanceId, plan: &crate::plans::EntityPlan<'a>) {
         for def in &plan.implements {
             match &def.statement.condition {
-                None => self.apply(instance, &def.statement.implementations),
+                None => self.apply(instance, &def.implementations),
                 Some(_) => {
                     let scope = self.instance_scope(instance, self.unit_scopes[def.unit], def.unit);
-                    self.spawn(TaskKind::Condition { instance, statement: def.statement }, scope);
+                    self.spawn(TaskKind::Condition { instance, statement: def }, scope);
                 }
             }
         }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use indexmap::IndexMap;
 use modelc_diagnostics::{FileId, Span};
 use modelc_sema::ModelIndex;
-use modelc_sema::hir::{Block, ConstraintHir, EntityId, FileHir, GlobalId, ImplementHir, ImplementationId};
+use modelc_sema::hir::{Block, ConstraintHir, EntityId, EntityRef, FileHir, GlobalId, ImplementHir, ImplementationId};
 use modelc_value::Value;
 
 /// One loaded file.
@@ -21,10 +21,11 @@ pub struct Unit<'a> {
     pub hir: &'a FileHir,
 }
 
-/// An `implement` statement and the unit it is written in.
+/// An `implement` statement, the unit it is written in, and the implementations it names.
 pub struct ImplementDef<'a> {
     pub unit: usize,
     pub statement: &'a ImplementHir,
+    pub implementations: Vec<ImplementationId>,
 }
 
 /// The own defaults of an entity, with the unit that declares them.
@@ -50,6 +51,9 @@ pub struct Program<'a> {
     /// Per unit, by [`GlobalId`]: the unit and slot of each qualified variable it reads
     /// (`None` when that namespace is not loaded).
     globals: Vec<Vec<Option<(u32, u32)>>>,
+    /// Per unit, by [`EntityRef`]: the entity's id. Lowering and the type table come from the
+    /// same revision, so every entity a file names is in the table.
+    entities: Vec<Vec<EntityId>>,
 }
 
 /// How many files or entities are gathered between two looks at a cancel flag: a few hundred
@@ -77,6 +81,7 @@ impl<'a> Program<'a> {
             declarations: HashMap::new(),
             lines: units.iter().map(|_| std::sync::OnceLock::new()).collect(),
             globals: Vec::new(),
+            entities: Vec::with_capacity(units.len()),
             units,
             index,
         };
@@ -85,26 +90,36 @@ impl<'a> Program<'a> {
                 return None;
             }
             let hir = unit.hir;
+            let entities: Vec<EntityId> = hir.entity_names.iter().map(|fqn| table_entity(index, fqn)).collect();
+            let implementation_ids: Vec<Option<ImplementationId>> =
+                hir.implementation_names.iter().map(|fqn| index.implementation_id(fqn)).collect();
+            let implementation_id = |r: modelc_sema::hir::ImplementationRef| implementation_ids[r.0 as usize];
             for implementation in &hir.implementations {
-                let slot = &mut program.implementations[implementation.id.0 as usize];
-                slot.get_or_insert((u, &implementation.body));
+                let Some(id) = implementation_id(implementation.id) else { continue };
+                program.implementations[id.0 as usize].get_or_insert((u, &implementation.body));
             }
             for typedef in &hir.typedefs {
                 program.constraints.entry(typedef.fqn.clone()).or_insert((u, &typedef.constraint));
             }
             for implement in &hir.implements {
-                program.implements[implement.entity.0 as usize].push(ImplementDef { unit: u, statement: implement });
+                let implementations = implement.implementations.iter().filter_map(|r| implementation_id(*r)).collect();
+                program.implements[entities[implement.entity.0 as usize].0 as usize].push(ImplementDef {
+                    unit: u,
+                    statement: implement,
+                    implementations,
+                });
             }
             for entity in &hir.entities {
-                program.defaults[entity.entity.0 as usize].get_or_insert((u, &entity.defaults));
+                program.defaults[entities[entity.entity.0 as usize].0 as usize].get_or_insert((u, &entity.defaults));
             }
             for declaration in &hir.declarations {
-                let entity = index.entity_name(declaration.entity).to_owned();
+                let entity = hir.entity_name(declaration.entity).to_owned();
                 program
                     .declarations
                     .entry((entity, declaration.attribute.clone()))
                     .or_insert((unit.file_id, declaration.span));
             }
+            program.entities.push(entities);
         }
         let slots: HashMap<&str, usize> =
             program.units.iter().enumerate().map(|(u, unit)| (unit.namespace.as_str(), u)).collect();
@@ -130,6 +145,11 @@ impl<'a> Program<'a> {
     /// The 1-based line of a byte offset in a unit.
     pub fn line_of(&self, unit: usize, offset: u32) -> usize {
         self.lines[unit].get_or_init(|| modelc_diagnostics::LineIndex::new(self.units[unit].text)).line(offset) as usize
+    }
+
+    /// The id of entity `entity` of `unit`.
+    pub(crate) fn entity(&self, unit: usize, entity: EntityRef) -> EntityId {
+        self.entities[unit][entity.0 as usize]
     }
 
     /// Where qualified variable `id` of `unit` lives: its unit and slot.
@@ -184,4 +204,11 @@ impl<'a> Program<'a> {
     pub(crate) fn implementation(&self, id: ImplementationId) -> Option<(usize, &'a Block)> {
         self.implementations.get(id.0 as usize).copied().flatten()
     }
+}
+
+/// The id of an entity a lowered file names. Lowering reads the signatures of the same revision
+/// as the table, so the entity is there; a lowering out of step with the table is a bug in the
+/// caller, which this reports rather than executing a different entity.
+fn table_entity(index: &ModelIndex, fqn: &str) -> EntityId {
+    index.entity_id(fqn).unwrap_or_else(|| panic!("entity {fqn} is lowered but not in the type table"))
 }

@@ -17,9 +17,9 @@ impl<'a> Engine<'a> {
                 self.execute_stmt(id, stmt, scope)
             }
             TaskKind::Condition { instance, statement } => {
-                let (instance, statement): (_, &'a modelc_sema::hir::ImplementHir) = (*instance, statement);
-                let implementations = &statement.implementations;
-                let Some(condition) = &statement.condition else { return Ok(()) };
+                let (instance, def): (_, &'a crate::program::ImplementDef<'a>) = (*instance, statement);
+                let implementations = &def.implementations;
+                let Some(condition) = &def.statement.condition else { return Ok(()) };
                 match self.eval(id, condition, scope)? {
                     // An unknown condition selects the implementation (spec §4.7).
                     Value::Bool(true) | Value::Unknown => self.apply(instance, implementations),

@@ -91,7 +91,7 @@ fn chain_entity(analysis: &Analysis<'_>, file: FileId, at: usize, names: &[&str]
         })
         .find_map(|d| hir.implementations.iter().find(|i| i.name.span == d.name))
         .and_then(|i| i.entity)
-        .map(|id| analysis.index().entity_name(id).to_owned());
+        .map(|id| hir.entity_name(id).to_owned());
     let index = analysis.index();
     let mut entity = if *root == "self" {
         implementation?

@@ -5,8 +5,6 @@
 //! enclosing scopes out to the file's top level. Each scope of the walk here is one scope at
 //! run time, so a variable is found by counting scopes out and taking a slot.
 
-use std::collections::HashMap;
-
 use indexmap::IndexSet;
 use modelc_syntax::ast;
 
@@ -14,7 +12,7 @@ use super::*;
 use crate::index::TypeKind;
 use crate::resolve::FileScope;
 
-pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::File, text: &str) -> FileHir {
+pub(super) fn lower_file<'a>(index: Signatures<'a>, scope: FileScope<'a>, file: &ast::File, text: &str) -> FileHir {
     let top_stmts: Vec<&ast::Stmt> = file
         .items
         .iter()
@@ -32,7 +30,8 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
         with_top: true,
         stack: Vec::new(),
         globals: IndexSet::new(),
-        attributes: HashMap::new(),
+        entity_names: IndexSet::new(),
+        implementation_names: IndexSet::new(),
         references: Vec::new(),
         variable_entities: Vec::new(),
         constructor_target: None,
@@ -58,16 +57,13 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                     hir.annotations.push((stmts.len() as u32, lowerer.expr(annotation)));
                 }
                 let mut declare_end = |entity: &ast::TypeRef, attribute: &ast::Ident| {
-                    if let Some(id) = lowerer.entity(entity) {
+                    if let Some(fqn) = lowerer.entity_fqn(entity) {
                         hir.declarations.push(Declaration {
-                            entity: id,
+                            entity: lowerer.entity_ref(&fqn),
                             attribute: attribute.name.clone(),
                             span: attribute.span,
                         });
-                        let symbol = Symbol::Attribute {
-                            entity: index.entity_name(id).to_owned(),
-                            name: attribute.name.clone(),
-                        };
+                        let symbol = Symbol::Attribute { entity: fqn, name: attribute.name.clone() };
                         lowerer.references.push(Reference { span: attribute.span, symbol: symbol.clone() });
                         definitions.push(Definition {
                             symbol,
@@ -88,10 +84,10 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             }
             ast::Item::Implementation(implementation) => {
                 let fqn = format!("{}::{}", scope.namespace, implementation.name.name);
-                let Some(id) = index.implementation_id(&fqn) else { continue };
-                if !seen_implementations.insert(id) {
+                if lowerer.index.implementation_for(&fqn).is_none() || !seen_implementations.insert(fqn.clone()) {
                     continue;
                 }
+                let id = lowerer.implementation_ref(&fqn);
                 let symbol = Symbol::Implementation(fqn.clone());
                 lowerer.references.push(Reference { span: implementation.name.span, symbol: symbol.clone() });
                 definitions.push(Definition {
@@ -103,8 +99,8 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                     docstring: docstring(&implementation.docstring),
                 });
                 lowerer.type_reference(&implementation.entity);
-                let entity = lowerer.entity(&implementation.entity);
-                let entity_name = entity.map(|e| index.entity_name(e).to_owned());
+                let entity_name = lowerer.entity_fqn(&implementation.entity);
+                let entity = entity_name.as_deref().map(|fqn| lowerer.entity_ref(fqn));
                 lowerer.stack.push(Scope::Instance(entity_name));
                 let (body, _) = lowerer.block(&implementation.body, None);
                 lowerer.stack.pop();
@@ -117,23 +113,24 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
                         lowerer.path_reference(path);
                     }
                 }
-                let Some(entity) = lowerer.entity(&implement.entity) else { continue };
+                let Some(entity_name) = lowerer.entity_fqn(&implement.entity) else { continue };
+                let entity = lowerer.entity_ref(&entity_name);
                 let mut implementations = Vec::new();
                 let mut parents = false;
                 for reference in &implement.implementations {
                     match reference {
                         ast::ImplRef::Parents(_) => parents = true,
                         ast::ImplRef::Named(path) => {
-                            if let Ok(r) = scope.resolve_type(index, &path.text())
+                            if let Ok(r) = scope.resolve_type(&lowerer.index, &path.text())
                                 && r.kind == TypeKind::Implementation
-                                && let Some(id) = index.implementation_id(&r.fqn)
+                                && lowerer.index.implementation_for(&r.fqn).is_some()
                             {
-                                implementations.push(id);
+                                implementations.push(lowerer.implementation_ref(&r.fqn));
                             }
                         }
                     }
                 }
-                lowerer.stack.push(Scope::Instance(Some(index.entity_name(entity).to_owned())));
+                lowerer.stack.push(Scope::Instance(Some(entity_name)));
                 let condition = implement.condition.as_ref().map(|c| lowerer.expr(c));
                 lowerer.stack.pop();
                 hir.implements.push(ImplementHir { entity, implementations, parents, condition, span: implement.span });
@@ -162,7 +159,10 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             }
             ast::Item::Entity(entity) => {
                 let fqn = format!("{}::{}", scope.namespace, entity.name.name);
-                let Some(id) = index.entity_id(&fqn) else { continue };
+                if !lowerer.index.entity(&fqn).exists {
+                    continue;
+                }
+                let id = lowerer.entity_ref(&fqn);
                 let symbol = Symbol::Entity(fqn.clone());
                 lowerer.references.push(Reference { span: entity.name.span, symbol: symbol.clone() });
                 definitions.push(Definition {
@@ -215,9 +215,9 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
             }
             ast::Item::Index(index_item) => {
                 lowerer.type_reference(&index_item.entity);
-                if let Some(id) = lowerer.entity(&index_item.entity) {
+                if let Some(fqn) = lowerer.entity_fqn(&index_item.entity) {
                     for attribute in &index_item.attributes {
-                        lowerer.attribute_reference(id, attribute);
+                        lowerer.attribute_reference(&fqn, attribute);
                     }
                 }
             }
@@ -239,6 +239,8 @@ pub(super) fn lower_file(index: &ModelIndex, scope: FileScope<'_>, file: &ast::F
     definitions.sort_by_key(|d| (d.full.start, d.name.start));
     hir.top_level = Block { locals: top_level.locals, stmts };
     hir.globals = lowerer.globals.into_iter().collect();
+    hir.entity_names = lowerer.entity_names.into_iter().collect();
+    hir.implementation_names = lowerer.implementation_names.into_iter().collect();
     hir.definitions = definitions;
     hir.references = lowerer.references;
     for (local, entity) in hir.top_level.locals.iter().zip(&lowerer.top_types) {
@@ -260,7 +262,7 @@ enum Scope {
 }
 
 struct Lowerer<'a> {
-    index: &'a ModelIndex,
+    index: Signatures<'a>,
     scope: FileScope<'a>,
     /// The file's top-level variables: the outermost scope of everything but typedef
     /// constraints.
@@ -271,8 +273,10 @@ struct Lowerer<'a> {
     /// The scopes inside the top level, innermost last.
     stack: Vec<Scope>,
     globals: IndexSet<(String, String)>,
-    /// Attribute names per entity, in slot order (the order execution lays instances out in).
-    attributes: HashMap<EntityId, IndexSet<String>>,
+    /// The entities the file names ([`EntityRef`]s).
+    entity_names: IndexSet<String>,
+    /// The implementations the file names ([`ImplementationRef`]s).
+    implementation_names: IndexSet<String>,
     references: Vec<Reference>,
     variable_entities: Vec<(Symbol, String)>,
     /// While a relation argument of a constructor is lowered: the relation's type, among whose
@@ -315,14 +319,14 @@ fn name(ident: &ast::Ident) -> Name {
 impl Lowerer<'_> {
     /// Records a written entity name.
     fn type_reference(&mut self, written: &ast::TypeRef) {
-        if let Ok(r) = self.scope.resolve_type(self.index, &written.text()) {
+        if let Ok(r) = self.scope.resolve_type(&self.index, &written.text()) {
             self.resolved_reference(written.span, r);
         }
     }
 
     /// Records a written name of a type, implementation or plugin.
     fn path_reference(&mut self, path: &ast::Path) {
-        if let Ok(r) = self.scope.resolve_type(self.index, &path.text()) {
+        if let Ok(r) = self.scope.resolve_type(&self.index, &path.text()) {
             self.resolved_reference(path.span, r);
         }
     }
@@ -338,8 +342,8 @@ impl Lowerer<'_> {
     }
 
     /// Records a written attribute name of an entity, by the entity that declares it.
-    fn attribute_reference(&mut self, entity: EntityId, name: &ast::Ident) {
-        if let Some(def) = self.index.attribute(self.index.entity_name(entity), &name.name) {
+    fn attribute_reference(&mut self, entity: &str, name: &ast::Ident) {
+        if let Some(def) = self.index.attribute(entity, &name.name) {
             let symbol = Symbol::Attribute { entity: def.owner.clone(), name: name.name.clone() };
             self.references.push(Reference { span: name.span, symbol });
         }
@@ -393,9 +397,7 @@ impl Lowerer<'_> {
         for (ident, assign) in stmts.filter_map(ast::Stmt::declared_variable) {
             let Some(slot) = names.get_index_of(&ident.name) else { continue };
             let entity = match &assign.value.kind {
-                ast::ExprKind::Construct { entity, .. } => {
-                    self.entity(entity).map(|id| self.index.entity_name(id).to_owned())
-                }
+                ast::ExprKind::Construct { entity, .. } => self.entity_fqn(entity),
                 _ => None,
             };
             values[slot].0 += 1;
@@ -430,7 +432,7 @@ impl Lowerer<'_> {
                     Scope::Instance(_) => None,
                 }
             }
-            ExprKind::Construct { entity, .. } => Some(self.index.entity_name(*entity).to_owned()),
+            ExprKind::Construct { entity, .. } => self.entity_names.get_index(entity.0 as usize).cloned(),
             _ => None,
         }
     }
@@ -445,22 +447,39 @@ impl Lowerer<'_> {
         lowered
     }
 
-    fn entity(&self, written: &ast::TypeRef) -> Option<EntityId> {
-        match self.scope.resolve_type(self.index, &written.text()) {
-            Ok(r) if r.kind == TypeKind::Entity => self.index.entity_id(&r.fqn),
+    /// The entity a written name resolves to, fully qualified.
+    fn entity_fqn(&self, written: &ast::TypeRef) -> Option<String> {
+        match self.scope.resolve_type(&self.index, &written.text()) {
+            Ok(r) if r.kind == TypeKind::Entity && self.index.entity(&r.fqn).exists => Some(r.fqn),
             _ => None,
         }
     }
 
+    /// The file's reference to an entity that exists.
+    fn entity_ref(&mut self, fqn: &str) -> EntityRef {
+        if let Some(at) = self.entity_names.get_index_of(fqn) {
+            return EntityRef(at as u32);
+        }
+        EntityRef(self.entity_names.insert_full(fqn.to_owned()).0 as u32)
+    }
+
+    /// The file's reference to an implementation that exists.
+    fn implementation_ref(&mut self, fqn: &str) -> ImplementationRef {
+        if let Some(at) = self.implementation_names.get_index_of(fqn) {
+            return ImplementationRef(at as u32);
+        }
+        ImplementationRef(self.implementation_names.insert_full(fqn.to_owned()).0 as u32)
+    }
+
     /// The entity a constructor makes: as written, or, unqualified and not found, the one
     /// candidate among the enclosing relation argument's type and its subtypes.
-    fn constructed(&self, written: &ast::TypeRef) -> Option<EntityId> {
-        if let Some(id) = self.entity(written) {
-            return Some(id);
+    fn constructed(&self, written: &ast::TypeRef) -> Option<String> {
+        if let Some(fqn) = self.entity_fqn(written) {
+            return Some(fqn);
         }
         let target = self.constructor_target.as_deref().filter(|_| written.namespace.is_empty())?;
-        match self.index.constructor_candidates(&written.text(), target).as_slice() {
-            [one] => self.index.entity_id(one),
+        match self.index.constructor_candidates(&written.text(), target) {
+            [one] => Some(one.clone()),
             _ => None,
         }
     }
@@ -600,7 +619,7 @@ impl Lowerer<'_> {
         }
         let (last, prefix) = path.segments.split_last().unwrap_or((&path.segments[0], &[]));
         let prefix: Vec<&str> = prefix.iter().map(|s| s.name.as_str()).collect();
-        match self.scope.namespace_of(self.index, &prefix.join("::")) {
+        match self.scope.namespace_of(&self.index, &prefix.join("::")) {
             Ok(namespace) if self.index.has_variable(&namespace, &last.name) => {
                 let (id, _) = self.globals.insert_full((namespace, last.name.clone()));
                 Var::Global(GlobalId(id as u32))
@@ -626,13 +645,10 @@ impl Lowerer<'_> {
             .collect()
     }
 
-    /// The position of `attribute` in instances of `entity`.
-    fn position(&mut self, entity: EntityId, attribute: &str) -> Option<u32> {
-        let index = self.index;
-        let names = self.attributes.entry(entity).or_insert_with(|| {
-            index.attribute_names(index.entity_name(entity)).into_iter().map(str::to_owned).collect()
-        });
-        names.get_index_of(attribute).map(|p| p as u32)
+    /// The position of `attribute` in instances of `entity` (the order of its signature's
+    /// attributes is the order execution lays instances out in).
+    fn position(&self, entity: &str, attribute: &str) -> Option<u32> {
+        self.index.entity(entity).attributes.get_index_of(attribute).map(|p| p as u32)
     }
 
     fn fstr_parts(&mut self, parts: &[ast::FStrPart]) -> Vec<FStrPart> {
@@ -674,8 +690,8 @@ impl Lowerer<'_> {
 
     /// The value of keyword argument `attribute` of a constructor of `entity`: with the
     /// relation's type as the target of the constructors in it.
-    fn keyword_value(&mut self, entity: EntityId, attribute: &str, value: &ast::Expr) -> Expr {
-        let target = self.relation_target(self.index.entity_name(entity), attribute);
+    fn keyword_value(&mut self, entity: &str, attribute: &str, value: &ast::Expr) -> Expr {
+        let target = self.relation_target(entity, attribute);
         let saved = std::mem::replace(&mut self.constructor_target, target);
         let lowered = self.expr(value);
         self.constructor_target = saved;
@@ -690,8 +706,8 @@ impl Lowerer<'_> {
         let mut lowered = self.expr(root);
         let mut owner = self.root_entity(&lowered);
         for ast::AttrLink { attr, span, .. } in links {
-            if let Some(id) = owner.as_deref().and_then(|e| self.index.entity_id(e)) {
-                self.attribute_reference(id, attr);
+            if let Some(entity) = owner.as_deref().filter(|e| self.index.entity(e).exists) {
+                self.attribute_reference(entity, attr);
             }
             owner = owner.and_then(|owner| self.relation_target(&owner, &attr.name));
             lowered = Expr { kind: ExprKind::Attr { object: Box::new(lowered), attr: name(attr) }, span };
@@ -735,7 +751,7 @@ impl Lowerer<'_> {
                 {
                     Callee::Cast(cast)
                 } else {
-                    match self.scope.resolve_type(self.index, &written) {
+                    match self.scope.resolve_type(&self.index, &written) {
                         Ok(r) if r.kind == TypeKind::Plugin => {
                             self.index.plugin(&r.fqn).map_or(Callee::Unavailable, Callee::Plugin)
                         }
@@ -745,7 +761,7 @@ impl Lowerer<'_> {
                 ExprKind::Call { callee, written, args: self.args(args) }
             }
             ast::ExprKind::Construct { entity, args } => match self.constructed(entity) {
-                Some(id) => {
+                Some(fqn) => {
                     // Its own arguments have their own targets.
                     let outer = self.constructor_target.take();
                     self.type_reference(entity);
@@ -755,28 +771,29 @@ impl Lowerer<'_> {
                             ast::Arg::Positional(e) => ConstructArg::Positional(self.expr(e)),
                             ast::Arg::Keyword(n, e) => ConstructArg::Keyword {
                                 name: {
-                                    self.attribute_reference(id, n);
+                                    self.attribute_reference(&fqn, n);
                                     name(n)
                                 },
-                                position: self.position(id, &n.name),
-                                value: self.keyword_value(id, &n.name, e),
+                                position: self.position(&fqn, &n.name),
+                                value: self.keyword_value(&fqn, &n.name, e),
                             },
                             ast::Arg::Splat(e) => ConstructArg::Splat(self.expr(e)),
                         })
                         .collect();
                     self.constructor_target = outer;
-                    ExprKind::Construct { entity: id, entity_span: entity.span, args }
+                    ExprKind::Construct { entity: self.entity_ref(&fqn), entity_span: entity.span, args }
                 }
                 None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
             },
-            ast::ExprKind::IndexLookup { entity, args } => match self.entity(entity) {
-                Some(id) => {
+            ast::ExprKind::IndexLookup { entity, args } => match self.entity_fqn(entity) {
+                Some(fqn) => {
                     self.type_reference(entity);
                     for arg in args {
                         if let ast::Arg::Keyword(n, _) = arg {
-                            self.attribute_reference(id, n);
+                            self.attribute_reference(&fqn, n);
                         }
                     }
+                    let id = self.entity_ref(&fqn);
                     ExprKind::IndexLookup { entity: id, entity_span: entity.span, args: self.args(args) }
                 }
                 None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },

@@ -3,7 +3,7 @@
 //! Lowering (`lower.rs`) turns one file's syntax tree into statements and expressions whose
 //! names are resolved: a variable is a slot in a known enclosing scope (`Var::Local`), the
 //! instance an implementation runs for, a top-level variable of another namespace, or
-//! undefined; a constructor names its entity by [`EntityId`] and its keyword arguments by
+//! undefined; a constructor names its entity by [`EntityRef`] and its keyword arguments by
 //! attribute position; a call names its plugin's signature or cast; literals are parsed once.
 //! Nothing in it refers to the syntax tree, and consumers never resolve a name by string.
 //! Attribute reads (`x.attr`) keep the attribute's name: the language is dynamically typed
@@ -11,8 +11,13 @@
 //!
 //! Every node carries the span it was lowered from: the source map is inline, so messages,
 //! go-to-definition and references need nothing else. Lowering is a salsa query per file
-//! ([`file_hir`]); it depends on the file's parse and on the project's type table, so an edit
-//! inside one file's statement block lowers that file again and no other.
+//! ([`file_hir`]); it depends on the file's parse and on the signatures of the items it reads
+//! ([`crate::signatures`]), one query per item, so an edit inside one file's statement block
+//! lowers that file again and no other, and a declaration edit lowers again only the files that
+//! read a declaration that changed. That is why entities and implementations are named by
+//! file-local references ([`EntityRef`], [`ImplementationRef`]) rather than by their position
+//! in the type table, which moves whenever an entity is added before them: execution maps
+//! them to positions once, when it gathers the program.
 
 mod lower;
 
@@ -24,14 +29,24 @@ use modelc_value::ops::Op;
 
 use crate::index::ModelIndex;
 use crate::loading::loaded_modules;
+use crate::signatures::Signatures;
 
-/// An entity: its position in [`ModelIndex::entities`].
+/// An entity: its position in [`ModelIndex::entities`] (execution's numbering of a program's
+/// entities; lowered files name entities by [`EntityRef`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntityId(pub u32);
 
-/// An implementation: its position in [`ModelIndex::implementations`].
+/// An implementation: its position in [`ModelIndex::implementations`] (execution's numbering).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ImplementationId(pub u32);
+
+/// An entity a lowered file names: its position in [`FileHir::entity_names`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntityRef(pub u32);
+
+/// An implementation a lowered file names: its position in [`FileHir::implementation_names`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ImplementationRef(pub u32);
 
 /// A top-level variable of another namespace a file reads (`ns::x`): its position in
 /// [`FileHir::globals`].
@@ -80,6 +95,11 @@ pub struct FileHir {
     pub declarations: Vec<Declaration>,
     /// The qualified variables the file reads: `(namespace, name)`, indexed by [`GlobalId`].
     pub globals: Vec<(String, String)>,
+    /// The entities the file names, fully qualified, indexed by [`EntityRef`].
+    pub entity_names: Vec<String>,
+    /// The implementations the file names or declares, fully qualified, indexed by
+    /// [`ImplementationRef`].
+    pub implementation_names: Vec<String>,
     /// What the file declares, in source order: for go to definition, symbols and hover.
     pub definitions: Vec<Definition>,
     /// Every name the file writes that resolves, with what it resolves to (declarations
@@ -88,6 +108,18 @@ pub struct FileHir {
     /// Variables that certainly hold an instance of an entity (assigned once, a constructor):
     /// what completion after `x.` offers.
     pub variable_entities: Vec<(Symbol, String)>,
+}
+
+impl FileHir {
+    /// The fully qualified name of an entity the file names.
+    pub fn entity_name(&self, entity: EntityRef) -> &str {
+        self.entity_names.get(entity.0 as usize).map_or("", String::as_str)
+    }
+
+    /// The fully qualified name of an implementation the file names.
+    pub fn implementation_name(&self, implementation: ImplementationRef) -> &str {
+        self.implementation_names.get(implementation.0 as usize).map_or("", String::as_str)
+    }
 }
 
 /// What a name refers to, the same wherever it is written.
@@ -151,9 +183,9 @@ pub struct Block {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImplementationHir {
-    pub id: ImplementationId,
+    pub id: ImplementationRef,
     pub name: Name,
-    pub entity: Option<EntityId>,
+    pub entity: Option<EntityRef>,
     /// Runs in a block over the instance's scope over the file's top level.
     pub body: Block,
 }
@@ -161,8 +193,8 @@ pub struct ImplementationHir {
 /// `implement Entity using a, b when condition`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImplementHir {
-    pub entity: EntityId,
-    pub implementations: Vec<ImplementationId>,
+    pub entity: EntityRef,
+    pub implementations: Vec<ImplementationRef>,
     /// `using parents`: the parents' own implement statements apply too.
     pub parents: bool,
     /// Evaluated in the instance's scope over the file's top level.
@@ -186,7 +218,7 @@ pub enum ConstraintHir {
 /// An entity's own attribute defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntityHir {
-    pub entity: EntityId,
+    pub entity: EntityRef,
     /// `(attribute, default)`: `None` for `= undef`, which removes an inherited default.
     pub defaults: Vec<(String, Option<Constant>)>,
 }
@@ -203,7 +235,7 @@ impl PartialEq for Constant {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Declaration {
-    pub entity: EntityId,
+    pub entity: EntityRef,
     pub attribute: String,
     pub span: Span,
 }
@@ -417,12 +449,12 @@ pub enum ExprKind {
         args: Vec<Arg>,
     },
     Construct {
-        entity: EntityId,
+        entity: EntityRef,
         entity_span: Span,
         args: Vec<ConstructArg>,
     },
     IndexLookup {
-        entity: EntityId,
+        entity: EntityRef,
         entity_span: Span,
         args: Vec<Arg>,
     },
@@ -464,16 +496,16 @@ pub enum ExprKind {
     Error,
 }
 
-/// One loaded file, lowered against the project's type table. Freed on a thread of its own
-/// ([`FreedElsewhere`]): a declaration edit lowers every file again, and the previous lowering
-/// of them all is freed when the next edit is set.
+/// One loaded file, lowered against the signatures of the items it reads. Freed on a thread of
+/// its own ([`FreedElsewhere`]): a declaration edit may lower many files again, and the previous
+/// lowering of them all is freed when the next edit is set.
 #[salsa::tracked(returns(ref))]
 pub fn file_hir(db: &dyn Db, project: ProjectInput, file: FileInput) -> FreedElsewhere<FileHir> {
     let loaded = loaded_modules(db, project);
     let Some(namespace) = loaded.files.iter().find_map(|(ns, f)| (*f == file).then_some(ns.as_str())) else {
         return FreedElsewhere::new(FileHir::default());
     };
-    let index = crate::model_index(db, project);
+    let signatures = Signatures::new(db, project);
     let scope = crate::resolve::FileScope { namespace, imports: imports(db, file) };
-    FreedElsewhere::new(lower::lower_file(index, scope, &parse(db, file).file, file.text(db)))
+    FreedElsewhere::new(lower::lower_file(signatures, scope, &parse(db, file).file, file.text(db)))
 }
