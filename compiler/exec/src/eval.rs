@@ -75,7 +75,9 @@ impl<'a> Engine<'a> {
             }
             ExprKind::Var(var) => self.read_var(var, expr.span, scope)?,
             ExprKind::Attr { .. } => self.eval_attribute_chain(task, expr, scope)?,
-            ExprKind::Call { callee, written, args } => self.eval_call(task, expr, *callee, written, args, scope)?,
+            ExprKind::Call { callee, written, args, .. } => {
+                self.eval_call(task, expr, *callee, written, args, scope)?
+            }
             ExprKind::Construct { entity, entity_span, args } => {
                 self.construct(task, expr, *entity, *entity_span, args, scope, None)?
             }
@@ -84,7 +86,7 @@ impl<'a> Engine<'a> {
                 let entity = self.program.units[self.unit_of(scope)].hir.entity_name(*entity);
                 self.lookup(entity, keys, scope, *entity_span)?
             }
-            ExprKind::UnknownEntity { written, entity_span } => {
+            ExprKind::UnknownEntity { written, entity_span, .. } => {
                 return Err(self.fail(
                     scope,
                     *entity_span,

@@ -102,8 +102,9 @@ impl<'a> Program<'a> {
                 program.constraints.entry(typedef.fqn.clone()).or_insert((u, &typedef.constraint));
             }
             for implement in &hir.implements {
+                let Some(entity) = implement.entity else { continue };
                 let implementations = implement.implementations.iter().filter_map(|r| implementation_id(*r)).collect();
-                program.implements[entities[implement.entity.0 as usize].0 as usize].push(ImplementDef {
+                program.implements[entities[entity.0 as usize].0 as usize].push(ImplementDef {
                     unit: u,
                     statement: implement,
                     implementations,

@@ -12,12 +12,22 @@ pub const MAY_NOT_RUN: &str = "this is a warning because ";
 use indexmap::IndexMap;
 use modelc_db::ImportSummary;
 use modelc_diagnostics::{Diagnostic, FileId, Severity, Span, codes};
-use modelc_syntax::ast::{Expr, File, Item, Stmt};
+use modelc_syntax::ast::File;
 
+use crate::hir::{self, FileHir};
 use crate::index::TypeKind;
 use crate::loading::LoadedModules;
 use crate::resolve::{FileScope, ResolveError};
 use crate::signatures::Signatures;
+
+/// One file as the checks read it: its syntax tree (declarations, imports), its lowering
+/// (statement blocks, with every name resolved), and its text.
+pub(crate) struct FileToCheck<'a> {
+    pub id: FileId,
+    pub ast: &'a File,
+    pub hir: &'a FileHir,
+    pub text: &'a str,
+}
 
 /// Checks one file of namespace `namespace` against the project's tables.
 pub(crate) fn check_file<'a>(
@@ -25,22 +35,21 @@ pub(crate) fn check_file<'a>(
     loaded: &LoadedModules,
     namespace: &'a str,
     imports: &'a [ImportSummary],
-    file_id: FileId,
-    file: &'a File,
+    file: FileToCheck<'a>,
 ) -> Vec<Diagnostic> {
+    let FileToCheck { id: file_id, ast: file, hir, text } = file;
     let mut checker = Checker {
         ast: file,
+        hir,
+        text,
         index,
         scope: FileScope { namespace, imports },
         file: file_id,
         diagnostics: Vec::new(),
-        blocks: Vec::new(),
+        scopes: Vec::new(),
         certain: true,
         uncertain_reason: "",
-        instance: None,
-        impl_depth: 0,
         in_typedef: false,
-        typedef_depth: 0,
         without_identity: std::collections::HashSet::new(),
         failed_imports: Vec::new(),
         follow_ons: Vec::new(),
@@ -50,7 +59,7 @@ pub(crate) fn check_file<'a>(
     };
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
-    checker.check_top_level(file);
+    checker.check_top_level();
     checker.diagnostics.extend(crate::double_set::top_level_double_sets(file_id, file));
     // A name under a module whose import failed is not reported again: the import is.
     let follow_ons = std::mem::take(&mut checker.follow_ons);
@@ -62,41 +71,42 @@ pub(crate) fn check_file<'a>(
 /// assignment (to infer its type), and where it is first declared.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Var<'a> {
-    pub value: Option<&'a Expr>,
+    pub value: Option<&'a hir::Expr>,
     pub declared_at: Span,
     /// A loop variable over a relation: the entity its elements are instances of.
     pub element: Option<&'a str>,
 }
 
-/// One lexical block's variables.
-#[derive(Debug, Default)]
-pub(crate) struct Block<'a> {
-    pub vars: IndexMap<&'a str, Var<'a>>,
+/// One block's variables, by name, in slot order (lowering's `Var::Local { slot }`).
+pub(crate) type Block<'a> = IndexMap<&'a str, Var<'a>>;
+
+/// A scope of the walk, one for each scope lowering counts (`Var::Local { up, .. }` is found
+/// `up` scopes out): a block's variables, or the instance of an implementation or `when`
+/// condition, with its entity when it resolved.
+#[derive(Debug)]
+pub(crate) enum Scope<'a> {
+    Block(Block<'a>),
+    Instance(Option<String>),
 }
 
 pub(crate) struct Checker<'a> {
-    /// The file being checked.
+    /// The file being checked: its declarations, its lowered statements, its text.
     pub ast: &'a File,
+    pub hir: &'a FileHir,
+    pub text: &'a str,
     /// What the check reads of the project's declarations, one query per question.
     pub index: Signatures<'a>,
     pub scope: FileScope<'a>,
     pub file: FileId,
     pub diagnostics: Vec<Diagnostic>,
-    /// Lexical blocks, outermost (the file's top level) first.
-    pub blocks: Vec<Block<'a>>,
+    /// The scopes of the code being checked, outermost (the file's top level) first.
+    pub scopes: Vec<Scope<'a>>,
     /// The code being checked runs whenever the model compiles.
     pub certain: bool,
     /// Why the current code may not run, for the note on downgraded diagnostics.
     pub uncertain_reason: &'static str,
-    /// Inside an implementation or `implement … when`: the entity `self` is an instance of.
-    pub instance: Option<String>,
-    /// `blocks[impl_depth..]` belong to the implementation body; lookups reach the instance
-    /// after them and the file's top level after that.
-    pub impl_depth: usize,
-    /// Checking a typedef constraint: only `self` (and comprehension variables, in blocks from
-    /// `typedef_depth` on) are bound.
+    /// Checking a typedef constraint: only `self` (and comprehension variables) are bound.
     pub in_typedef: bool,
-    pub typedef_depth: usize,
     /// Resource types already reported as having no identity (W0403), once per file.
     pub without_identity: std::collections::HashSet<String>,
     /// Modules this file imports that do not exist, with the names suggested for them: names
@@ -109,10 +119,10 @@ pub(crate) struct Checker<'a> {
     pub closed_vars: Vec<(&'a str, Span)>,
     /// The `and`/`or` expression checked last and its constant value, if it has one: the next
     /// link of a chain reads it instead of evaluating the chain again.
-    pub logic_value: Option<(&'a Expr, Option<bool>)>,
+    pub logic_value: Option<(&'a hir::Expr, Option<bool>)>,
     /// The attribute chain checked last and the attribute its last link found: a `for` over
     /// it reads the relation's target entity.
-    pub last_chain: Option<(&'a Expr, &'a crate::index::AttrDef)>,
+    pub last_chain: Option<(&'a hir::Expr, &'a crate::index::AttrDef)>,
 }
 
 impl<'a> Checker<'a> {
@@ -223,32 +233,44 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn check_top_level(&mut self, file: &'a File) {
-        let stmts: Vec<&'a Stmt> = file
-            .items
-            .iter()
-            .filter_map(|item| match item {
-                Item::Stmt(stmt) => Some(stmt),
-                _ => None,
-            })
-            .collect();
-        let block = self.declare_block(stmts.iter().copied());
-        // The top level is block 0 for every implementation body in this file too.
-        self.blocks.push(block);
-        for item in &file.items {
-            match item {
-                Item::Stmt(stmt) => self.check_stmt(stmt),
-                Item::Implementation(implementation) => self.check_implementation_body(implementation),
-                Item::Implement(implement) => self.check_implement_condition(implement),
-                Item::Typedef(typedef) => self.check_typedef_constraint(typedef),
-                Item::Relation(relation) => {
-                    for annotation in &relation.annotations {
-                        self.check_expr(annotation, None);
-                    }
+    /// The statement blocks of the file, in the order they are written: the top level's
+    /// statements, implementation bodies, `when` conditions, typedef constraints and relation
+    /// annotations, with the top level's variables visible to all but the constraints.
+    fn check_top_level(&mut self) {
+        enum Code<'h> {
+            Stmt(&'h hir::Stmt),
+            Implementation(&'h hir::ImplementationHir),
+            Condition(&'h hir::ImplementHir, &'h hir::Expr),
+            Constraint(&'h hir::Expr),
+            Annotation(&'h hir::Expr),
+        }
+        let hir = self.hir;
+        let mut code: Vec<(u32, Code<'a>)> = Vec::new();
+        code.extend(hir.top_level.stmts.iter().map(|s| (s.span().start, Code::Stmt(s))));
+        code.extend(hir.implementations.iter().map(|i| (i.name.span.start, Code::Implementation(i))));
+        code.extend(
+            hir.implements.iter().filter_map(|i| Some((i.span.start, Code::Condition(i, i.condition.as_ref()?)))),
+        );
+        code.extend(hir.typedefs.iter().filter_map(|t| match &t.constraint {
+            hir::ConstraintHir::Expr(e) => Some((t.span.start, Code::Constraint(e))),
+            hir::ConstraintHir::Regex(_) => None,
+        }));
+        code.extend(hir.annotations.iter().map(|(_, e)| (e.span.start, Code::Annotation(e))));
+        code.sort_by_key(|(start, _)| *start);
+        let block = self.declare_block(&hir.top_level);
+        // The top level is the outermost scope of every implementation body in this file too.
+        self.scopes.push(Scope::Block(block));
+        for (_, code) in code {
+            match code {
+                Code::Stmt(stmt) => self.check_stmt(stmt),
+                Code::Implementation(implementation) => self.check_implementation_body(implementation),
+                Code::Condition(implement, condition) => self.check_implement_condition(implement, condition),
+                Code::Constraint(constraint) => self.check_typedef_constraint(constraint),
+                Code::Annotation(annotation) => {
+                    self.check_expr(annotation, None);
                 }
-                Item::Entity(_) | Item::Index(_) | Item::Resource(_) | Item::Import(_) => {}
             }
         }
-        self.blocks.pop();
+        self.scopes.pop();
     }
 }

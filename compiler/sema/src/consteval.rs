@@ -20,25 +20,112 @@ pub fn repr(value: &Value) -> String {
 /// Operators are the same as execution's (`modelc_value::ops`); an integer literal beyond 64
 /// bits, or an operation that fails, is not decided here (execution reports it).
 pub(crate) fn eval(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
-    eval_with(expr, &|name| if name == "self" { self_value.cloned() } else { None })
+    eval_with(expr, &|name: &str| if name == "self" { self_value.cloned() } else { None })
 }
 
-/// [`eval`], with the value of each plain name (`x`, `self`) that `names` knows.
-pub(crate) fn eval_with(expr: &Expr, names: &dyn Fn(&str) -> Option<Value>) -> Option<Value> {
+/// [`eval`], with the value of each name (`x`, `self`) that `names` knows: a plain name of the
+/// syntax tree, a resolved variable of the lowered program.
+pub(crate) fn eval_with<E: ConstExpr>(expr: &E, names: &dyn Fn(&E::Name) -> Option<Value>) -> Option<Value> {
     modelc_syntax::stack::deep(|| eval_level(expr, names))
 }
 
-type Names<'n> = &'n dyn Fn(&str) -> Option<Value>;
+/// What constant evaluation needs to see of an expression. The syntax tree (defaults, typedef
+/// constraints) and the lowered program (statement blocks) both show it, so the rules of what
+/// is constant are written once, here.
+pub(crate) trait ConstExpr: Sized {
+    /// How a variable is named: the written name, or the resolved variable.
+    type Name: ?Sized;
+    fn shape(&self) -> Shape<'_, Self>;
+}
 
-fn eval_level(expr: &Expr, names: Names<'_>) -> Option<Value> {
-    Some(match &expr.kind {
-        ExprKind::Int(text) => Value::Int(text.parse().ok()?),
-        ExprKind::Float(f) => Value::Float(*f),
-        ExprKind::Bool(b) => Value::Bool(*b),
-        ExprKind::Null => Value::Null,
-        ExprKind::Str(s) => Value::str(s.as_constant()?),
-        ExprKind::Var(path) if path.segments.len() == 1 => names(&path.segments[0].name)?,
-        ExprKind::List(items) => {
+pub(crate) enum Shape<'e, E: ConstExpr> {
+    /// A literal.
+    Literal(Value),
+    /// A variable, looked up by the caller.
+    Name(&'e E::Name),
+    List(&'e [E]),
+    /// `None` when a key is not a constant string.
+    Dict(Option<Vec<(String, &'e E)>>),
+    Not(&'e E),
+    Conditional(&'e E, &'e E, &'e E),
+    /// A regex as a value: whether the variable (`self`) matches it.
+    Regex(&'e str, &'e E::Name),
+    And(&'e E, &'e E),
+    Or(&'e E, &'e E),
+    Binary(Op, &'e E, &'e E),
+    /// Anything else: not known statically.
+    Unknown,
+}
+
+impl ConstExpr for Expr {
+    type Name = str;
+
+    fn shape(&self) -> Shape<'_, Expr> {
+        match &self.kind {
+            ExprKind::Int(text) => text.parse().map_or(Shape::Unknown, |i| Shape::Literal(Value::Int(i))),
+            ExprKind::Float(f) => Shape::Literal(Value::Float(*f)),
+            ExprKind::Bool(b) => Shape::Literal(Value::Bool(*b)),
+            ExprKind::Null => Shape::Literal(Value::Null),
+            ExprKind::Str(s) => s.as_constant().map_or(Shape::Unknown, |s| Shape::Literal(Value::str(s))),
+            ExprKind::Var(path) if path.segments.len() == 1 => Shape::Name(path.segments[0].name.as_str()),
+            ExprKind::List(items) => Shape::List(items),
+            ExprKind::Dict(entries) => {
+                Shape::Dict(entries.iter().map(|e| Some((e.key.as_constant()?, &e.value))).collect())
+            }
+            ExprKind::Not(inner) => Shape::Not(inner),
+            ExprKind::Conditional { condition, then, otherwise } => Shape::Conditional(condition, then, otherwise),
+            ExprKind::Regex(regex) => Shape::Regex(&regex.pattern, "self"),
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => Shape::And(lhs, rhs),
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => Shape::Or(lhs, rhs),
+            ExprKind::Binary { op, lhs, rhs } => {
+                Op::from_symbol(op.symbol()).map_or(Shape::Unknown, |op| Shape::Binary(op, lhs, rhs))
+            }
+            _ => Shape::Unknown,
+        }
+    }
+}
+
+impl ConstExpr for crate::hir::Expr {
+    type Name = crate::hir::Var;
+
+    fn shape(&self) -> Shape<'_, crate::hir::Expr> {
+        use crate::hir::{BinOp as HirOp, ExprKind as Hir, StrPart};
+        match &self.kind {
+            Hir::Int(i) => Shape::Literal(Value::Int(*i)),
+            Hir::Float(f) => Shape::Literal(Value::Float(*f)),
+            Hir::Bool(b) => Shape::Literal(Value::Bool(*b)),
+            Hir::Null => Shape::Literal(Value::Null),
+            Hir::Str(parts) => {
+                let mut text = String::new();
+                for part in parts {
+                    match part {
+                        StrPart::Text(t) => text.push_str(t),
+                        StrPart::Interpolation(_) => return Shape::Unknown,
+                    }
+                }
+                Shape::Literal(Value::str(text))
+            }
+            Hir::Var(var) => Shape::Name(var),
+            Hir::List(items) => Shape::List(items),
+            Hir::Dict(entries) => Shape::Dict(Some(entries.iter().map(|(k, v)| (k.clone(), v)).collect())),
+            Hir::Not(inner) => Shape::Not(inner),
+            Hir::Conditional { condition, then, otherwise } => Shape::Conditional(condition, then, otherwise),
+            Hir::Regex { pattern, subject } => Shape::Regex(pattern, subject),
+            Hir::Binary { op: HirOp::And, lhs, rhs } => Shape::And(lhs, rhs),
+            Hir::Binary { op: HirOp::Or, lhs, rhs } => Shape::Or(lhs, rhs),
+            Hir::Binary { op: HirOp::Value(op), lhs, rhs } => Shape::Binary(*op, lhs, rhs),
+            _ => Shape::Unknown,
+        }
+    }
+}
+
+type Names<'n, N> = &'n dyn Fn(&N) -> Option<Value>;
+
+fn eval_level<E: ConstExpr>(expr: &E, names: Names<'_, E::Name>) -> Option<Value> {
+    Some(match expr.shape() {
+        Shape::Literal(value) => value,
+        Shape::Name(name) => names(name)?,
+        Shape::List(items) => {
             let mut out = Vec::new();
             for item in items {
                 match eval_with(item, names)? {
@@ -49,39 +136,42 @@ fn eval_level(expr: &Expr, names: Names<'_>) -> Option<Value> {
             }
             Value::list(out)
         }
-        ExprKind::Dict(entries) => {
+        Shape::Dict(entries) => {
             let mut out = modelc_value::IndexMap::new();
-            for entry in entries {
-                out.insert(entry.key.as_constant()?, eval_with(&entry.value, names)?);
+            for (key, value) in entries? {
+                out.insert(key, eval_with(value, names)?);
             }
             Value::dict(out)
         }
-        ExprKind::Not(inner) => match eval_with(inner, names)? {
+        Shape::Not(inner) => match eval_with(inner, names)? {
             Value::Bool(b) => Value::Bool(!b),
             _ => return None,
         },
-        ExprKind::Conditional { condition, then, otherwise } => match eval_with(condition, names)? {
+        Shape::Conditional(condition, then, otherwise) => match eval_with(condition, names)? {
             Value::Bool(true) => eval_with(then, names)?,
             Value::Bool(false) => eval_with(otherwise, names)?,
             _ => return None,
         },
-        ExprKind::Regex(regex) => match names("self")? {
-            Value::Str(s) => Value::Bool(regex_match(&regex.pattern, &s)?),
+        Shape::Regex(pattern, subject) => match names(subject)? {
+            Value::Str(s) => Value::Bool(regex_match(pattern, &s)?),
             _ => return None,
         },
-        ExprKind::Binary { op: BinOp::Add, lhs, .. } if matches!(lhs.kind, ExprKind::Binary { op: BinOp::Add, .. }) => {
-            sum(expr, names)?
+        Shape::And(lhs, rhs) => logic(false, lhs, rhs, names)?,
+        Shape::Or(lhs, rhs) => logic(true, lhs, rhs, names)?,
+        Shape::Binary(Op::Add, lhs, _) if matches!(lhs.shape(), Shape::Binary(Op::Add, ..)) => sum(expr, names)?,
+        Shape::Binary(op, lhs, rhs) => {
+            let (left, right) = (eval_with(lhs, names)?, eval_with(rhs, names)?);
+            ops::binary(op, &left, &right).ok()?
         }
-        ExprKind::Binary { op, lhs, rhs } => binary(*op, lhs, rhs, names)?,
-        _ => return None,
+        Shape::Unknown => return None,
     })
 }
 
 /// A chain `a + b + …`, folded by `ops::Sum`.
-fn sum(expr: &Expr, names: Names<'_>) -> Option<Value> {
+fn sum<E: ConstExpr>(expr: &E, names: Names<'_, E::Name>) -> Option<Value> {
     let mut links = Vec::new();
     let mut first = expr;
-    while let ExprKind::Binary { op: BinOp::Add, lhs, rhs } = &first.kind {
+    while let Shape::Binary(Op::Add, lhs, rhs) = first.shape() {
         links.push(rhs);
         first = lhs;
     }
@@ -92,20 +182,17 @@ fn sum(expr: &Expr, names: Names<'_>) -> Option<Value> {
     Some(total.finish())
 }
 
-fn binary(op: BinOp, lhs: &Expr, rhs: &Expr, names: Names<'_>) -> Option<Value> {
-    let left = eval_with(lhs, names)?;
-    if matches!(op, BinOp::And | BinOp::Or) {
-        let Value::Bool(l) = left else { return None };
-        if (op == BinOp::And && !l) || (op == BinOp::Or && l) {
-            return Some(Value::Bool(l));
-        }
-        return match eval_with(rhs, names)? {
-            Value::Bool(r) => Some(Value::Bool(r)),
-            _ => None,
-        };
+/// `and` (`decides_on` false) or `or` (true): the right operand only when the left does not
+/// decide, and only booleans.
+fn logic<E: ConstExpr>(decides_on: bool, lhs: &E, rhs: &E, names: Names<'_, E::Name>) -> Option<Value> {
+    let Value::Bool(l) = eval_with(lhs, names)? else { return None };
+    if l == decides_on {
+        return Some(Value::Bool(l));
     }
-    let right = eval_with(rhs, names)?;
-    ops::binary(Op::from_symbol(op.symbol())?, &left, &right).ok()
+    match eval_with(rhs, names)? {
+        Value::Bool(r) => Some(Value::Bool(r)),
+        _ => None,
+    }
 }
 
 /// Python `re.match`: anchored at the start only.

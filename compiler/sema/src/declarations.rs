@@ -118,7 +118,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Resolves a name that must be of one kind, reporting why it is not.
-    fn resolve_kind(&mut self, written: &str, span: Span, expected: TypeKind, what: &str) -> Option<String> {
+    pub(crate) fn resolve_kind(&mut self, written: &str, span: Span, expected: TypeKind, what: &str) -> Option<String> {
         match self.scope.resolve_type(&self.index, written) {
             Ok(Resolved { fqn, kind }) if kind == expected => Some(fqn),
             Ok(Resolved { fqn, kind }) => {

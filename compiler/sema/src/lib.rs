@@ -48,7 +48,13 @@ pub fn file_diagnostics(db: &dyn Db, project: ProjectInput, file: FileInput) -> 
         return Vec::new();
     };
     let index = signatures::Signatures::new(db, project);
-    check::check_file(index, loaded, namespace, imports(db, file), file.id(db), &parse(db, file).file)
+    let to_check = check::FileToCheck {
+        id: file.id(db),
+        ast: &parse(db, file).file,
+        hir: hir::file_hir(db, project, file),
+        text: file.text(db),
+    };
+    check::check_file(index, loaded, namespace, imports(db, file), to_check)
 }
 
 /// Every diagnostic of one loaded file, as `check` shows it: its syntax errors, then its

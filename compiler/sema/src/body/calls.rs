@@ -20,15 +20,21 @@ impl<'a> Checker<'a> {
         }
     }
 
-    pub(super) fn check_call(&mut self, call: &'a Expr, function: &'a Path, args: &'a [Arg]) -> Inferred {
+    pub(super) fn check_call(
+        &mut self,
+        call: &'a Expr,
+        callee: hir::Callee,
+        written: &str,
+        function_span: Span,
+        args: &'a [Arg],
+    ) -> Inferred {
         let inferred = self.check_args(args);
         for (arg, ty) in args.iter().zip(&inferred) {
             if let Arg::Splat(e) = arg {
                 self.check_splat(e, ty);
             }
         }
-        let written = function.text();
-        if function.segments.len() == 1 && CASTS.contains(&written.as_str()) {
+        if let hir::Callee::Cast(_) = callee {
             let positional = args.iter().filter(|a| matches!(a, Arg::Positional(_))).count();
             if positional != 1 || args.len() != 1 {
                 let d = Diagnostic::new(
@@ -43,9 +49,9 @@ impl<'a> Checker<'a> {
                 self.runtime(d);
             }
             if written == "number" {
-                self.deprecated_number(function.span);
+                self.deprecated_number(function_span);
             }
-            let ty = match written.as_str() {
+            let ty = match written {
                 "string" => StaticType::Str,
                 "int" => StaticType::Int,
                 "float" => StaticType::Float,
@@ -54,35 +60,37 @@ impl<'a> Checker<'a> {
             };
             return Inferred::maybe_unknown(ty);
         }
-        if function.segments.len() == 1 && (written == "list" || written == "dict") {
+        if written == "list" || written == "dict" {
             let d = Diagnostic::new(&codes::NOT_CALLABLE, format!("`{written}` can not be called")).primary(
                 self.file,
-                function.span,
+                function_span,
                 "only plugins and the casts string, int, float, bool and number can be called",
             );
             self.runtime(d);
             return Inferred::any();
         }
-        match self.scope.resolve_type(&self.index, &written) {
-            Ok(Resolved { fqn, kind: TypeKind::Plugin }) => {
-                let Some(signature) = self.index.plugin(&fqn) else { return Inferred::any() };
-                if signature.deprecated {
-                    let d = Diagnostic::new(&codes::DEPRECATED, format!("the plugin `{fqn}` is deprecated")).primary(
-                        self.file,
-                        function.span,
-                        "deprecated",
-                    );
-                    self.error(d);
-                }
-                self.check_plugin_arguments(call, &fqn, signature, args, &inferred);
-                Inferred::maybe_unknown(static_type_of(signature.returns))
+        if let hir::Callee::Plugin(signature) = callee {
+            let fqn = format!("{}::{}", signature.namespace, signature.name);
+            if signature.deprecated {
+                let d = Diagnostic::new(&codes::DEPRECATED, format!("the plugin `{fqn}` is deprecated")).primary(
+                    self.file,
+                    function_span,
+                    "deprecated",
+                );
+                self.error(d);
             }
+            self.check_plugin_arguments(call, &fqn, signature, args, &inferred);
+            return Inferred::maybe_unknown(static_type_of(signature.returns));
+        }
+        // Not a plugin modelc can run: resolved again, to say why.
+        match self.scope.resolve_type(&self.index, written) {
+            Ok(Resolved { kind: TypeKind::Plugin, .. }) => Inferred::any(),
             Ok(Resolved { fqn, kind }) => {
                 let mut d = Diagnostic::new(
                     &codes::NOT_CALLABLE,
                     format!("`{fqn}` is {}, it can not be called", kind.describe()),
                 )
-                .primary(self.file, function.span, "only plugins and primitive casts can be called");
+                .primary(self.file, function_span, "only plugins and primitive casts can be called");
                 if kind == TypeKind::Entity {
                     d = d.help("entities are constructed with a capitalised name: `Entity(attr=value)`");
                 }
@@ -104,18 +112,18 @@ impl<'a> Checker<'a> {
                         &codes::UNAVAILABLE_PLUGIN,
                         format!("`{name}` is not defined in module `{module}`, neither in its model nor in its Python"),
                     )
-                    .primary(self.file, function.span, "no plugin of this name is available")
+                    .primary(self.file, function_span, "no plugin of this name is available")
                     .note(note);
                     self.error(d);
                 } else {
                     let error = ResolveError::NotFound { name, namespace };
-                    let d = self.resolve_error(&error, function.span, "plugin");
+                    let d = self.resolve_error(&error, function_span, "plugin");
                     self.error(d);
                 }
                 Inferred::any()
             }
             Err(error) => {
-                let d = self.resolve_error(&error, function.span, "plugin");
+                let d = self.resolve_error(&error, function_span, "plugin");
                 self.error(d);
                 Inferred::any()
             }
@@ -162,21 +170,21 @@ impl<'a> Checker<'a> {
             let known = signature
                 .params
                 .iter()
-                .any(|p| p.name == name.name && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly));
-            if bound.contains(&name.name.as_str()) && known {
+                .any(|p| p.name == name.text && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly));
+            if bound.contains(&name.text.as_str()) && known {
                 problems.push((
                     name.span,
-                    format!("{fqn}() got multiple values for argument '{}'", name.name),
+                    format!("{fqn}() got multiple values for argument '{}'", name.text),
                     "already given".to_owned(),
                 ));
             } else if !known && !accepts_any_keyword {
                 problems.push((
                     name.span,
-                    format!("{fqn}() got an unexpected keyword argument: '{}'", name.name),
+                    format!("{fqn}() got an unexpected keyword argument: '{}'", name.text),
                     format!("{fqn}() has no parameter of this name"),
                 ));
             }
-            bound.push(&name.name);
+            bound.push(&name.text);
         }
         if !has_splat {
             let missing: Vec<&str> = signature.required().map(|p| p.name).filter(|n| !bound.contains(n)).collect();
@@ -204,7 +212,7 @@ impl<'a> Checker<'a> {
         }
         for (arg, ty) in args.iter().zip(inferred) {
             if let Arg::Keyword(name, expr) = arg
-                && let Some(param) = normal.iter().find(|p| p.name == name.name)
+                && let Some(param) = normal.iter().find(|p| p.name == name.text)
             {
                 self.check_argument_type(fqn, param, expr, ty);
             }

@@ -4,25 +4,24 @@
 use super::*;
 
 impl<'a> Checker<'a> {
+    /// A constructor of `entity` (lowering found it, as written or among the relation's
+    /// subtypes), written at `entity_span`.
     pub(super) fn check_construct(
         &mut self,
         expr: &'a Expr,
-        written: &'a modelc_syntax::ast::TypeRef,
-        args: &'a [Arg],
+        entity: &'a str,
+        entity_span: Span,
+        args: &'a [ConstructArg],
         hint: Option<Hint<'a>>,
     ) -> Inferred {
-        let entity = self.resolve_constructed(written, hint);
-        let Some(entity) = entity else {
-            self.check_args(args);
-            return Inferred::any();
-        };
+        let entity = entity.to_owned();
         let short = as_written(&entity);
         if !self.index.may_be_implemented(&entity) {
             let d = Diagnostic::new(
                 &codes::NO_IMPLEMENTATION,
                 format!("unable to select implementation for entity {entity}: no `implement` statement names it"),
             )
-            .primary(self.file, written.span, "constructed here");
+            .primary(self.file, entity_span, "constructed here");
             // A parent that has implementations: they are not inherited unless asked for.
             let parents = self.index.ancestors(&entity).iter().any(|a| self.index.may_be_implemented(a));
             let d = if parents {
@@ -41,7 +40,7 @@ impl<'a> Checker<'a> {
                 &codes::RESOURCE_WITHOUT_IDENTITY,
                 format!("instances of `{entity}` are resources, but nothing identifies them: they are not exported"),
             )
-            .primary(self.file, written.span, "a resource without an id, not exported")
+            .primary(self.file, entity_span, "a resource without an id, not exported")
             .note(format!("`{entity}` extends std::Resource, has no index and no resource declaration with an `id`"))
             .help(format!("add an index (`index {short}({first})`) or declare the id: `resource {short}(id={first})`"));
             self.diagnostics.push(d);
@@ -57,7 +56,7 @@ impl<'a> Checker<'a> {
                     &codes::TYPE_MISMATCH,
                     format!("can not assign a value of type `{entity}` to `{}` of type `{expected}`", attribute.name),
                 )
-                .primary(self.file, written.span, format!("an instance of `{entity}`"));
+                .primary(self.file, entity_span, format!("an instance of `{entity}`"));
                 self.error(d);
             }
         }
@@ -65,9 +64,9 @@ impl<'a> Checker<'a> {
         let mut has_splat = false;
         for arg in args {
             match arg {
-                Arg::Keyword(name, value) => {
-                    given.push(&name.name);
-                    let Some(def) = self.index.attribute(&entity, &name.name) else {
+                ConstructArg::Keyword { name, value, .. } => {
+                    given.push(&name.text);
+                    let Some(def) = self.index.attribute(&entity, &name.text) else {
                         if self.index.is_incomplete(&entity) {
                             self.check_expr(value, None);
                             continue;
@@ -77,20 +76,20 @@ impl<'a> Checker<'a> {
                         self.check_expr(value, None);
                         continue;
                     };
-                    self.check_shell_syntax(&entity, &name.name, value);
+                    self.check_shell_syntax(&entity, &name.text, value);
                     // The reference checks the types of nested constructors statically, except
                     // for index attributes, which it evaluates before the instance exists.
-                    let in_index = self.index.indexes(&entity).iter().any(|i| i.contains(&name.name));
+                    let in_index = self.index.indexes(&entity).iter().any(|i| i.contains(&name.text));
                     let inferred = self.check_expr(value, Some(Hint { attribute: Some(def), direct: !in_index }));
                     self.check_value_fits(def, value, &inferred, super::Setting::First);
                 }
-                Arg::Splat(value) => {
+                ConstructArg::Splat(value) => {
                     has_splat = true;
                     let inferred = self.check_expr(value, None);
                     self.check_splat(value, &inferred);
                     self.check_splat_keys(&entity, value, args);
                 }
-                Arg::Positional(value) => {
+                ConstructArg::Positional(value) => {
                     // Reported by the parser.
                     self.check_expr(value, None);
                 }
@@ -102,57 +101,54 @@ impl<'a> Checker<'a> {
         Inferred::definite(StaticType::Instance(entity))
     }
 
-    /// The entity a constructor names. An unqualified name that is not in scope may still name
-    /// a subtype of the relation the value is assigned to (spec §4.5).
-    pub(super) fn resolve_constructed(
+    /// A constructor or index lookup of a name lowering found no entity for: resolved again,
+    /// to say why. An unqualified constructor that is not in scope may name several subtypes of
+    /// the relation the value is assigned to (spec §4.5): that is ambiguous.
+    pub(super) fn check_unknown_entity(
         &mut self,
-        written: &modelc_syntax::ast::TypeRef,
+        written: &str,
+        span: Span,
+        constructor: bool,
         hint: Option<Hint<'a>>,
-    ) -> Option<String> {
-        let text = written.text();
-        let error = match self.scope.resolve_type(&self.index, &text) {
-            Ok(Resolved { fqn, kind: TypeKind::Entity }) => return Some(fqn),
+    ) {
+        if !constructor {
+            self.resolve_kind(written, span, TypeKind::Entity, "entity");
+            return;
+        }
+        if !written.contains("::")
+            && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
+            && let many @ [_, _, ..] = self.index.constructor_candidates(written, target)
+        {
+            let list: Vec<String> = many.iter().map(|m| format!("`{m}`")).collect();
+            let d = Diagnostic::new(&codes::AMBIGUOUS_TYPE, format!("`{written}` could be any of {}", list.join(", ")))
+                .primary(self.file, span, "ambiguous")
+                .help("qualify the name with its namespace");
+            self.error(d);
+            return;
+        }
+        match self.scope.resolve_type(&self.index, written) {
+            Ok(Resolved { kind: TypeKind::Entity, .. }) => {}
             Ok(Resolved { fqn, kind }) => {
                 let d = Diagnostic::new(
                     &codes::WRONG_KIND_OF_NAME,
                     format!("`{fqn}` is {}, not an entity", kind.describe()),
                 )
-                .primary(self.file, written.span, "only entities can be constructed");
+                .primary(self.file, span, "only entities can be constructed");
                 self.error(d);
-                return None;
             }
-            Err(error) => error,
-        };
-        if written.namespace.is_empty()
-            && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
-        {
-            match self.index.constructor_candidates(&text, target) {
-                [one] => return Some(one.clone()),
-                [] => {}
-                many => {
-                    let list: Vec<String> = many.iter().map(|m| format!("`{m}`")).collect();
-                    let d = Diagnostic::new(
-                        &codes::AMBIGUOUS_TYPE,
-                        format!("`{text}` could be any of {}", list.join(", ")),
-                    )
-                    .primary(self.file, written.span, "ambiguous")
-                    .help("qualify the name with its namespace");
-                    self.error(d);
-                    return None;
-                }
+            Err(error) => {
+                let d = self.resolve_error(&error, span, "entity");
+                self.error(d);
             }
         }
-        let d = self.resolve_error(&error, written.span, "entity");
-        self.error(d);
-        None
     }
 
     /// `**d` where `d` is a constant dict: its keys must be attributes not given explicitly.
-    pub(super) fn check_splat_keys(&mut self, entity: &str, value: &Expr, args: &[Arg]) {
-        let here = self.blocks.len().saturating_sub(1);
+    pub(super) fn check_splat_keys(&mut self, entity: &str, value: &Expr, args: &[ConstructArg]) {
+        let here = self.scopes.len().saturating_sub(1);
         let Some(modelc_value::Value::Dict(entries)) = self.constant_value(value, 0, here) else { return };
         for key in entries.keys() {
-            let explicit = args.iter().any(|a| matches!(a, Arg::Keyword(name, _) if name.name == *key));
+            let explicit = args.iter().any(|a| matches!(a, ConstructArg::Keyword { name, .. } if name.text == *key));
             if explicit {
                 let d = Diagnostic::new(
                     &codes::DUPLICATE_KEYWORD_ARGUMENT,
@@ -220,15 +216,14 @@ impl<'a> Checker<'a> {
         }
     }
 
-    pub(super) fn check_index_lookup(&mut self, written: &'a modelc_syntax::ast::TypeRef, args: &'a [Arg]) -> Inferred {
-        let entity = self.resolve_entity(written);
+    pub(super) fn check_index_lookup(&mut self, entity: &'a str, span: Span, args: &'a [Arg]) -> Inferred {
         self.check_args(args);
-        let Some(entity) = entity else { return Inferred::any() };
+        let entity = entity.to_owned();
         if args.iter().any(|a| matches!(a, Arg::Splat(_))) {
             return Inferred::maybe_unknown(StaticType::Instance(entity));
         }
         let mut names: Vec<String> =
-            args.iter().filter_map(|a| if let Arg::Keyword(n, _) = a { Some(n.name.clone()) } else { None }).collect();
+            args.iter().filter_map(|a| if let Arg::Keyword(n, _) = a { Some(n.text.clone()) } else { None }).collect();
         names.sort();
         let indexes = self.index.indexes(&entity);
         let declared_invalid = self
@@ -242,9 +237,10 @@ impl<'a> Checker<'a> {
                 &codes::NO_MATCHING_INDEX,
                 format!("no index defined on `{entity}` for a lookup on ({})", names.join(", ")),
             )
-            .primary(self.file, written.span, "no index with exactly these attributes");
+            .primary(self.file, span, "no index with exactly these attributes");
+            let written = self.text.get(span.range()).unwrap_or(&entity);
             d = if known.is_empty() {
-                d.help(format!("declare one: `index {}({})`", written.text(), names.join(", ")))
+                d.help(format!("declare one: `index {written}({})`", names.join(", ")))
             } else {
                 d.note(format!("the indexes of `{entity}` are {}", known.join(", ")))
             };

@@ -14,10 +14,16 @@ impl<'a> Checker<'a> {
     /// `a.b.c…`, link by link from the root outwards: a chain is long, not deep, and a
     /// recursive walk of it took a stack frame per link (640,000 links: 0.9 GB).
     fn check_attribute_chain(&mut self, expr: &'a Expr) -> Inferred {
-        let (root, links) = expr.attribute_links();
+        let mut links: Vec<&'a Name> = Vec::new();
+        let mut root = expr;
+        while let ExprKind::Attr { object, attr } = &root.kind {
+            links.push(attr);
+            root = object;
+        }
+        links.reverse();
         let mut inferred = self.check_expr(root, None);
         let mut last = None;
-        for (n, modelc_syntax::ast::AttrLink { attr, .. }) in links.into_iter().enumerate() {
+        for (n, attr) in links.into_iter().enumerate() {
             let through_self = n == 0 && self.is_self(root);
             last = self.attribute_of(&inferred, attr, through_self);
             inferred = last.map_or_else(Inferred::any, attribute_type);
@@ -28,42 +34,53 @@ impl<'a> Checker<'a> {
 
     fn check_expr_level(&mut self, expr: &'a Expr, hint: Option<Hint<'a>>) -> Inferred {
         match &expr.kind {
-            ExprKind::Int(_) => Inferred::definite(StaticType::Int),
+            ExprKind::Int(_) | ExprKind::IntOutOfRange => Inferred::definite(StaticType::Int),
             ExprKind::Float(_) => Inferred::definite(StaticType::Float),
             ExprKind::Bool(_) => Inferred::definite(StaticType::Bool),
             ExprKind::Null => Inferred::definite(StaticType::Null),
-            ExprKind::Str(s) => {
+            ExprKind::Str(parts) => {
                 let mut definite = true;
-                for part in &s.parts {
-                    if let StrPart::Interpolation(path) = part {
+                for part in parts {
+                    if let StrPart::Interpolation(chain) = part {
                         definite = false;
-                        self.check_reference_chain(path);
+                        self.check_reference_chain(chain);
                     }
                 }
                 Inferred { ty: StaticType::Str, definite }
             }
-            ExprKind::FStr(f) => {
-                self.check_fstring_parts(&f.parts);
+            ExprKind::FStr(parts) => {
+                self.check_fstring_parts(parts);
                 Inferred::maybe_unknown(StaticType::Str)
             }
-            ExprKind::Regex(regex) => {
+            ExprKind::Regex { subject, .. } => {
                 // A bare regex means "self matches"; it needs `self`.
-                if self.instance.is_none() && !self.in_typedef {
+                if matches!(subject, hir::Var::Undefined(_)) {
                     let d = Diagnostic::new(&codes::UNDEFINED_VARIABLE, "a regex used as a value needs `self`")
                         .primary(
                             self.file,
-                            regex.span,
+                            expr.span,
                             "`matching /…/` tests `self`, which only exists in implementations",
                         );
                     self.runtime(d);
                 }
                 Inferred::maybe_unknown(StaticType::Bool)
             }
-            ExprKind::Var(path) => self.check_var(path, 0),
+            ExprKind::Var(var) => self.check_var(var, expr.span, 0),
             ExprKind::Attr { .. } => self.check_attribute_chain(expr),
-            ExprKind::Call { function, args } => self.check_call(expr, function, args),
-            ExprKind::Construct { entity, args } => self.check_construct(expr, entity, args, hint),
-            ExprKind::IndexLookup { entity, args } => self.check_index_lookup(entity, args),
+            ExprKind::Call { callee, written, function_span, args } => {
+                self.check_call(expr, *callee, written, *function_span, args)
+            }
+            ExprKind::Construct { entity, entity_span, args } => {
+                self.check_construct(expr, self.hir.entity_name(*entity), *entity_span, args, hint)
+            }
+            ExprKind::IndexLookup { entity, entity_span, args } => {
+                self.check_index_lookup(self.hir.entity_name(*entity), *entity_span, args)
+            }
+            ExprKind::UnknownEntity { written, entity_span, constructor, args } => {
+                self.check_unknown_entity(written, *entity_span, *constructor, hint);
+                self.check_args(args);
+                Inferred::any()
+            }
             ExprKind::RelationLookup { object, args, .. } => {
                 self.check_expr(object, None);
                 self.check_args(args);
@@ -109,8 +126,8 @@ impl<'a> Checker<'a> {
                 Inferred::definite(StaticType::List)
             }
             ExprKind::Dict(entries) => {
-                for entry in entries {
-                    self.check_expr(&entry.value, None);
+                for (_, value) in entries {
+                    self.check_expr(value, None);
                 }
                 Inferred::definite(StaticType::Dict)
             }
@@ -165,20 +182,16 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Whether `expr` is `self` inside an implementation.
+    /// Whether `expr` is `self` inside an implementation of a known entity.
     pub(super) fn is_self(&self, expr: &Expr) -> bool {
-        self.instance.is_some()
-            && matches!(&expr.kind, ExprKind::Var(path) if path.segments.len() == 1 && path.segments[0].name == "self")
+        self.instance().is_some() && matches!(&expr.kind, ExprKind::Var(hir::Var::SelfInstance { .. }))
     }
 
     /// `{{ a.b.c }}`: a variable and attribute reads.
-    pub(super) fn check_reference_chain(&mut self, path: &'a [Ident]) {
-        let Some((first, rest)) = path.split_first() else { return };
-        let span = first.span;
-        let var = Path { segments: vec![first.clone()], span };
-        let mut current = self.check_var_named(&var, 0);
-        let from_self = first.name == "self" && self.instance.is_some();
-        for (n, attr) in rest.iter().enumerate() {
+    pub(super) fn check_reference_chain(&mut self, chain: &'a hir::Chain) {
+        let mut current = self.check_var(&chain.root, chain.root_span, 0);
+        let from_self = matches!(chain.root, hir::Var::SelfInstance { .. }) && self.instance().is_some();
+        for (n, attr) in chain.attrs.iter().enumerate() {
             current = match self.attribute_of(&current, attr, n == 0 && from_self) {
                 Some(def) => attribute_type(def),
                 None => Inferred::any(),
@@ -189,10 +202,16 @@ impl<'a> Checker<'a> {
     pub(super) fn check_fstring_parts(&mut self, parts: &'a [FStrPart]) {
         for part in parts {
             if let FStrPart::Field(field) = part {
-                if field.path.iter().all(|segment| is_name(&segment.name)) {
-                    self.check_reference_chain(&field.path);
-                } else {
-                    self.report_fstring_field(field);
+                if let Some(chain) = &field.chain {
+                    let root_is_name = match &chain.root {
+                        hir::Var::Undefined(written) => is_name(written),
+                        _ => true,
+                    };
+                    if root_is_name && chain.attrs.iter().all(|attr| is_name(&attr.text)) {
+                        self.check_reference_chain(chain);
+                    } else {
+                        self.report_fstring_field(chain);
+                    }
                 }
                 self.check_fstring_parts(&field.spec);
             }
@@ -201,10 +220,14 @@ impl<'a> Checker<'a> {
 
     /// An f-string field that is not a name chain (`{a[0]}`, `{x.upper()}`): like the reference,
     /// a name that is not found, with what a field may hold.
-    fn report_fstring_field(&mut self, field: &FStrField) {
-        let (Some(first), Some(last)) = (field.path.first(), field.path.last()) else { return };
-        let written: Vec<&str> = field.path.iter().map(|segment| segment.name.as_str()).collect();
-        let span = modelc_diagnostics::Span { start: first.span.start, end: last.span.end };
+    fn report_fstring_field(&mut self, chain: &hir::Chain) {
+        let root = match &chain.root {
+            hir::Var::Undefined(written) => written.as_str(),
+            _ => self.text.get(chain.root_span.range()).unwrap_or_default(),
+        };
+        let written: Vec<&str> = std::iter::once(root).chain(chain.attrs.iter().map(|a| a.text.as_str())).collect();
+        let end = chain.attrs.last().map_or(chain.root_span.end, |a| a.span.end);
+        let span = modelc_diagnostics::Span { start: chain.root_span.start, end };
         let d = Diagnostic::new(&codes::UNDEFINED_VARIABLE, format!("variable `{}` not found", written.join(".")))
             .primary(self.file, span, "an f-string field holds a name or a dotted chain of names, nothing else")
             .help(
@@ -218,21 +241,20 @@ impl<'a> Checker<'a> {
     pub(super) fn check_list_comprehension(
         &mut self,
         element: &'a Expr,
-        fors: &'a [modelc_syntax::ast::CompFor],
+        fors: &'a [hir::CompFor],
         guards: &'a [Expr],
         hint: Option<Hint<'a>>,
     ) {
-        let mut block = Block::default();
+        // Each `for` clause's variable is a scope of its own, as lowering counts them.
+        let depth = self.scopes.len();
+        let mut all = Block::default();
         for (i, comp) in fors.iter().enumerate() {
             let iterable = if i == 0 {
                 self.check_expr(&comp.iterable, None)
             } else {
-                self.blocks.push(std::mem::take(&mut block));
-                let inferred = self.uncertain("a list comprehension body runs once per element", |c| {
+                self.uncertain("a list comprehension body runs once per element", |c| {
                     c.check_expr(&comp.iterable, None)
-                });
-                block = self.blocks.pop().unwrap_or_default();
-                inferred
+                })
             };
             if let Some(ty) = iterable.certain()
                 && *ty != StaticType::List
@@ -244,10 +266,13 @@ impl<'a> Checker<'a> {
                 .primary(self.file, comp.iterable.span, format!("this is {}", ty.describe()));
                 self.runtime(d);
             }
-            block.vars.insert(&comp.var.name, Var { value: None, declared_at: comp.var.span, element: None });
+            let var = Var { value: None, declared_at: comp.var.span, element: None };
+            all.entry(comp.var.text.as_str()).or_insert(var);
+            self.scopes.push(Scope::Block([(comp.var.text.as_str(), var)].into_iter().collect()));
         }
-        self.warn_shadowing(&block);
-        self.blocks.push(block);
+        let own = self.scopes.split_off(depth);
+        self.warn_shadowing(&all);
+        self.scopes.extend(own);
         // The first guard runs for every element; the element and later guards only for the
         // elements that pass the guards before them.
         let iteration_runs = fors.iter().all(|f| runs_at_least_once(&f.iterable));
@@ -274,7 +299,7 @@ impl<'a> Checker<'a> {
         }
         self.check_expr(element, hint);
         (self.certain, self.uncertain_reason) = saved;
-        self.blocks.pop();
+        self.scopes.truncate(depth);
     }
 
     pub(super) fn check_binary(&mut self, expr: &'a Expr, op: BinOp, lhs: &'a Expr, rhs: &'a Expr) -> Inferred {
@@ -284,7 +309,7 @@ impl<'a> Checker<'a> {
             // checked and left its value behind, so a chain `a or b or …` is evaluated once.
             let left_value = match self.logic_value.take() {
                 Some((checked, value)) if std::ptr::eq(checked, lhs) => value,
-                _ => match consteval::eval(lhs, None) {
+                _ => match consteval::eval_with(lhs, &|_: &hir::Var| None) {
                     Some(modelc_value::Value::Bool(b)) => Some(b),
                     _ => None,
                 },
@@ -293,7 +318,7 @@ impl<'a> Checker<'a> {
             let decides = left_value.map(|b| b == (op == BinOp::Or));
             let value = match decides {
                 Some(true) => left_value,
-                Some(false) => match consteval::eval(rhs, None) {
+                Some(false) => match consteval::eval_with(rhs, &|_: &hir::Var| None) {
                     Some(modelc_value::Value::Bool(b)) => Some(b),
                     _ => None,
                 },
@@ -339,14 +364,14 @@ impl<'a> Checker<'a> {
         let definite = left.definite && right.definite;
         let (Some(l), Some(r)) = (left.certain().cloned(), right.certain().cloned()) else {
             return match op {
-                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::In | BinOp::NotIn => {
+                BinOp::Value(Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::In | Op::NotIn) => {
                     Inferred::maybe_unknown(StaticType::Bool)
                 }
                 _ => Inferred::any(),
             };
         };
         // The same typing table execution follows (`modelc_value::ops`).
-        let (Some(op_kind), Some(lk), Some(rk)) = (Op::from_symbol(op.symbol()), kind(&l), kind(&r)) else {
+        let (BinOp::Value(op_kind), Some(lk), Some(rk)) = (op, kind(&l), kind(&r)) else {
             return Inferred::any();
         };
         let ty = match ops::typing(op_kind, lk, rk) {
@@ -356,7 +381,7 @@ impl<'a> Checker<'a> {
                 let d = Diagnostic::new(&codes::INVALID_OPERAND, problem).primary(
                     self.file,
                     lhs.span.to(rhs.span),
-                    format!("{} {} {}", l.describe(), op.symbol(), r.describe()),
+                    format!("{} {} {}", l.describe(), op_kind.symbol(), r.describe()),
                 );
                 self.runtime(d);
                 return Inferred::any();

@@ -1,18 +1,21 @@
 //! Checks of statement blocks: variables and their scopes, attribute access, constructors,
 //! index lookups, plugin calls and operators, with the static types of expressions where they
 //! are certain (spec §3.5, §4.2, §4.5, §4.8, §4.9).
+//!
+//! The checks walk the lowered program (`crate::hir`), where lowering has resolved every
+//! name once: a variable is a slot of a scope counted out from where it is read, a constructor
+//! names its entity, a call its plugin. The walk keeps one scope for each scope lowering
+//! counted, holding what the checks need of each variable (its one value, a loop's element
+//! entity); names that did not resolve are looked up again only to explain why.
 
 use modelc_diagnostics::{Diagnostic, Span, codes};
-use modelc_syntax::ast::{
-    Arg, AssignOp, BinOp, Constraint, Expr, ExprKind, FStrField, FStrPart, Ident, Implement, Implementation, Path,
-    Stmt, StrPart, Typedef,
-};
 
-use crate::check::{Block, Checker, Var};
+use crate::check::{Block, Checker, Scope, Var};
 use crate::consteval;
+use crate::hir::{self, Arg, BinOp, ConstructArg, Expr, ExprKind, FStrPart, Name, Stmt, StrPart, Target};
 use crate::index::{AttrDef, AttrKind, TypeKind};
 use crate::resolve::{ResolveError, Resolved};
-use crate::types::{BaseType, CASTS, Inferred, StaticType, ValueType};
+use crate::types::{BaseType, Inferred, StaticType, ValueType};
 use crate::validate::Misfit;
 
 mod calls;
@@ -38,51 +41,70 @@ const CONDITION_RUNS: &str = "this condition is evaluated only when an instance 
 const INFER_DEPTH: usize = 8;
 
 impl<'a> Checker<'a> {
-    /// The variables a block declares: names assigned in it and (for loop bodies) its variable.
-    pub(crate) fn declare_block(&self, stmts: impl Iterator<Item = &'a Stmt>) -> Block<'a> {
-        let mut block = Block::default();
-        for (name, assign) in stmts.filter_map(Stmt::declared_variable) {
-            block
-                .vars
-                .entry(&name.name)
+    /// The variables a lowered block declares, in slot order, each with its value when it is
+    /// assigned exactly once (`x = …`; lowering's `Target::Local` without `+=`).
+    pub(crate) fn declare_block(&self, block: &'a hir::Block) -> Block<'a> {
+        let mut vars: Block<'a> = block
+            .locals
+            .iter()
+            .map(|local| (local.text.as_str(), Var { value: None, declared_at: local.span, element: None }))
+            .collect();
+        let mut assignments = vec![0u32; vars.len()];
+        for stmt in &block.stmts {
+            if let Stmt::Assign(assign) = stmt
+                && let Target::Local { slot, .. } = assign.target
+                && !assign.extend
+                && let Some((_, var)) = vars.get_index_mut(slot as usize)
+            {
+                assignments[slot as usize] += 1;
                 // Assigned more than once: the value is not known statically.
-                .and_modify(|v| v.value = None)
-                .or_insert(Var { value: Some(&assign.value), declared_at: name.span, element: None });
+                var.value = (assignments[slot as usize] == 1).then_some(&assign.value);
+            }
         }
-        block
+        vars
     }
 
-    /// Checks a block; `loop_var` is a `for` loop's variable, with the entity of its elements
-    /// when the loop is over a relation.
-    pub(super) fn check_block(&mut self, stmts: &'a [Stmt], loop_var: Option<(&'a Ident, Option<&'a str>)>) {
-        let mut block = self.declare_block(stmts.iter());
-        if let Some((var, element)) = loop_var {
-            block.vars.insert(&var.name, Var { value: None, declared_at: var.span, element });
+    /// Checks a block; `loop_var` is a `for` loop's variable (its slot and where it is
+    /// written), with the entity of its elements when the loop is over a relation.
+    pub(super) fn check_block(&mut self, block: &'a hir::Block, loop_var: Option<(u32, Span, Option<&'a str>)>) {
+        let mut vars = self.declare_block(block);
+        if let Some((slot, declared_at, element)) = loop_var
+            && let Some((_, var)) = vars.get_index_mut(slot as usize)
+        {
+            *var = Var { value: None, declared_at, element };
         }
-        self.warn_shadowing(&block);
-        self.blocks.push(block);
-        for stmt in stmts {
+        self.warn_shadowing(&vars);
+        self.scopes.push(Scope::Block(vars));
+        for stmt in &block.stmts {
             self.check_stmt(stmt);
         }
-        if let Some(block) = self.blocks.pop() {
-            self.closed_vars.extend(block.vars.iter().map(|(name, var)| (*name, var.declared_at)));
+        if let Some(Scope::Block(vars)) = self.scopes.pop() {
+            self.closed_vars.extend(vars.iter().map(|(name, var)| (*name, var.declared_at)));
         }
+    }
+
+    /// The entity of the innermost instance scope (`self`), when there is one and it resolved.
+    pub(crate) fn instance(&self) -> Option<&str> {
+        self.scopes.iter().rev().find_map(|scope| match scope {
+            Scope::Instance(entity) => Some(entity.as_deref()),
+            Scope::Block(_) => None,
+        })?
     }
 
     /// A variable of a nested block with the name of one in an enclosing block is a new
     /// variable: assigning it does not change the outer one, which surprises.
     pub(super) fn warn_shadowing(&mut self, block: &Block<'a>) {
-        // An implementation body starts a new scope chain (instance, then the file's top level).
-        let enclosing = if self.impl_depth > 0 && self.blocks.len() == self.impl_depth {
-            return;
-        } else if self.impl_depth > 0 {
-            &self.blocks[self.impl_depth..]
-        } else {
-            &self.blocks[..]
-        };
+        // An implementation body starts a new scope chain (instance, then the file's top
+        // level): its own blocks are compared, its body block with nothing.
+        let after_instance = self.scopes.iter().rposition(|s| matches!(s, Scope::Instance(_))).map(|i| i + 1);
+        let enclosing = &self.scopes[after_instance.unwrap_or(0)..];
         let mut found: Vec<(Span, Span, &str)> = Vec::new();
-        for (name, var) in &block.vars {
-            if let Some(outer) = enclosing.iter().rev().find_map(|b| b.vars.get(name)) {
+        for (name, var) in block {
+            let outer = enclosing.iter().rev().find_map(|scope| match scope {
+                Scope::Block(vars) => vars.get(name),
+                Scope::Instance(_) => None,
+            });
+            if let Some(outer) = outer {
                 found.push((var.declared_at, outer.declared_at, name));
             }
         }
@@ -98,23 +120,14 @@ impl<'a> Checker<'a> {
         }
     }
 
-    pub(crate) fn check_implementation_body(&mut self, implementation: &'a Implementation) {
-        let Ok(Resolved { fqn, kind: TypeKind::Entity }) =
-            self.scope.resolve_type(&self.index, &implementation.entity.text())
-        else {
-            // The entity is unknown (reported); still resolve the names of the body.
-            self.with_instance(None, IMPLEMENTATION_RUNS, |c| c.check_block(&implementation.body, None));
-            return;
-        };
-        self.with_instance(Some(fqn), IMPLEMENTATION_RUNS, |c| c.check_block(&implementation.body, None));
+    pub(crate) fn check_implementation_body(&mut self, implementation: &'a hir::ImplementationHir) {
+        // An unknown entity is reported; the names of the body are still checked.
+        let entity = implementation.entity.map(|e| self.hir.entity_name(e).to_owned());
+        self.with_instance(entity, IMPLEMENTATION_RUNS, |c| c.check_block(&implementation.body, None));
     }
 
-    pub(crate) fn check_implement_condition(&mut self, implement: &'a Implement) {
-        let Some(condition) = &implement.condition else { return };
-        let entity = match self.scope.resolve_type(&self.index, &implement.entity.text()) {
-            Ok(Resolved { fqn, kind: TypeKind::Entity }) => Some(fqn),
-            _ => None,
-        };
+    pub(crate) fn check_implement_condition(&mut self, implement: &'a hir::ImplementHir, condition: &'a Expr) {
+        let entity = implement.entity.map(|e| self.hir.entity_name(e).to_owned());
         self.with_instance(entity, CONDITION_RUNS, |c| {
             let inferred = c.check_expr(condition, None);
             if let Some(ty) = inferred.certain()
@@ -131,26 +144,28 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn with_instance(&mut self, entity: Option<String>, reason: &'static str, f: impl FnOnce(&mut Self)) {
-        let saved = (self.instance.take(), self.impl_depth);
-        self.instance = entity;
-        self.impl_depth = self.blocks.len();
+        self.scopes.push(Scope::Instance(entity));
         self.uncertain(reason, f);
-        (self.instance, self.impl_depth) = saved;
+        self.scopes.pop();
     }
 
-    pub(crate) fn check_typedef_constraint(&mut self, typedef: &'a Typedef) {
-        let Constraint::Expr(expr) = &typedef.constraint else { return };
+    /// A typedef constraint: a scope of its own whose only variable is `self`, as lowering
+    /// lowered it.
+    pub(crate) fn check_typedef_constraint(&mut self, constraint: &'a Expr) {
+        let own: Block<'a> =
+            [("self", Var { value: None, declared_at: constraint.span, element: None })].into_iter().collect();
+        let outer = std::mem::replace(&mut self.scopes, vec![Scope::Block(own)]);
         self.in_typedef = true;
-        self.typedef_depth = self.blocks.len();
         self.uncertain("a typedef constraint runs only when a value of the type is checked", |c| {
-            c.check_expr(expr, None);
+            c.check_expr(constraint, None);
         });
         self.in_typedef = false;
+        self.scopes = outer;
     }
 
     pub(crate) fn check_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
-            Stmt::Assign(assign) => self.check_assign(&assign.target, assign.op, &assign.value),
+            Stmt::Assign(assign) => self.check_assign(&assign.target, assign.extend, &assign.value),
             Stmt::For(for_) => {
                 let iterable = self.check_expr(&for_.iterable, None);
                 // Over a relation (`for h in self.hosts`): the elements are instances of its target.
@@ -170,11 +185,12 @@ impl<'a> Checker<'a> {
                             .primary(self.file, for_.iterable.span, format!("this is {}", ty.describe()));
                     self.runtime(d);
                 }
+                let loop_var = Some((for_.var, for_.var_span, element));
                 if runs_at_least_once(&for_.iterable) {
-                    self.check_block(&for_.body, Some((&for_.var, element)));
+                    self.check_block(&for_.body, loop_var);
                 } else {
                     self.uncertain("the body of a for loop runs only for the elements there are", |c| {
-                        c.check_block(&for_.body, Some((&for_.var, element)));
+                        c.check_block(&for_.body, loop_var);
                     });
                 }
             }
@@ -201,7 +217,7 @@ impl<'a> Checker<'a> {
                     }
                 }
                 // The branch that certainly runs, when the conditions are constants.
-                let here = self.blocks.len().saturating_sub(1);
+                let here = self.scopes.len().saturating_sub(1);
                 let mut taken = Some(if_.branches.len());
                 for (i, (condition, _)) in if_.branches.iter().enumerate() {
                     match self.constant_value(condition, 0, here) {
@@ -230,33 +246,32 @@ impl<'a> Checker<'a> {
             Stmt::Expr(expr) => {
                 self.check_expr(expr, None);
             }
-            Stmt::Error(_) => {}
         }
     }
 
-    pub(super) fn check_assign(&mut self, target: &'a Expr, op: AssignOp, value: &'a Expr) {
-        match &target.kind {
-            ExprKind::Var(path) if path.segments.len() > 1 => {
+    pub(super) fn check_assign(&mut self, target: &'a Target, extend: bool, value: &'a Expr) {
+        match target {
+            Target::Qualified { written, span } => {
                 let d = Diagnostic::new(
                     &codes::ASSIGN_TO_QUALIFIED_NAME,
-                    format!("can not assign to `{}`: only variables of this file can be assigned", path.text()),
+                    format!("can not assign to `{written}`: only variables of this file can be assigned"),
                 )
-                .primary(self.file, path.span, "a variable of another namespace");
+                .primary(self.file, *span, "a variable of another namespace");
                 self.runtime(d);
                 self.check_expr(value, None);
             }
-            ExprKind::Attr { object, attr } => {
+            Target::Attribute { object, attr, span } => {
                 let object_type = self.check_expr(object, None);
                 let attribute = self.attribute_of(&object_type, attr, false);
                 if let Some(def) = attribute
-                    && op == AssignOp::Extend
+                    && extend
                     && def.is_single_valued()
                 {
                     let d = Diagnostic::new(
                         &codes::EXTEND_SINGLE_VALUED,
-                        format!("can not use += on `{}`: it holds a single value", attr.name),
+                        format!("can not use += on `{}`: it holds a single value", attr.text),
                     )
-                    .primary(self.file, target.span, format!("`{}` is `{}`", attr.name, describe_cell(def)))
+                    .primary(self.file, *span, format!("`{}` is `{}`", attr.text, describe_cell(def)))
                     .help("use `=` to set it");
                     self.runtime(d);
                 }
@@ -267,7 +282,7 @@ impl<'a> Checker<'a> {
                     self.check_value_fits(def, value, &inferred, Setting::MaybeAgain);
                 }
             }
-            _ => {
+            Target::Local { .. } | Target::Undefined { .. } | Target::Other => {
                 self.check_expr(value, None);
             }
         }
@@ -289,14 +304,14 @@ impl<'a> Checker<'a> {
     /// When only some subtypes have it: W0203 in the code of the modules the check started from
     /// (reading a subtype's attribute guarded by a test of the instance is an idiom of real
     /// modules, so it is not reported in the modules a project depends on).
-    pub(super) fn attribute_of(&mut self, object: &Inferred, attr: &Ident, through_self: bool) -> Option<&'a AttrDef> {
+    pub(super) fn attribute_of(&mut self, object: &Inferred, attr: &Name, through_self: bool) -> Option<&'a AttrDef> {
         let index = &self.index;
         match &object.ty {
             StaticType::Instance(entity) => {
-                if let Some(def) = index.attribute(entity, &attr.name) {
+                if let Some(def) = index.attribute(entity, &attr.text) {
                     return Some(def);
                 }
-                let family = index.family_attribute(entity, &attr.name);
+                let family = index.family_attribute(entity, &attr.text);
                 if family.incomplete {
                     return None;
                 }
@@ -307,7 +322,7 @@ impl<'a> Checker<'a> {
                     }
                     return None;
                 }
-                let suggestions = self.close_attribute_names(entity, &attr.name);
+                let suggestions = self.close_attribute_names(entity, &attr.text);
                 let misspelt = !suggestions.is_empty();
                 let closed_world = entity.starts_with("__config__::");
                 let d = self.unknown_attribute_suggesting(entity, attr, suggestions);
@@ -321,7 +336,7 @@ impl<'a> Checker<'a> {
             ty if object.definite && ty.is_known() => {
                 let d = Diagnostic::new(
                     &codes::INVALID_OPERAND,
-                    format!("can not get attribute `{}` of {}: it is not an entity", attr.name, ty.describe()),
+                    format!("can not get attribute `{}` of {}: it is not an entity", attr.text, ty.describe()),
                 )
                 .primary(self.file, attr.span, "attribute of a non-entity value");
                 self.runtime(d);
@@ -337,12 +352,12 @@ impl<'a> Checker<'a> {
     }
 
     /// "entity E has no attribute x; only its subtypes S do": a warning.
-    fn attribute_of_some_subtypes(&self, entity: &str, attr: &Ident, having: &[String]) -> Diagnostic {
+    fn attribute_of_some_subtypes(&self, entity: &str, attr: &Name, having: &[String]) -> Diagnostic {
         let shown: Vec<String> = having.iter().take(3).map(|e| format!("`{e}`")).collect();
         let more = if having.len() > 3 { format!(" and {} more", having.len() - 3) } else { String::new() };
         Diagnostic::new(
             &codes::ATTRIBUTE_OF_SOME_SUBTYPES,
-            format!("entity `{entity}` has no attribute `{}`: only some of its subtypes do", attr.name),
+            format!("entity `{entity}` has no attribute `{}`: only some of its subtypes do", attr.text),
         )
         .primary(self.file, attr.span, format!("found for instances of {}{more} only", shown.join(", ")))
         .note(format!("reading it fails for an instance of `{entity}` itself, or of a subtype without it"))
@@ -353,18 +368,18 @@ impl<'a> Checker<'a> {
     /// this file failed and nothing is close to `x`, it is a follow-on, dropped: any module can
     /// add a relation to any entity (mitogen adds `std::Host.via`), so the missing module may
     /// well declare it.
-    pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Ident) -> Diagnostic {
-        let suggestions = self.close_attribute_names(entity, &attr.name);
+    pub(crate) fn unknown_attribute(&mut self, entity: &str, attr: &Name) -> Diagnostic {
+        let suggestions = self.close_attribute_names(entity, &attr.text);
         self.unknown_attribute_suggesting(entity, attr, suggestions)
     }
 
     /// [`Checker::unknown_attribute`] with the close names already found.
-    fn unknown_attribute_suggesting(&mut self, entity: &str, attr: &Ident, suggestions: Vec<String>) -> Diagnostic {
+    fn unknown_attribute_suggesting(&mut self, entity: &str, attr: &Name, suggestions: Vec<String>) -> Diagnostic {
         if suggestions.is_empty() && !self.failed_imports.is_empty() {
             self.follow_ons.push(attr.span);
         }
         let d =
-            Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{}`", attr.name))
+            Diagnostic::new(&codes::UNKNOWN_ATTRIBUTE, format!("entity `{entity}` has no attribute `{}`", attr.text))
                 .primary(self.file, attr.span, "no such attribute");
         crate::suggest::suggest(d, self.file, attr.span, &suggestions)
     }
@@ -373,7 +388,7 @@ impl<'a> Checker<'a> {
     pub(super) fn check_value_fits(&mut self, def: &AttrDef, value: &Expr, inferred: &Inferred, setting: Setting) {
         match &def.kind {
             AttrKind::Value { ty, .. } => {
-                let here = self.blocks.len().saturating_sub(1);
+                let here = self.scopes.len().saturating_sub(1);
                 let Some(constant) = self.constant_value(value, 0, here) else {
                     // `c ? a : b` with a condition known only at run time: each branch that is
                     // a constant must fit, if it is the one chosen.
@@ -475,10 +490,20 @@ impl<'a> Checker<'a> {
 fn runs_at_least_once(iterable: &Expr) -> bool {
     let ExprKind::List(items) = &iterable.kind else { return false };
     items.iter().any(|item| match &item.kind {
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Null | ExprKind::Construct { .. } => true,
-        ExprKind::Str(s) => !s.has_interpolation(),
+        ExprKind::Int(_)
+        | ExprKind::IntOutOfRange
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::Construct { .. } => true,
+        ExprKind::Str(parts) => !has_interpolation(parts),
         _ => false,
     })
+}
+
+/// Whether a string literal interpolates a variable (`{{ x }}`).
+fn has_interpolation(parts: &[StrPart]) -> bool {
+    parts.iter().any(|part| matches!(part, StrPart::Interpolation(_)))
 }
 
 /// What reading an attribute gives: the declared type, possibly unknown.
@@ -545,5 +570,8 @@ pub(super) enum Setting {
 
 /// A literal written in the source (a fix can replace it with another literal).
 fn is_literal(expr: &Expr) -> bool {
-    matches!(&expr.kind, ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
+    matches!(
+        &expr.kind,
+        ExprKind::Str(_) | ExprKind::Int(_) | ExprKind::IntOutOfRange | ExprKind::Float(_) | ExprKind::Bool(_)
+    )
 }

@@ -4,7 +4,8 @@
 //! words: `echo hi > /tmp/x` prints `hi > /tmp/x` and writes nothing, and is reported changed.
 
 use modelc_diagnostics::{Applicability, Diagnostic, codes};
-use modelc_syntax::ast::{Expr, ExprKind, StrStyle};
+
+use crate::hir::{Expr, ExprKind, StrPart};
 
 use crate::check::Checker;
 
@@ -21,8 +22,14 @@ impl Checker<'_> {
         {
             return;
         }
-        let ExprKind::Str(literal) = &value.kind else { return };
-        let Some(command) = literal.as_constant() else { return };
+        let ExprKind::Str(parts) = &value.kind else { return };
+        let mut command = String::new();
+        for part in parts {
+            match part {
+                StrPart::Text(text) => command.push_str(text),
+                StrPart::Interpolation(_) => return,
+            }
+        }
         let Some(operator) = shell_operator(&command) else { return };
         let mut d = Diagnostic::new(
             &codes::SHELL_SYNTAX_WITHOUT_SHELL,
@@ -32,7 +39,9 @@ impl Checker<'_> {
         .note("exec::Run splits the command into words as a shell would and starts the program itself");
         let wrapped = format!("sh -c {}", single_quoted(&command));
         d = d.help(format!("to use shell syntax, run it through a shell: `{wrapped}`"));
-        if literal.style != StrStyle::Raw {
+        // A raw string (`r"…"`) can not hold the quotes the fix needs.
+        let raw = self.text.get(value.span.range()).is_some_and(|written| written.starts_with('r'));
+        if !raw {
             d = d.replace(self.file, value.span, cf_string(&wrapped), Applicability::MachineApplicable);
         }
         self.diagnostics.push(d);

@@ -45,8 +45,6 @@ pub(super) fn lower_file<'a>(index: Signatures<'a>, scope: FileScope<'a>, file: 
     let mut definitions = Vec::new();
     let mut hir = FileHir::default();
     // Sets, not lists: a file may declare hundreds of thousands of each.
-    let mut seen_implementations = std::collections::HashSet::new();
-    let mut seen_typedefs: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut seen_entities = std::collections::HashSet::new();
     let mut stmts = Vec::new();
     for item in &file.items {
@@ -83,10 +81,9 @@ pub(super) fn lower_file<'a>(index: Signatures<'a>, scope: FileScope<'a>, file: 
                 lowerer.type_reference(&relation.right_entity);
             }
             ast::Item::Implementation(implementation) => {
+                // Every body is lowered, a duplicate's too (its checks still run); execution
+                // runs the first of a name.
                 let fqn = format!("{}::{}", scope.namespace, implementation.name.name);
-                if lowerer.index.implementation_for(&fqn).is_none() || !seen_implementations.insert(fqn.clone()) {
-                    continue;
-                }
                 let id = lowerer.implementation_ref(&fqn);
                 let symbol = Symbol::Implementation(fqn.clone());
                 lowerer.references.push(Reference { span: implementation.name.span, symbol: symbol.clone() });
@@ -113,8 +110,8 @@ pub(super) fn lower_file<'a>(index: Signatures<'a>, scope: FileScope<'a>, file: 
                         lowerer.path_reference(path);
                     }
                 }
-                let Some(entity_name) = lowerer.entity_fqn(&implement.entity) else { continue };
-                let entity = lowerer.entity_ref(&entity_name);
+                let entity_name = lowerer.entity_fqn(&implement.entity);
+                let entity = entity_name.as_deref().map(|fqn| lowerer.entity_ref(fqn));
                 let mut implementations = Vec::new();
                 let mut parents = false;
                 for reference in &implement.implementations {
@@ -130,16 +127,14 @@ pub(super) fn lower_file<'a>(index: Signatures<'a>, scope: FileScope<'a>, file: 
                         }
                     }
                 }
-                lowerer.stack.push(Scope::Instance(Some(entity_name)));
+                lowerer.stack.push(Scope::Instance(entity_name));
                 let condition = implement.condition.as_ref().map(|c| lowerer.expr(c));
                 lowerer.stack.pop();
                 hir.implements.push(ImplementHir { entity, implementations, parents, condition, span: implement.span });
             }
             ast::Item::Typedef(typedef) => {
+                // Every constraint is lowered, a duplicate's too; execution uses the first.
                 let fqn = format!("{}::{}", scope.namespace, typedef.name.name);
-                if !seen_typedefs.insert(fqn.clone()) {
-                    continue;
-                }
                 let symbol = Symbol::Typedef(fqn.clone());
                 lowerer.references.push(Reference { span: typedef.name.span, symbol: symbol.clone() });
                 lowerer.path_reference(&typedef.base);
@@ -155,7 +150,7 @@ pub(super) fn lower_file<'a>(index: Signatures<'a>, scope: FileScope<'a>, file: 
                     ast::Constraint::Regex(regex) => ConstraintHir::Regex(regex.pattern.clone()),
                     ast::Constraint::Expr(expr) => ConstraintHir::Expr(lowerer.constraint(expr)),
                 };
-                hir.typedefs.push(TypedefHir { fqn, constraint });
+                hir.typedefs.push(TypedefHir { fqn, constraint, span: typedef.span });
             }
             ast::Item::Entity(entity) => {
                 let fqn = format!("{}::{}", scope.namespace, entity.name.name);
@@ -527,7 +522,7 @@ impl Lowerer<'_> {
                 if let Some(declared) = body.locals.get(var as usize) {
                     self.references.push(Reference { span: for_.var.span, symbol: Symbol::Local(declared.span) });
                 }
-                Stmt::For(Box::new(For { var, iterable, body, eager, span: for_.span }))
+                Stmt::For(Box::new(For { var, var_span: for_.var.span, iterable, body, eager, span: for_.span }))
             }
             ast::Stmt::Error(_) => return None,
         })
@@ -758,7 +753,7 @@ impl Lowerer<'_> {
                         _ => Callee::Unavailable,
                     }
                 };
-                ExprKind::Call { callee, written, args: self.args(args) }
+                ExprKind::Call { callee, written, function_span: function.span, args: self.args(args) }
             }
             ast::ExprKind::Construct { entity, args } => match self.constructed(entity) {
                 Some(fqn) => {
@@ -783,7 +778,12 @@ impl Lowerer<'_> {
                     self.constructor_target = outer;
                     ExprKind::Construct { entity: self.entity_ref(&fqn), entity_span: entity.span, args }
                 }
-                None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
+                None => ExprKind::UnknownEntity {
+                    written: entity.text(),
+                    entity_span: entity.span,
+                    constructor: true,
+                    args: self.args(args),
+                },
             },
             ast::ExprKind::IndexLookup { entity, args } => match self.entity_fqn(entity) {
                 Some(fqn) => {
@@ -796,7 +796,12 @@ impl Lowerer<'_> {
                     let id = self.entity_ref(&fqn);
                     ExprKind::IndexLookup { entity: id, entity_span: entity.span, args: self.args(args) }
                 }
-                None => ExprKind::UnknownEntity { written: entity.text(), entity_span: entity.span },
+                None => ExprKind::UnknownEntity {
+                    written: entity.text(),
+                    entity_span: entity.span,
+                    constructor: false,
+                    args: self.args(args),
+                },
             },
             ast::ExprKind::RelationLookup { object, relation, args } => {
                 ExprKind::RelationLookup { object: self.boxed(object), relation: name(relation), args: self.args(args) }

@@ -193,7 +193,8 @@ pub struct ImplementationHir {
 /// `implement Entity using a, b when condition`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImplementHir {
-    pub entity: EntityRef,
+    /// `None` when the entity did not resolve (the statement then selects nothing).
+    pub entity: Option<EntityRef>,
     pub implementations: Vec<ImplementationRef>,
     /// `using parents`: the parents' own implement statements apply too.
     pub parents: bool,
@@ -206,6 +207,7 @@ pub struct ImplementHir {
 pub struct TypedefHir {
     pub fqn: String,
     pub constraint: ConstraintHir,
+    pub span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -296,6 +298,8 @@ pub struct EagerTarget {
 pub struct For {
     /// The slot of the loop variable in the body's block.
     pub var: u32,
+    /// Where the loop variable is written.
+    pub var_span: Span,
     pub iterable: Expr,
     pub body: Block,
     pub eager: Vec<EagerTarget>,
@@ -386,6 +390,15 @@ pub enum Arg {
     Splat(Expr),
 }
 
+impl Arg {
+    /// The argument's value.
+    pub fn value(&self) -> &Expr {
+        match self {
+            Arg::Positional(e) | Arg::Keyword(_, e) | Arg::Splat(e) => e,
+        }
+    }
+}
+
 /// An argument of a constructor: keywords know their attribute's position in the entity.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConstructArg {
@@ -417,6 +430,17 @@ pub enum BinOp {
     Value(Op),
 }
 
+impl BinOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Value(op) => op.symbol(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompFor {
     pub var: Name,
@@ -446,6 +470,8 @@ pub enum ExprKind {
     Call {
         callee: Callee,
         written: String,
+        /// Where the function's name is written.
+        function_span: Span,
         args: Vec<Arg>,
     },
     Construct {
@@ -462,6 +488,10 @@ pub enum ExprKind {
     UnknownEntity {
         written: String,
         entity_span: Span,
+        /// A constructor (not an index lookup).
+        constructor: bool,
+        /// Lowered for their checks; never evaluated.
+        args: Vec<Arg>,
     },
     RelationLookup {
         object: Box<Expr>,
