@@ -60,7 +60,7 @@ pub(crate) fn check_file<'a>(
     checker.check_imports(file, loaded);
     checker.check_declarations(file);
     checker.check_top_level();
-    checker.diagnostics.extend(crate::double_set::top_level_double_sets(file_id, file));
+    checker.diagnostics.extend(crate::double_set::top_level_double_sets(file_id, hir, text));
     // A name under a module whose import failed is not reported again: the import is.
     let follow_ons = std::mem::take(&mut checker.follow_ons);
     checker.diagnostics.retain(|d| d.primary_label().is_none_or(|l| !follow_ons.contains(&l.span)));

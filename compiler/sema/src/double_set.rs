@@ -8,62 +8,73 @@
 use std::collections::HashMap;
 
 use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
-use modelc_syntax::ast::{Arg, AssignOp, Expr, ExprKind, File, Item, Stmt};
 use modelc_value::Value;
+
+use crate::hir::{ConstructArg, Expr, ExprKind, FileHir, Stmt, Target, Var};
 
 /// A constant and where it was set.
 type Set = (Value, Span);
 
-/// The double sets of constants among `file`'s top-level statements.
-pub(crate) fn top_level_double_sets(file_id: FileId, file: &File) -> Vec<Diagnostic> {
-    let mut variables: HashMap<&str, Set> = HashMap::new();
-    // Variables bound to an instance constructed at the top level: its constant attributes.
-    let mut instances: HashMap<&str, (String, HashMap<&str, Set>)> = HashMap::new();
+/// The double sets of constants among a lowered file's top-level statements (`text` is the
+/// file's, for entity names as written).
+pub(crate) fn top_level_double_sets(file_id: FileId, hir: &FileHir, text: &str) -> Vec<Diagnostic> {
+    let locals = &hir.top_level.locals;
+    let name_of = |slot: u32| locals.get(slot as usize).map_or("", |l| l.text.as_str());
+    // By slot: a variable's constant.
+    let mut variables: HashMap<u32, Set> = HashMap::new();
+    // By slot: variables bound to an instance constructed at the top level, with its constant
+    // attributes.
+    let mut instances: HashMap<u32, (&str, HashMap<&str, Set>)> = HashMap::new();
     let mut found = Vec::new();
-    for item in &file.items {
-        let Item::Stmt(Stmt::Assign(assign)) = item else { continue };
-        if assign.op != AssignOp::Set {
+    for stmt in &hir.top_level.stmts {
+        let Stmt::Assign(assign) = stmt else { continue };
+        if assign.extend {
             continue;
         }
-        match &assign.target.kind {
-            ExprKind::Var(path) if path.segments.len() == 1 => {
-                let name = path.segments[0].name.as_str();
-                if let ExprKind::Construct { entity, args } = &assign.value.kind {
-                    instances.insert(name, (entity.text(), constant_keywords(args)));
+        match &assign.target {
+            Target::Local { slot, .. } => {
+                let constructed = match &assign.value.kind {
+                    ExprKind::Construct { entity_span, args, .. } => Some((*entity_span, constant_keywords(args))),
+                    ExprKind::UnknownEntity { entity_span, constructor: true, .. } => {
+                        Some((*entity_span, HashMap::new()))
+                    }
+                    _ => None,
+                };
+                if let Some((entity_span, attributes)) = constructed {
+                    instances.insert(*slot, (text.get(entity_span.range()).unwrap_or_default(), attributes));
                     continue;
                 }
                 let Some(value) = constant(&assign.value) else {
-                    variables.remove(name);
+                    variables.remove(slot);
                     continue;
                 };
-                match variables.get(name) {
+                match variables.get(slot) {
                     Some((first, at)) if !first.py_eq(&value) => found.push(twice(
                         file_id,
-                        format!("variable `{name}` is set twice"),
+                        format!("variable `{}` is set twice", name_of(*slot)),
                         (first, *at),
                         (&value, assign.value.span),
                     )),
                     Some(_) => {}
                     None => {
-                        variables.insert(name, (value, assign.value.span));
+                        variables.insert(*slot, (value, assign.value.span));
                     }
                 }
             }
-            ExprKind::Attr { object, attr } => {
-                let ExprKind::Var(path) = &object.kind else { continue };
-                let [variable] = path.segments.as_slice() else { continue };
-                let Some((entity, attributes)) = instances.get_mut(variable.name.as_str()) else { continue };
+            Target::Attribute { object, attr, .. } => {
+                let ExprKind::Var(Var::Local { up: 0, slot }) = &object.kind else { continue };
+                let Some((entity, attributes)) = instances.get_mut(slot) else { continue };
                 let Some(value) = constant(&assign.value) else { continue };
-                match attributes.get(attr.name.as_str()) {
+                match attributes.get(attr.text.as_str()) {
                     Some((first, at)) if !first.py_eq(&value) => found.push(twice(
                         file_id,
-                        format!("attribute `{}` of the `{entity}` in `{}` is set twice", attr.name, variable.name),
+                        format!("attribute `{}` of the `{entity}` in `{}` is set twice", attr.text, name_of(*slot)),
                         (first, *at),
                         (&value, assign.value.span),
                     )),
                     Some(_) => {}
                     None => {
-                        attributes.insert(attr.name.as_str(), (value, assign.value.span));
+                        attributes.insert(attr.text.as_str(), (value, assign.value.span));
                     }
                 }
             }
@@ -74,10 +85,10 @@ pub(crate) fn top_level_double_sets(file_id: FileId, file: &File) -> Vec<Diagnos
 }
 
 /// The keyword arguments of a constructor whose values are constants.
-fn constant_keywords(args: &[Arg]) -> HashMap<&str, Set> {
+fn constant_keywords(args: &[ConstructArg]) -> HashMap<&str, Set> {
     args.iter()
         .filter_map(|arg| match arg {
-            Arg::Keyword(name, value) => constant(value).map(|c| (name.name.as_str(), (c, value.span))),
+            ConstructArg::Keyword { name, value, .. } => constant(value).map(|c| (name.text.as_str(), (c, value.span))),
             _ => None,
         })
         .collect()
@@ -86,7 +97,7 @@ fn constant_keywords(args: &[Arg]) -> HashMap<&str, Set> {
 /// The value of a scalar constant: a number, a string without interpolation, a boolean or null.
 /// (Lists and dicts are left out: a relation's `=` adds to what it holds.)
 fn constant(expr: &Expr) -> Option<Value> {
-    match crate::consteval::eval(expr, None)? {
+    match crate::consteval::eval_with(expr, &|_: &Var| None)? {
         value @ (Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Null | Value::Str(_)) => Some(value),
         _ => None,
     }

@@ -4,11 +4,13 @@
 //! * [`index`]: the project's type table (entities, attributes, relations, indexes, typedefs,
 //!   implementations, plugins), built from span-free item summaries;
 //! * [`resolve`]: name resolution for types and namespaces (spec §4.11);
-//! * `declarations` and `body`: the checks of one file, reported with spans;
+//! * `declarations` and `body`: the checks of one file, reported with spans: declarations from
+//!   the syntax tree, statement blocks from the file's lowering ([`hir`]);
 //! * [`consteval`]: constants evaluated at check time (defaults, typedef constraints);
 //! * [`validate`]: whether a value fits a declared type, for check and execution alike;
 //! * [`writable`]: the fields a hand-written graph may give each resource type;
-//! * [`hir`]: the lowered, resolved program execution runs (names resolved to slots and ids).
+//! * [`hir`]: the lowered, resolved program (names resolved to slots and ids, once) that the
+//!   checks, the editor and execution read.
 //!
 //! Queries are layered for incrementality: an edit inside a statement block changes its
 //! file's parse and diagnostics only. Summaries come out equal, so the loaded-module set, the

@@ -1,4 +1,5 @@
-//! The lowered, resolved program: what execution runs and what editor features navigate.
+//! The lowered, resolved program: what the checks of statement blocks read, what execution
+//! runs and what editor features navigate. Names are resolved here and nowhere else.
 //!
 //! Lowering (`lower.rs`) turns one file's syntax tree into statements and expressions whose
 //! names are resolved: a variable is a slot in a known enclosing scope (`Var::Local`), the
