@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
 use modelc_value::Value;
 
-use crate::hir::{ConstructArg, Expr, ExprKind, FileHir, Stmt, Target, Var};
+use crate::hir::{Arg, ConstructArg, Expr, ExprKind, FileHir, Stmt, Target, Var};
 
 /// A constant and where it was set.
 type Set = (Value, Span);
@@ -35,8 +35,8 @@ pub(crate) fn top_level_double_sets(file_id: FileId, hir: &FileHir, text: &str) 
             Target::Local { slot, .. } => {
                 let constructed = match &assign.value.kind {
                     ExprKind::Construct { entity_span, args, .. } => Some((*entity_span, constant_keywords(args))),
-                    ExprKind::UnknownEntity { entity_span, constructor: true, .. } => {
-                        Some((*entity_span, HashMap::new()))
+                    ExprKind::UnknownEntity { entity_span, constructor: true, args, .. } => {
+                        Some((*entity_span, constant_arguments(args)))
                     }
                     _ => None,
                 };
@@ -89,6 +89,16 @@ fn constant_keywords(args: &[ConstructArg]) -> HashMap<&str, Set> {
     args.iter()
         .filter_map(|arg| match arg {
             ConstructArg::Keyword { name, value, .. } => constant(value).map(|c| (name.text.as_str(), (c, value.span))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The keyword arguments of a constructor of an unknown entity whose values are constants.
+fn constant_arguments(args: &[Arg]) -> HashMap<&str, Set> {
+    args.iter()
+        .filter_map(|arg| match arg {
+            Arg::Keyword(name, value) => constant(value).map(|c| (name.text.as_str(), (c, value.span))),
             _ => None,
         })
         .collect()

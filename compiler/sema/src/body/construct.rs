@@ -102,24 +102,16 @@ impl<'a> Checker<'a> {
     }
 
     /// A constructor or index lookup of a name lowering found no entity for: resolved again,
-    /// to say why. An unqualified constructor that is not in scope may name several subtypes of
-    /// the relation the value is assigned to (spec §4.5): that is ambiguous.
-    pub(super) fn check_unknown_entity(
-        &mut self,
-        written: &str,
-        span: Span,
-        constructor: bool,
-        hint: Option<Hint<'a>>,
-    ) {
+    /// to say why. An unqualified constructor in a relation argument that is not in scope may
+    /// name several subtypes of the relation's type (spec §4.5; lowering found them): that is
+    /// ambiguous.
+    pub(super) fn check_unknown_entity(&mut self, written: &str, span: Span, constructor: bool, candidates: &[String]) {
         if !constructor {
             self.resolve_kind(written, span, TypeKind::Entity, "entity");
             return;
         }
-        if !written.contains("::")
-            && let Some(Hint { attribute: Some(AttrDef { kind: AttrKind::Relation { target, .. }, .. }), .. }) = hint
-            && let many @ [_, _, ..] = self.index.constructor_candidates(written, target)
-        {
-            let list: Vec<String> = many.iter().map(|m| format!("`{m}`")).collect();
+        if candidates.len() > 1 {
+            let list: Vec<String> = candidates.iter().map(|m| format!("`{m}`")).collect();
             let d = Diagnostic::new(&codes::AMBIGUOUS_TYPE, format!("`{written}` could be any of {}", list.join(", ")))
                 .primary(self.file, span, "ambiguous")
                 .help("qualify the name with its namespace");

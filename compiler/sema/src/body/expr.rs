@@ -76,8 +76,8 @@ impl<'a> Checker<'a> {
             ExprKind::IndexLookup { entity, entity_span, args } => {
                 self.check_index_lookup(self.hir.entity_name(*entity), *entity_span, args)
             }
-            ExprKind::UnknownEntity { written, entity_span, constructor, args } => {
-                self.check_unknown_entity(written, *entity_span, *constructor, hint);
+            ExprKind::UnknownEntity { written, entity_span, constructor, candidates, args } => {
+                self.check_unknown_entity(written, *entity_span, *constructor, candidates);
                 self.check_args(args);
                 Inferred::any()
             }

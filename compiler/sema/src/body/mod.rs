@@ -495,7 +495,8 @@ fn runs_at_least_once(iterable: &Expr) -> bool {
         | ExprKind::Float(_)
         | ExprKind::Bool(_)
         | ExprKind::Null
-        | ExprKind::Construct { .. } => true,
+        | ExprKind::Construct { .. }
+        | ExprKind::UnknownEntity { constructor: true, .. } => true,
         ExprKind::Str(parts) => !has_interpolation(parts),
         _ => false,
     })

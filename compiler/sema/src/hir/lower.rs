@@ -467,15 +467,18 @@ impl Lowerer<'_> {
     }
 
     /// The entity a constructor makes: as written, or, unqualified and not found, the one
-    /// candidate among the enclosing relation argument's type and its subtypes.
-    fn constructed(&self, written: &ast::TypeRef) -> Option<String> {
+    /// candidate among the enclosing relation argument's type and its subtypes (spec §4.5).
+    /// Otherwise the candidates there are: several make the name ambiguous.
+    fn constructed(&self, written: &ast::TypeRef) -> Result<String, Vec<String>> {
         if let Some(fqn) = self.entity_fqn(written) {
-            return Some(fqn);
+            return Ok(fqn);
         }
-        let target = self.constructor_target.as_deref().filter(|_| written.namespace.is_empty())?;
+        let Some(target) = self.constructor_target.as_deref().filter(|_| written.namespace.is_empty()) else {
+            return Err(Vec::new());
+        };
         match self.index.constructor_candidates(&written.text(), target) {
-            [one] => Some(one.clone()),
-            _ => None,
+            [one] => Ok(one.clone()),
+            many => Err(many.to_vec()),
         }
     }
 
@@ -756,7 +759,7 @@ impl Lowerer<'_> {
                 ExprKind::Call { callee, written, function_span: function.span, args: self.args(args) }
             }
             ast::ExprKind::Construct { entity, args } => match self.constructed(entity) {
-                Some(fqn) => {
+                Ok(fqn) => {
                     // Its own arguments have their own targets.
                     let outer = self.constructor_target.take();
                     self.type_reference(entity);
@@ -778,12 +781,19 @@ impl Lowerer<'_> {
                     self.constructor_target = outer;
                     ExprKind::Construct { entity: self.entity_ref(&fqn), entity_span: entity.span, args }
                 }
-                None => ExprKind::UnknownEntity {
-                    written: entity.text(),
-                    entity_span: entity.span,
-                    constructor: true,
-                    args: self.args(args),
-                },
+                Err(candidates) => {
+                    // Its own arguments have their own targets, whatever it is.
+                    let outer = self.constructor_target.take();
+                    let args = self.args(args);
+                    self.constructor_target = outer;
+                    ExprKind::UnknownEntity {
+                        written: entity.text(),
+                        entity_span: entity.span,
+                        constructor: true,
+                        candidates,
+                        args,
+                    }
+                }
             },
             ast::ExprKind::IndexLookup { entity, args } => match self.entity_fqn(entity) {
                 Some(fqn) => {
@@ -800,6 +810,7 @@ impl Lowerer<'_> {
                     written: entity.text(),
                     entity_span: entity.span,
                     constructor: false,
+                    candidates: Vec::new(),
                     args: self.args(args),
                 },
             },

@@ -491,6 +491,9 @@ pub enum ExprKind {
         entity_span: Span,
         /// A constructor (not an index lookup).
         constructor: bool,
+        /// An unqualified constructor in a relation argument whose name several subtypes of
+        /// the relation's type have: each of them (the name is ambiguous).
+        candidates: Vec<String>,
         /// Lowered for their checks; never evaluated.
         args: Vec<Arg>,
     },
