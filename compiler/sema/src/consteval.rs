@@ -23,6 +23,11 @@ pub(crate) fn eval(expr: &Expr, self_value: Option<&Value>) -> Option<Value> {
     eval_with(expr, &|name: &str| if name == "self" { self_value.cloned() } else { None })
 }
 
+/// Evaluates `expr` with no variable known (a lowered expression's, or a syntax tree's).
+pub(crate) fn eval_alone<E: ConstExpr>(expr: &E) -> Option<Value> {
+    eval_with(expr, &|_| None)
+}
+
 /// [`eval`], with the value of each name (`x`, `self`) that `names` knows: a plain name of the
 /// syntax tree, a resolved variable of the lowered program.
 pub(crate) fn eval_with<E: ConstExpr>(expr: &E, names: &dyn Fn(&E::Name) -> Option<Value>) -> Option<Value> {
@@ -89,21 +94,14 @@ impl ConstExpr for crate::hir::Expr {
     type Name = crate::hir::Var;
 
     fn shape(&self) -> Shape<'_, crate::hir::Expr> {
-        use crate::hir::{BinOp as HirOp, ExprKind as Hir, StrPart};
+        use crate::hir::{BinOp as HirOp, ExprKind as Hir};
         match &self.kind {
             Hir::Int(i) => Shape::Literal(Value::Int(*i)),
             Hir::Float(f) => Shape::Literal(Value::Float(*f)),
             Hir::Bool(b) => Shape::Literal(Value::Bool(*b)),
             Hir::Null => Shape::Literal(Value::Null),
             Hir::Str(parts) => {
-                let mut text = String::new();
-                for part in parts {
-                    match part {
-                        StrPart::Text(t) => text.push_str(t),
-                        StrPart::Interpolation(_) => return Shape::Unknown,
-                    }
-                }
-                Shape::Literal(Value::str(text))
+                crate::hir::constant_text(parts).map_or(Shape::Unknown, |t| Shape::Literal(Value::str(t)))
             }
             Hir::Var(var) => Shape::Name(var),
             Hir::List(items) => Shape::List(items),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use modelc_diagnostics::{Diagnostic, FileId, Span, codes};
 use modelc_value::Value;
 
-use crate::hir::{Arg, ConstructArg, Expr, ExprKind, FileHir, Stmt, Target, Var};
+use crate::hir::{Arg, ConstructArg, Expr, ExprKind, FileHir, Name, Stmt, Target, Var};
 
 /// A constant and where it was set.
 type Set = (Value, Span);
@@ -34,9 +34,19 @@ pub(crate) fn top_level_double_sets(file_id: FileId, hir: &FileHir, text: &str) 
         match &assign.target {
             Target::Local { slot, .. } => {
                 let constructed = match &assign.value.kind {
-                    ExprKind::Construct { entity_span, args, .. } => Some((*entity_span, constant_keywords(args))),
+                    ExprKind::Construct { entity_span, args, .. } => {
+                        let keywords = args.iter().filter_map(|arg| match arg {
+                            ConstructArg::Keyword { name, value, .. } => Some((name, value)),
+                            _ => None,
+                        });
+                        Some((*entity_span, constant_keywords(keywords)))
+                    }
                     ExprKind::UnknownEntity { entity_span, constructor: true, args, .. } => {
-                        Some((*entity_span, constant_arguments(args)))
+                        let keywords = args.iter().filter_map(|arg| match arg {
+                            Arg::Keyword(name, value) => Some((name, value)),
+                            _ => None,
+                        });
+                        Some((*entity_span, constant_keywords(keywords)))
                     }
                     _ => None,
                 };
@@ -85,29 +95,14 @@ pub(crate) fn top_level_double_sets(file_id: FileId, hir: &FileHir, text: &str) 
 }
 
 /// The keyword arguments of a constructor whose values are constants.
-fn constant_keywords(args: &[ConstructArg]) -> HashMap<&str, Set> {
-    args.iter()
-        .filter_map(|arg| match arg {
-            ConstructArg::Keyword { name, value, .. } => constant(value).map(|c| (name.text.as_str(), (c, value.span))),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The keyword arguments of a constructor of an unknown entity whose values are constants.
-fn constant_arguments(args: &[Arg]) -> HashMap<&str, Set> {
-    args.iter()
-        .filter_map(|arg| match arg {
-            Arg::Keyword(name, value) => constant(value).map(|c| (name.text.as_str(), (c, value.span))),
-            _ => None,
-        })
-        .collect()
+fn constant_keywords<'h>(keywords: impl Iterator<Item = (&'h Name, &'h Expr)>) -> HashMap<&'h str, Set> {
+    keywords.filter_map(|(name, value)| constant(value).map(|c| (name.text.as_str(), (c, value.span)))).collect()
 }
 
 /// The value of a scalar constant: a number, a string without interpolation, a boolean or null.
 /// (Lists and dicts are left out: a relation's `=` adds to what it holds.)
 fn constant(expr: &Expr) -> Option<Value> {
-    match crate::consteval::eval_with(expr, &|_: &Var| None)? {
+    match crate::consteval::eval_alone(expr)? {
         value @ (Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Null | Value::Str(_)) => Some(value),
         _ => None,
     }

@@ -137,7 +137,7 @@ impl<'a> Checker<'a> {
 
     /// `**d` where `d` is a constant dict: its keys must be attributes not given explicitly.
     pub(super) fn check_splat_keys(&mut self, entity: &str, value: &Expr, args: &[ConstructArg]) {
-        let here = self.scopes.len().saturating_sub(1);
+        let here = self.here();
         let Some(modelc_value::Value::Dict(entries)) = self.constant_value(value, 0, here) else { return };
         for key in entries.keys() {
             let explicit = args.iter().any(|a| matches!(a, ConstructArg::Keyword { name, .. } if name.text == *key));

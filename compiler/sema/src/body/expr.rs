@@ -309,7 +309,7 @@ impl<'a> Checker<'a> {
             // checked and left its value behind, so a chain `a or b or …` is evaluated once.
             let left_value = match self.logic_value.take() {
                 Some((checked, value)) if std::ptr::eq(checked, lhs) => value,
-                _ => match consteval::eval_with(lhs, &|_: &hir::Var| None) {
+                _ => match consteval::eval_alone(lhs) {
                     Some(modelc_value::Value::Bool(b)) => Some(b),
                     _ => None,
                 },
@@ -318,7 +318,7 @@ impl<'a> Checker<'a> {
             let decides = left_value.map(|b| b == (op == BinOp::Or));
             let value = match decides {
                 Some(true) => left_value,
-                Some(false) => match consteval::eval_with(rhs, &|_: &hir::Var| None) {
+                Some(false) => match consteval::eval_alone(rhs) {
                     Some(modelc_value::Value::Bool(b)) => Some(b),
                     _ => None,
                 },

@@ -12,7 +12,9 @@ use modelc_diagnostics::{Diagnostic, Span, codes};
 
 use crate::check::{Block, Checker, Scope, Var};
 use crate::consteval;
-use crate::hir::{self, Arg, BinOp, ConstructArg, Expr, ExprKind, FStrPart, Name, Stmt, StrPart, Target};
+use crate::hir::{
+    self, Arg, BinOp, ConstructArg, Expr, ExprKind, FStrPart, Name, Stmt, StrPart, Target, has_interpolation,
+};
 use crate::index::{AttrDef, AttrKind, TypeKind};
 use crate::resolve::{ResolveError, Resolved};
 use crate::types::{BaseType, Inferred, StaticType, ValueType};
@@ -81,6 +83,11 @@ impl<'a> Checker<'a> {
         if let Some(Scope::Block(vars)) = self.scopes.pop() {
             self.closed_vars.extend(vars.iter().map(|(name, var)| (*name, var.declared_at)));
         }
+    }
+
+    /// The innermost scope, where the code being checked is (constants are evaluated from it).
+    pub(super) fn here(&self) -> usize {
+        self.scopes.len().saturating_sub(1)
     }
 
     /// The entity of the innermost instance scope (`self`), when there is one and it resolved.
@@ -217,7 +224,7 @@ impl<'a> Checker<'a> {
                     }
                 }
                 // The branch that certainly runs, when the conditions are constants.
-                let here = self.scopes.len().saturating_sub(1);
+                let here = self.here();
                 let mut taken = Some(if_.branches.len());
                 for (i, (condition, _)) in if_.branches.iter().enumerate() {
                     match self.constant_value(condition, 0, here) {
@@ -388,7 +395,7 @@ impl<'a> Checker<'a> {
     pub(super) fn check_value_fits(&mut self, def: &AttrDef, value: &Expr, inferred: &Inferred, setting: Setting) {
         match &def.kind {
             AttrKind::Value { ty, .. } => {
-                let here = self.scopes.len().saturating_sub(1);
+                let here = self.here();
                 let Some(constant) = self.constant_value(value, 0, here) else {
                     // `c ? a : b` with a condition known only at run time: each branch that is
                     // a constant must fit, if it is the one chosen.
@@ -500,11 +507,6 @@ fn runs_at_least_once(iterable: &Expr) -> bool {
         ExprKind::Str(parts) => !has_interpolation(parts),
         _ => false,
     })
-}
-
-/// Whether a string literal interpolates a variable (`{{ x }}`).
-fn has_interpolation(parts: &[StrPart]) -> bool {
-    parts.iter().any(|part| matches!(part, StrPart::Interpolation(_)))
 }
 
 /// What reading an attribute gives: the declared type, possibly unknown.

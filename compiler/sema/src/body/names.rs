@@ -13,7 +13,7 @@ impl<'a> Checker<'a> {
 
     /// What is known of a variable read at `span` in the innermost scope.
     pub(super) fn check_var(&mut self, var: &'a hir::Var, span: Span, depth: usize) -> Inferred {
-        let here = self.scopes.len().saturating_sub(1);
+        let here = self.here();
         match var {
             hir::Var::Local { up, slot } => match self.scope_at(here, *up) {
                 Some((level, Scope::Block(vars))) => match vars.get_index(*slot as usize).map(|(_, v)| *v) {

@@ -5,7 +5,7 @@
 
 use modelc_diagnostics::{Applicability, Diagnostic, codes};
 
-use crate::hir::{Expr, ExprKind, StrPart};
+use crate::hir::{Expr, ExprKind};
 
 use crate::check::Checker;
 
@@ -23,13 +23,7 @@ impl Checker<'_> {
             return;
         }
         let ExprKind::Str(parts) = &value.kind else { return };
-        let mut command = String::new();
-        for part in parts {
-            match part {
-                StrPart::Text(text) => command.push_str(text),
-                StrPart::Interpolation(_) => return,
-            }
-        }
+        let Some(command) = crate::hir::constant_text(parts) else { return };
         let Some(operator) = shell_operator(&command) else { return };
         let mut d = Diagnostic::new(
             &codes::SHELL_SYNTAX_WITHOUT_SHELL,

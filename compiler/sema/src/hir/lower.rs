@@ -307,6 +307,14 @@ fn declare<'s>(stmts: impl Iterator<Item = &'s ast::Stmt>, extra: Option<&ast::I
     declared
 }
 
+/// The position of `name` in `names`, added at the end if it is new (copied only then).
+fn position_in(names: &mut IndexSet<String>, name: &str) -> u32 {
+    match names.get_index_of(name) {
+        Some(at) => at as u32,
+        None => names.insert_full(name.to_owned()).0 as u32,
+    }
+}
+
 fn name(ident: &ast::Ident) -> Name {
     Name { text: ident.name.clone(), span: ident.span }
 }
@@ -452,18 +460,12 @@ impl Lowerer<'_> {
 
     /// The file's reference to an entity that exists.
     fn entity_ref(&mut self, fqn: &str) -> EntityRef {
-        if let Some(at) = self.entity_names.get_index_of(fqn) {
-            return EntityRef(at as u32);
-        }
-        EntityRef(self.entity_names.insert_full(fqn.to_owned()).0 as u32)
+        EntityRef(position_in(&mut self.entity_names, fqn))
     }
 
     /// The file's reference to an implementation that exists.
     fn implementation_ref(&mut self, fqn: &str) -> ImplementationRef {
-        if let Some(at) = self.implementation_names.get_index_of(fqn) {
-            return ImplementationRef(at as u32);
-        }
-        ImplementationRef(self.implementation_names.insert_full(fqn.to_owned()).0 as u32)
+        ImplementationRef(position_in(&mut self.implementation_names, fqn))
     }
 
     /// The entity a constructor makes: as written, or, unqualified and not found, the one

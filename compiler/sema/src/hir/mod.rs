@@ -368,6 +368,23 @@ pub enum StrPart {
     Interpolation(Chain),
 }
 
+/// The text of a string literal that interpolates nothing; `None` when it does.
+pub fn constant_text(parts: &[StrPart]) -> Option<String> {
+    let mut text = String::new();
+    for part in parts {
+        match part {
+            StrPart::Text(t) => text.push_str(t),
+            StrPart::Interpolation(_) => return None,
+        }
+    }
+    Some(text)
+}
+
+/// Whether a string literal interpolates a variable (`{{ x }}`).
+pub fn has_interpolation(parts: &[StrPart]) -> bool {
+    parts.iter().any(|part| matches!(part, StrPart::Interpolation(_)))
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum FStrPart {
     Text(String),
